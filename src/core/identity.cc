@@ -1,0 +1,54 @@
+#include "ferrite/core/identity.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace ferrite {
+namespace {
+
+bool is_portable_byte(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-' || c == ':' || c == '/';
+}
+
+Error identity_error(std::string_view kind, std::string_view value, std::string_view reason) {
+  // Render the offending value safely: non-printable bytes as \xNN, cut long values.
+  std::string shown;
+  for (size_t i = 0; i < value.size() && i < 64; ++i) {
+    auto c = static_cast<unsigned char>(value[i]);
+    if (c >= 0x20 && c < 0x7f && c != '`') {
+      shown.push_back(static_cast<char>(c));
+    } else {
+      shown += fmt::format("\\x{:02x}", c);
+    }
+  }
+  if (value.size() > 64) shown += "...";
+  return make_error(Status(ErrorCode::kInvalidIdentity,
+                           fmt::format("{} identity `{}` {}", kind, shown, reason))
+                        .with_field("kind", std::string(kind))
+                        .with_field("reason", std::string(reason)));
+}
+
+}  // namespace
+
+Result<void> validate_identity(std::string_view kind, std::string_view value) {
+  if (value.empty()) return identity_error(kind, value, "must not be empty");
+  if (value.size() > kMaxIdentityBytes) {
+    return identity_error(kind, value, fmt::format("exceeds {} bytes", kMaxIdentityBytes));
+  }
+  for (char c : value) {
+    if (!is_portable_byte(static_cast<unsigned char>(c))) {
+      return identity_error(kind, value, "contains a non-portable character");
+    }
+  }
+  return {};
+}
+
+void abort_invalid_literal(const Status& status) {
+  std::fprintf(stderr, "ferrite: invalid identity literal: %s\n", status.to_string().c_str());
+  std::abort();
+}
+
+}  // namespace ferrite
