@@ -1,0 +1,47 @@
+// ferrite/catalog/operation_catalog.h — the operations a compiler can see.
+//
+// Contract: an `OperationCatalog` is an immutable, validated map from
+// operation id to descriptor (at most 4096). `create` rejects an empty list,
+// duplicates and any descriptor that fails `validate()`. Lookups for a node
+// fail with UnsupportedOperation naming the node, the operation and (when
+// known) the device: "operation descriptor is not registered".
+// The full capability catalog (device, providers, estimators) wraps one of
+// these; inference needs only the operations.
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(OperationCatalog ops, OperationCatalog::create({rms_norm, linear}));
+//   FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
+//                            ops.operation_for_node(node.id, node.operation_id));
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ferrite/catalog/operation_descriptor.h"
+
+namespace ferrite {
+
+inline constexpr size_t kMaxCatalogOperations = 4096;
+
+class OperationCatalog {
+ public:
+  static Result<OperationCatalog> create(std::vector<OperationDescriptor> operations);
+
+  const std::map<OperationId, OperationDescriptor>& operations() const { return operations_; }
+  const OperationDescriptor* find(const OperationId& id) const;
+  Result<const OperationDescriptor*> operation(const OperationId& id) const;
+  Result<const OperationDescriptor*> operation_for_node(const NodeId& node_id,
+                                                        const OperationId& id) const;
+  nlohmann::json to_json() const;  // {"operations":[...]} in id order
+  std::string fingerprint() const;
+
+  friend bool operator==(const OperationCatalog&, const OperationCatalog&) = default;
+
+ private:
+  OperationCatalog() = default;
+  std::map<OperationId, OperationDescriptor> operations_;
+};
+
+}  // namespace ferrite

@@ -1,0 +1,103 @@
+// ferrite/compiler/compile_options.h — what the caller states explicitly.
+//
+// Contract (spec §11.1): `ProgramPlanCompileOptions` carries
+//   * explicit tensors: every program input's canonical *capacity* tensor
+//     (the compiler never guesses, e.g., a one-token input) and, optionally,
+//     tensors for intermediates whose contract is intentionally not inferable
+//     (for example a strided output);
+//   * per-node required capabilities (accumulate) and preferred providers
+//     (a preference only; overwrite);
+//   * completion retention (values kept readable after the run);
+//   * the weight materializer selection (default: exact identity).
+// Specs are validated when inserted; node and value ids are checked against the
+// program by `validate_compile_options` (compiler/tensor_inference.h).
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(auto options, ProgramPlanCompileOptions::create(
+//       {{ProgramValueId::literal("value.tokens"), {{32}, ElementType::kU32, ContiguousLayout{}}}}));
+//   options.prefer_provider(NodeId::literal("layer.0.attn"), ProviderId::literal("cpu.fast"));
+#pragma once
+
+#include <map>
+#include <set>
+
+#include "ferrite/core/identity.h"
+#include "ferrite/core/tensor_spec.h"
+#include "ferrite/program/prepared_model_family.h"
+
+namespace ferrite {
+
+inline constexpr std::string_view kIdentityWeightMaterializerId = "weight-materializer.identity";
+
+// The set of semantic values kept readable after the terminal completion.
+class CompletionRetentionSpec {
+ public:
+  CompletionRetentionSpec() = default;
+  explicit CompletionRetentionSpec(std::set<ProgramValueId> values) : values_(std::move(values)) {}
+  // Every node output of the program (the diagnostic "retain-all" plan).
+  static CompletionRetentionSpec for_determinism_outputs(const PreparedModelFamily& family);
+
+  bool insert(ProgramValueId value) { return values_.insert(std::move(value)).second; }
+  const std::set<ProgramValueId>& values() const { return values_; }
+  bool empty() const { return values_.empty(); }
+
+  friend bool operator==(const CompletionRetentionSpec&, const CompletionRetentionSpec&) = default;
+
+ private:
+  std::set<ProgramValueId> values_;
+};
+
+// Which weight materializer turns source weights into execution weights.
+struct WeightMaterializerSelection {
+  WeightMaterializerId materializer_id = WeightMaterializerId::literal(kIdentityWeightMaterializerId);
+  friend bool operator==(const WeightMaterializerSelection&,
+                         const WeightMaterializerSelection&) = default;
+};
+
+class ProgramPlanCompileOptions {
+ public:
+  // Validates each input spec: "program input `v` is invalid: ...".
+  static Result<ProgramPlanCompileOptions> create(
+      std::map<ProgramValueId, ProgramTensorSpec> input_tensor_specs);
+
+  // Adds or replaces an explicit tensor: "program value `v` is invalid: ...".
+  Result<void> insert_tensor_spec(ProgramValueId value_id, ProgramTensorSpec tensor);
+  void require_capability(NodeId node_id, CapabilityId capability) {
+    required_capabilities_[std::move(node_id)].insert(std::move(capability));
+  }
+  void prefer_provider(NodeId node_id, ProviderId provider_id) {
+    preferred_providers_.insert_or_assign(std::move(node_id), std::move(provider_id));
+  }
+  bool retain_completion_value(ProgramValueId value_id) {
+    return completion_retention_.insert(std::move(value_id));
+  }
+  void retain_all_outputs_for_determinism(const PreparedModelFamily& family) {
+    completion_retention_ = CompletionRetentionSpec::for_determinism_outputs(family);
+  }
+  void require_weight_materializer(WeightMaterializerId id) {
+    weight_materializer_selection_.materializer_id = std::move(id);
+  }
+
+  const std::map<ProgramValueId, ProgramTensorSpec>& tensor_specs() const { return tensor_specs_; }
+  const std::map<NodeId, std::set<CapabilityId>>& required_capabilities() const {
+    return required_capabilities_;
+  }
+  const std::map<NodeId, ProviderId>& preferred_providers() const { return preferred_providers_; }
+  const CompletionRetentionSpec& completion_retention() const { return completion_retention_; }
+  const WeightMaterializerSelection& weight_materializer_selection() const {
+    return weight_materializer_selection_;
+  }
+
+  friend bool operator==(const ProgramPlanCompileOptions&,
+                         const ProgramPlanCompileOptions&) = default;
+
+ private:
+  ProgramPlanCompileOptions() = default;
+  std::map<ProgramValueId, ProgramTensorSpec> tensor_specs_;
+  std::map<NodeId, std::set<CapabilityId>> required_capabilities_;
+  std::map<NodeId, ProviderId> preferred_providers_;
+  CompletionRetentionSpec completion_retention_;
+  WeightMaterializerSelection weight_materializer_selection_;
+};
+
+}  // namespace ferrite

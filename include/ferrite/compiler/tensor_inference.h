@@ -1,0 +1,69 @@
+// ferrite/compiler/tensor_inference.h — option checks and tensor inference.
+//
+// Contract (spec §11.4–11.5): before anything physical is decided the compiler
+//   1. validates the compile options against the program, failing in this
+//      order: "program compile options reference an unknown node", "program
+//      compile options contain an unknown semantic value", "completion retention
+//      must reference a semantic node output", "every program input requires an
+//      explicit canonical tensor capacity";
+//   2. infers every value's concrete tensor by unification:
+//      * option tensors first; then weights' and states' program tensors (an
+//        option that states a different tensor for them is an error);
+//      * per node in program order, with FRESH per-node symbol tables, and
+//        dimension symbols separate from stride symbols: unify each input with
+//        its contract, then each output that already has an explicit tensor,
+//        then infer the remaining outputs;
+//      * a zero extent never binds a symbol; ranges are inclusive;
+//      * an output whose dtype, range, symbol or layout is ambiguous is an error
+//        that asks for an explicit tensor; blocked outputs get Exact padding when
+//        every extent divides its block, else ZeroFill.
+// Errors name the node, role, ordinal, value and axis, e.g.
+//   node `n` input[0] `value.input` rank or dtype differs from its operation
+//   contract: actual rank=1 dtype=U32, expected rank=1 dtypes={F32}
+//
+// Example:
+//   FERRITE_RETURN_IF_ERROR(validate_compile_options(family, options));
+//   FERRITE_ASSIGN_OR_RETURN(auto tensors, infer_value_tensors(family, operations, options));
+//   tensors.at(ProgramValueId::literal("value.logits")).to_string();  // "f32[32,512]"
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "ferrite/catalog/operation_catalog.h"
+#include "ferrite/compiler/compile_options.h"
+#include "ferrite/core/tensor_contract.h"
+#include "ferrite/core/tensor_spec.h"
+#include "ferrite/program/prepared_model_family.h"
+
+namespace ferrite {
+
+// Per-node symbol tables. Two namespaces: a dimension symbol never constrains a
+// stride symbol of the same name.
+struct TensorSymbols {
+  std::map<std::string, uint64_t> dimensions;
+  std::map<std::string, uint64_t> strides;
+};
+
+using ValueTensors = std::map<ProgramValueId, ResolvedTensorSpec>;
+
+Result<void> validate_compile_options(const PreparedModelFamily& family,
+                                      const ProgramPlanCompileOptions& options);
+
+// Unifies `tensor` with `contract`, committing dimension bindings as they
+// happen and stride bindings only for the layout alternative that matches.
+// `role` is "input" or "output".
+Result<void> unify_tensor(const TensorContract& contract, const ResolvedTensorSpec& tensor,
+                          TensorSymbols& symbols, const NodeId& node_id, std::string_view role,
+                          size_t ordinal, const ProgramValueId& value_id);
+
+// Infers an output tensor from its contract and the bound symbols.
+Result<ResolvedTensorSpec> infer_tensor(const TensorContract& contract,
+                                        const TensorSymbols& symbols, const NodeId& node_id);
+
+Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
+                                         const OperationCatalog& operations,
+                                         const ProgramPlanCompileOptions& options);
+
+}  // namespace ferrite

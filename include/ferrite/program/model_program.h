@@ -1,0 +1,145 @@
+// ferrite/program/model_program.h — the semantic model program.
+//
+// Contract (spec §3.2): a `ModelProgram` is a typed SSA dataflow program over
+// program inputs, weights and states, organised in blocks of nodes. It is valid
+// by construction; `create` checks, in this order, and names the offending id:
+//   1. at least one block;
+//   2. inputs non-empty and unique (they seed the set of known values);
+//   3. each state: tensor valid, capacity demand valid for its dense byte
+//      length, value id new;
+//   4. each weight: weight id unique, value id new, tensor valid;
+//   5. per block in order: non-empty unique id, at least one node; per node:
+//      required version major != 0, at least one output, attribute values valid,
+//      node id unique program-wide, a Tokens work spec names a value that occurs
+//      exactly once among the node's inputs+outputs and is neither a state nor a
+//      weight, every input already known (SSA order: no forward references),
+//      every output a new value (single producer);
+//   6. state ids unique;
+//   7. outputs non-empty, known and unique.
+// Then it normalizes: states sorted by id, weights sorted by weight id (inputs,
+// blocks and outputs keep their order). "Program order" is blocks in order,
+// nodes in order. All errors are InvalidModelConfig.
+//
+// Consequences the compiler relies on: value ids are unique across inputs,
+// states, weights and node outputs; node outputs are activations; states and
+// weights appear only as node inputs.
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(ModelProgram program,
+//       ModelProgram::create(family_id, {tokens}, std::move(blocks), {}, std::move(weights),
+//                            {logits}));
+//   for (const ProgramNode* node : program.nodes()) { ... }
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ferrite/core/contract_version.h"
+#include "ferrite/core/identity.h"
+#include "ferrite/core/tensor_spec.h"
+#include "ferrite/program/semantic_value.h"
+#include "ferrite/program/state_spec.h"
+#include "ferrite/program/weight_reference.h"
+
+namespace ferrite {
+
+// Which activation axis scales with the scheduled token count, if any.
+struct WorkFixed {
+  friend bool operator==(const WorkFixed&, const WorkFixed&) = default;
+};
+struct WorkTokens {
+  ProgramValueId value_id;
+  uint32_t axis = 0;
+  friend bool operator==(const WorkTokens&, const WorkTokens&) = default;
+};
+using ProgramNodeWorkSpec = std::variant<WorkFixed, WorkTokens>;
+
+struct ProgramNode {
+  NodeId id;
+  OperationId operation_id;
+  ContractVersion required_version;
+  ProgramNodeWorkSpec work = WorkFixed{};
+  std::vector<ProgramValueId> inputs;
+  std::vector<ProgramValueId> outputs;
+  std::map<AttributeId, SemanticValue> attributes;
+
+  friend bool operator==(const ProgramNode&, const ProgramNode&) = default;
+};
+
+struct ProgramBlock {
+  std::string id;  // not an identity: any non-empty string, unique within the program
+  std::vector<ProgramNode> nodes;
+
+  friend bool operator==(const ProgramBlock&, const ProgramBlock&) = default;
+};
+
+// What kind of value an id names inside a program.
+enum class ProgramValueKind : uint8_t { kInput, kState, kWeight, kNodeOutput };
+
+class ModelProgram {
+ public:
+  static Result<ModelProgram> create(ModelFamilyId family_id, std::vector<ProgramValueId> inputs,
+                                     std::vector<ProgramBlock> blocks,
+                                     std::vector<StateSpec> states,
+                                     std::vector<WeightReference> weights,
+                                     std::vector<ProgramValueId> outputs);
+
+  const ModelFamilyId& family_id() const { return family_id_; }
+  const std::vector<ProgramValueId>& inputs() const { return inputs_; }
+  const std::vector<ProgramBlock>& blocks() const { return blocks_; }
+  const std::vector<StateSpec>& states() const { return states_; }    // sorted by id
+  const std::vector<WeightReference>& weights() const { return weights_; }  // sorted by weight id
+  const std::vector<ProgramValueId>& outputs() const { return outputs_; }
+
+  // Every node in program order (pointers into blocks(); stable for the
+  // lifetime of this object).
+  const std::vector<const ProgramNode*>& nodes() const { return nodes_; }
+  const ProgramNode* find_node(const NodeId& id) const;
+  std::optional<ProgramValueKind> value_kind(const ProgramValueId& id) const;
+  const WeightReference* find_weight_by_value(const ProgramValueId& id) const;
+  const StateSpec* find_state_by_value(const ProgramValueId& id) const;
+
+  // Canonical JSON (the program-file "program" object) and its SHA-256.
+  nlohmann::json to_json() const;
+  std::string fingerprint() const;
+
+  ModelProgram(const ModelProgram& other);
+  ModelProgram& operator=(const ModelProgram& other);
+  ModelProgram(ModelProgram&&) noexcept;
+  ModelProgram& operator=(ModelProgram&&) noexcept;
+  ~ModelProgram();
+
+  friend bool operator==(const ModelProgram& a, const ModelProgram& b) {
+    return a.family_id_ == b.family_id_ && a.inputs_ == b.inputs_ && a.blocks_ == b.blocks_ &&
+           a.states_ == b.states_ && a.weights_ == b.weights_ && a.outputs_ == b.outputs_;
+  }
+
+ private:
+  explicit ModelProgram(ModelFamilyId family_id) : family_id_(std::move(family_id)) {}
+  void index();
+
+  ModelFamilyId family_id_;
+  std::vector<ProgramValueId> inputs_;
+  std::vector<ProgramBlock> blocks_;
+  std::vector<StateSpec> states_;
+  std::vector<WeightReference> weights_;
+  std::vector<ProgramValueId> outputs_;
+  // Derived indexes (rebuilt on copy).
+  std::vector<const ProgramNode*> nodes_;
+  std::map<ProgramValueId, ProgramValueKind> value_kinds_;
+};
+
+// JSON of node attributes / work specs, shared with the interchange readers:
+//   SemanticValue: {"bool":true} | {"integer":-3} | {"unsigned":8} |
+//                  {"rational":"1/100000"} | {"text":"rope"} | {"integers":[1,2]}
+//   work:          "fixed" | {"tokens":{"value":"value.x","axis":0}}
+nlohmann::json semantic_value_to_json(const SemanticValue& value);
+nlohmann::json work_spec_to_json(const ProgramNodeWorkSpec& work);
+nlohmann::json state_spec_to_json(const StateSpec& state);
+
+}  // namespace ferrite

@@ -1,0 +1,106 @@
+#include "ferrite/catalog/operation_descriptor.h"
+
+#include <fmt/format.h>
+
+#include "ferrite/core/checked_math.h"
+#include "ferrite/core/fingerprint.h"
+#include "ferrite/core/tensor_json.h"
+
+namespace ferrite {
+
+using nlohmann::json;
+
+std::string_view resource_presence_name(ResourcePresence presence) {
+  switch (presence) {
+    case ResourcePresence::kForbidden: return "forbidden";
+    case ResourcePresence::kOptional: return "optional";
+    case ResourcePresence::kRequired: return "required";
+  }
+  return "?";
+}
+
+Result<ResourcePresence> parse_resource_presence(std::string_view name) {
+  if (name == "forbidden") return ResourcePresence::kForbidden;
+  if (name == "optional") return ResourcePresence::kOptional;
+  if (name == "required") return ResourcePresence::kRequired;
+  return invalid_argument(fmt::format(
+      "unknown resource presence `{}` (expected forbidden, optional or required)", name));
+}
+
+Result<void> OperationDescriptor::validate() const {
+  const std::string& op = id.str();
+  if (!version.is_stable()) {
+    return invalid_plan(fmt::format("operation `{}` has unstable version {}", op,
+                                    version.to_string()));
+  }
+  if (outputs.empty()) return invalid_plan(fmt::format("operation `{}` has no outputs", op));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].access() == TensorAccess::kWrite) {
+      return invalid_plan(fmt::format("operation `{}` input[{}] must be read or read_write", op, i));
+    }
+    if (!std::holds_alternative<NoAlias>(inputs[i].alias())) {
+      return invalid_plan(fmt::format("operation `{}` input[{}] must not declare an alias", op, i));
+    }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].access() == TensorAccess::kRead) {
+      return invalid_plan(
+          fmt::format("operation `{}` output[{}] must be write or read_write", op, i));
+    }
+    const auto& alias = outputs[i].alias();
+    std::optional<uint32_t> index;
+    if (const auto* may = std::get_if<MayAlias>(&alias)) index = may->tensor_index;
+    if (const auto* must = std::get_if<MustAlias>(&alias)) index = must->tensor_index;
+    if (index && *index >= inputs.size()) {
+      return invalid_plan(fmt::format(
+          "operation `{}` output[{}] aliases input[{}] but the operation has {} inputs", op, i,
+          *index, inputs.size()));
+    }
+  }
+  if (!is_power_of_two(resources.minimum_value_alignment_bytes)) {
+    return invalid_plan(fmt::format(
+        "operation `{}` minimum value alignment {} is not a non-zero power of two", op,
+        resources.minimum_value_alignment_bytes));
+  }
+  if (!provider.minimum_version.is_stable() || provider.minimum_version.major != version.major) {
+    return invalid_plan(fmt::format(
+        "operation `{}` provider minimum version {} must be stable and share major {}", op,
+        provider.minimum_version.to_string(), version.major));
+  }
+  return {};
+}
+
+Result<void> OperationDescriptor::validate_attributes(
+    const NodeId& node_id, const std::map<AttributeId, SemanticValue>& values) const {
+  return attributes.validate_values(values, fmt::format("node `{}`", node_id.str()));
+}
+
+json OperationDescriptor::to_json() const {
+  json in = json::array();
+  for (const auto& c : inputs) in.push_back(tensor_contract_to_json(c));
+  json out = json::array();
+  for (const auto& c : outputs) out.push_back(tensor_contract_to_json(c));
+  json capabilities = json::array();
+  for (const auto& c : provider.required_capabilities) capabilities.push_back(c.str());
+  return json{
+      {"id", id.str()},
+      {"version", version.to_string()},
+      {"inputs", in},
+      {"outputs", out},
+      {"attributes", attribute_schema_to_json(attributes)},
+      {"resources",
+       {{"minimum_value_alignment_bytes", resources.minimum_value_alignment_bytes},
+        {"scratch", resource_presence_name(resources.scratch)},
+        {"binding", resource_presence_name(resources.binding)},
+        {"persistent", resource_presence_name(resources.persistent)}}},
+      {"provider",
+       {{"minimum_version", provider.minimum_version.to_string()},
+        {"required_capabilities", capabilities}}}};
+}
+
+Result<std::string> OperationDescriptor::fingerprint() const {
+  FERRITE_RETURN_IF_ERROR(validate());
+  return canonical_fingerprint(to_json());
+}
+
+}  // namespace ferrite

@@ -1,0 +1,33 @@
+#include "ferrite/compiler/compile_options.h"
+
+#include <fmt/format.h>
+
+namespace ferrite {
+
+CompletionRetentionSpec CompletionRetentionSpec::for_determinism_outputs(
+    const PreparedModelFamily& family) {
+  std::set<ProgramValueId> values;
+  for (const ProgramNode* node : family.program().nodes()) {
+    values.insert(node->outputs.begin(), node->outputs.end());
+  }
+  return CompletionRetentionSpec(std::move(values));
+}
+
+Result<ProgramPlanCompileOptions> ProgramPlanCompileOptions::create(
+    std::map<ProgramValueId, ProgramTensorSpec> input_tensor_specs) {
+  for (const auto& [value_id, tensor] : input_tensor_specs) {
+    FERRITE_RETURN_IF_ERROR(tensor.validate(fmt::format("program input `{}`", value_id.str())));
+  }
+  ProgramPlanCompileOptions options;
+  options.tensor_specs_ = std::move(input_tensor_specs);
+  return options;
+}
+
+Result<void> ProgramPlanCompileOptions::insert_tensor_spec(ProgramValueId value_id,
+                                                           ProgramTensorSpec tensor) {
+  FERRITE_RETURN_IF_ERROR(tensor.validate(fmt::format("program value `{}`", value_id.str())));
+  tensor_specs_.insert_or_assign(std::move(value_id), std::move(tensor));
+  return {};
+}
+
+}  // namespace ferrite

@@ -1,0 +1,347 @@
+#include "ferrite/compiler/tensor_inference.h"
+
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ferrite/core/checked_math.h"
+
+namespace ferrite {
+namespace {
+
+std::string describe_element_types(const std::set<ElementType>& types) {
+  std::vector<std::string_view> names;
+  for (ElementType t : types) names.push_back(element_type_debug_name(t));
+  return fmt::format("{{{}}}", fmt::join(names, ", "));
+}
+
+// Binds `symbol` to `value` or checks an existing binding. Zero never binds.
+bool bind_symbol(std::map<std::string, uint64_t>& table, const std::string& symbol,
+                 uint64_t value) {
+  if (value == 0) return false;
+  auto [it, inserted] = table.emplace(symbol, value);
+  return inserted || it->second == value;
+}
+
+Result<void> unify_dimensions(const std::vector<DimensionConstraint>& constraints,
+                              const std::vector<uint64_t>& dimensions,
+                              std::map<std::string, uint64_t>& symbols,
+                              const std::string& context) {
+  for (size_t axis = 0; axis < constraints.size(); ++axis) {
+    const uint64_t extent = dimensions[axis];
+    const auto& constraint = constraints[axis];
+    bool valid = false;
+    if (const auto* exact = std::get_if<DimensionExact>(&constraint)) {
+      valid = exact->value == extent;
+    } else if (const auto* range = std::get_if<DimensionRange>(&constraint)) {
+      valid = range->minimum <= extent && extent <= range->maximum;
+    } else {
+      valid = bind_symbol(symbols, std::get<DimensionSymbol>(constraint).name, extent);
+    }
+    if (!valid) {
+      return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                               fmt::format("{} dimension[{}]={} violates `{}`", context, axis,
+                                           extent, describe_dimension_constraint(constraint)))
+                            .with_field("axis", std::to_string(axis)));
+    }
+  }
+  return {};
+}
+
+// Tries each allowed layout in order against a copy of the stride table; the
+// first match commits its bindings.
+bool layout_matches(const std::vector<LayoutConstraint>& constraints,
+                    const ResolvedTensorLayout& layout, std::map<std::string, uint64_t>& symbols) {
+  for (const auto& constraint : constraints) {
+    auto candidate = symbols;
+    bool matches = false;
+    if (std::holds_alternative<ContiguousLayoutConstraint>(constraint)) {
+      matches = std::holds_alternative<ContiguousLayout>(layout);
+    } else if (const auto* strided = std::get_if<StridedLayoutConstraint>(&constraint)) {
+      const auto* actual = std::get_if<StridedLayout>(&layout);
+      if (actual && actual->byte_strides.size() == strided->strides.size()) {
+        matches = true;
+        for (size_t axis = 0; axis < strided->strides.size() && matches; ++axis) {
+          const uint64_t stride = actual->byte_strides[axis];
+          const auto& s = strided->strides[axis];
+          if (const auto* exact = std::get_if<StrideExactBytes>(&s)) {
+            matches = exact->value == stride;
+          } else {
+            matches = bind_symbol(candidate, std::get<StrideSymbol>(s).name, stride);
+          }
+        }
+      }
+    } else {
+      const auto& blocked = std::get<BlockedLayoutConstraint>(constraint);
+      const auto* actual = std::get_if<BlockedLayout>(&layout);
+      matches = actual && actual->block == blocked.block && actual->axis_order == blocked.axis_order;
+    }
+    if (matches) {
+      symbols = std::move(candidate);
+      return true;
+    }
+  }
+  return false;
+}
+
+Result<ResolvedTensorLayout> infer_layout(const std::vector<LayoutConstraint>& layouts,
+                                          const std::vector<uint64_t>& dimensions,
+                                          const std::map<std::string, uint64_t>& stride_symbols,
+                                          const NodeId& node_id) {
+  if (layouts.size() != 1) {
+    return invalid_plan(fmt::format(
+        "node `{}` output layout is ambiguous; provide an explicit tensor", node_id.str()));
+  }
+  const auto& only = layouts.front();
+  if (std::holds_alternative<ContiguousLayoutConstraint>(only)) return ContiguousLayout{};
+  if (const auto* strided = std::get_if<StridedLayoutConstraint>(&only)) {
+    StridedLayout out;
+    for (const auto& s : strided->strides) {
+      if (const auto* exact = std::get_if<StrideExactBytes>(&s)) {
+        out.byte_strides.push_back(exact->value);
+        continue;
+      }
+      const auto& symbol = std::get<StrideSymbol>(s).name;
+      auto it = stride_symbols.find(symbol);
+      if (it == stride_symbols.end()) {
+        return invalid_plan(fmt::format("node `{}` stride symbol `{}` is unresolved; provide an "
+                                        "explicit tensor",
+                                        node_id.str(), symbol));
+      }
+      out.byte_strides.push_back(it->second);
+    }
+    return out;
+  }
+  const auto& blocked = std::get<BlockedLayoutConstraint>(only);
+  bool divisible = true;
+  for (size_t axis = 0; axis < dimensions.size(); ++axis) {
+    if (dimensions[axis] % blocked.block[axis] != 0) divisible = false;
+  }
+  BlockedLayout out{blocked.block, blocked.axis_order, BlockedPaddingExact{}};
+  if (!divisible) {
+    BlockedPaddingZeroFill padding;
+    for (uint32_t axis : blocked.axis_order) {
+      auto padded = checked_round_up(dimensions[axis], blocked.block[axis]);
+      if (!padded) return invalid_plan("blocked tensor padding overflows u64");
+      padding.physical_dimensions.push_back(*padded);
+    }
+    out.padding = std::move(padding);
+  }
+  return out;
+}
+
+Result<void> insert_exact_tensor(ValueTensors& tensors, const ProgramValueId& value_id,
+                                 const ResolvedTensorSpec& tensor, std::string_view kind) {
+  auto [it, inserted] = tensors.emplace(value_id, tensor);
+  if (!inserted && !(it->second == tensor)) {
+    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                             fmt::format("explicit {} tensor `{}` differs from model semantics "
+                                         "(model: {}, explicit: {})",
+                                         kind, value_id.str(), tensor.to_string(),
+                                         it->second.to_string()))
+                          .with_field("value_id", value_id.str()));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> validate_compile_options(const PreparedModelFamily& family,
+                                      const ProgramPlanCompileOptions& options) {
+  const ModelProgram& program = family.program();
+  std::set<NodeId> node_ids;
+  std::set<ProgramValueId> produced;
+  for (const ProgramNode* node : program.nodes()) {
+    node_ids.insert(node->id);
+    produced.insert(node->outputs.begin(), node->outputs.end());
+  }
+  auto unknown_node = [&](const NodeId& id) {
+    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                             fmt::format("program compile options reference an unknown node `{}`",
+                                         id.str()))
+                          .with_field("node_id", id.str()));
+  };
+  for (const auto& [node_id, _] : options.required_capabilities()) {
+    if (!node_ids.contains(node_id)) return unknown_node(node_id);
+  }
+  for (const auto& [node_id, _] : options.preferred_providers()) {
+    if (!node_ids.contains(node_id)) return unknown_node(node_id);
+  }
+  for (const auto& [value_id, _] : options.tensor_specs()) {
+    if (!program.value_kind(value_id)) {
+      return make_error(
+          Status(ErrorCode::kInvalidExecutionPlan,
+                 fmt::format("program compile options contain an unknown semantic value `{}`",
+                             value_id.str()))
+              .with_field("value_id", value_id.str()));
+    }
+  }
+  for (const auto& value_id : options.completion_retention().values()) {
+    if (!produced.contains(value_id)) {
+      return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                               fmt::format("completion retention must reference a semantic node "
+                                           "output; `{}` is not one",
+                                           value_id.str()))
+                            .with_field("value_id", value_id.str()));
+    }
+  }
+  for (const auto& input : program.inputs()) {
+    if (!options.tensor_specs().contains(input)) {
+      return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                               fmt::format("every program input requires an explicit canonical "
+                                           "tensor capacity; `{}` has none",
+                                           input.str()))
+                            .with_field("value_id", input.str()));
+    }
+  }
+  return {};
+}
+
+Result<void> unify_tensor(const TensorContract& contract, const ResolvedTensorSpec& tensor,
+                          TensorSymbols& symbols, const NodeId& node_id, std::string_view role,
+                          size_t ordinal, const ProgramValueId& value_id) {
+  const std::string context =
+      fmt::format("node `{}` {}[{}] `{}`", node_id.str(), role, ordinal, value_id.str());
+  auto fail = [&](std::string message) {
+    return make_error(Status(ErrorCode::kInvalidExecutionPlan, std::move(message))
+                          .with_field("node_id", node_id.str())
+                          .with_field("role", std::string(role))
+                          .with_field("ordinal", std::to_string(ordinal))
+                          .with_field("value_id", value_id.str()));
+  };
+  if (!contract.element_types().contains(tensor.element_type()) ||
+      contract.rank() != tensor.rank()) {
+    return fail(fmt::format(
+        "{} rank or dtype differs from its operation contract: actual rank={} dtype={}, "
+        "expected rank={} dtypes={}",
+        context, tensor.rank(), element_type_debug_name(tensor.element_type()), contract.rank(),
+        describe_element_types(contract.element_types())));
+  }
+  if (auto dims = unify_dimensions(contract.dimensions(), tensor.dimensions(), symbols.dimensions,
+                                   context);
+      !dims) {
+    Status status = std::move(dims).error();
+    status.with_field("node_id", node_id.str())
+        .with_field("role", std::string(role))
+        .with_field("ordinal", std::to_string(ordinal))
+        .with_field("value_id", value_id.str());
+    return make_error(std::move(status));
+  }
+  if (!layout_matches(contract.layouts(), tensor.layout(), symbols.strides)) {
+    return fail(fmt::format("{} layout {} differs from its operation contract {}", context,
+                            describe_layout(tensor.layout()),
+                            describe_layout_constraints(contract.layouts())));
+  }
+  return {};
+}
+
+Result<ResolvedTensorSpec> infer_tensor(const TensorContract& contract,
+                                        const TensorSymbols& symbols, const NodeId& node_id) {
+  if (contract.element_types().size() != 1) {
+    return invalid_plan(fmt::format(
+        "node `{}` output dtype is ambiguous; provide an explicit tensor", node_id.str()));
+  }
+  const ElementType element_type = *contract.element_types().begin();
+  std::vector<uint64_t> dimensions;
+  for (const auto& constraint : contract.dimensions()) {
+    if (const auto* exact = std::get_if<DimensionExact>(&constraint)) {
+      dimensions.push_back(exact->value);
+    } else if (const auto* range = std::get_if<DimensionRange>(&constraint)) {
+      if (range->minimum != range->maximum) {
+        return invalid_plan(fmt::format(
+            "node `{}` output range is ambiguous; provide an explicit tensor", node_id.str()));
+      }
+      dimensions.push_back(range->minimum);
+    } else {
+      const auto& symbol = std::get<DimensionSymbol>(constraint).name;
+      auto it = symbols.dimensions.find(symbol);
+      if (it == symbols.dimensions.end()) {
+        return invalid_plan(fmt::format(
+            "node `{}` output symbol `{}` is unresolved; provide an explicit tensor",
+            node_id.str(), symbol));
+      }
+      dimensions.push_back(it->second);
+    }
+  }
+  FERRITE_ASSIGN_OR_RETURN(auto layout,
+                           infer_layout(contract.layouts(), dimensions, symbols.strides, node_id));
+  return ResolvedTensorSpec::create(std::move(dimensions), element_type, std::move(layout));
+}
+
+Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
+                                         const OperationCatalog& operations,
+                                         const ProgramPlanCompileOptions& options) {
+  const ModelProgram& program = family.program();
+  ValueTensors tensors;
+  for (const auto& [value_id, spec] : options.tensor_specs()) {
+    FERRITE_ASSIGN_OR_RETURN(auto tensor, spec.resolve());
+    tensors.emplace(value_id, std::move(tensor));
+  }
+  for (const auto& weight : program.weights()) {
+    FERRITE_ASSIGN_OR_RETURN(auto tensor, weight.tensor.resolve());
+    FERRITE_RETURN_IF_ERROR(insert_exact_tensor(tensors, weight.value_id, tensor, "weight"));
+  }
+  for (const auto& state : program.states()) {
+    FERRITE_ASSIGN_OR_RETURN(auto tensor, state.tensor.resolve());
+    FERRITE_RETURN_IF_ERROR(insert_exact_tensor(tensors, state.value_id, tensor, "state"));
+  }
+  for (const ProgramNode* node : program.nodes()) {
+    FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
+                             operations.operation_for_node(node->id, node->operation_id));
+    if (node->inputs.size() != op->inputs.size() || node->outputs.size() != op->outputs.size()) {
+      return make_error(
+          Status(ErrorCode::kInvalidExecutionPlan,
+                 fmt::format("node `{}` arity differs from operation `{}`: node has {} inputs and "
+                             "{} outputs, operation has {} and {}",
+                             node->id.str(), op->id.str(), node->inputs.size(),
+                             node->outputs.size(), op->inputs.size(), op->outputs.size()))
+              .with_field("node_id", node->id.str()));
+    }
+    // Attribute values are a separate typed contract: an attribute never
+    // binds a dimension symbol of the same name.
+    TensorSymbols symbols;
+    for (size_t ordinal = 0; ordinal < node->inputs.size(); ++ordinal) {
+      const auto& value_id = node->inputs[ordinal];
+      auto it = tensors.find(value_id);
+      if (it == tensors.end()) {
+        return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                                 fmt::format("node `{}` input `{}` has no concrete tensor",
+                                             node->id.str(), value_id.str()))
+                              .with_field("node_id", node->id.str())
+                              .with_field("value_id", value_id.str()));
+      }
+      FERRITE_RETURN_IF_ERROR(unify_tensor(op->inputs[ordinal], it->second, symbols, node->id,
+                                           "input", ordinal, value_id));
+    }
+    for (size_t ordinal = 0; ordinal < node->outputs.size(); ++ordinal) {
+      const auto& value_id = node->outputs[ordinal];
+      if (auto it = tensors.find(value_id); it != tensors.end()) {
+        FERRITE_RETURN_IF_ERROR(unify_tensor(op->outputs[ordinal], it->second, symbols, node->id,
+                                             "output", ordinal, value_id));
+      }
+    }
+    for (size_t ordinal = 0; ordinal < node->outputs.size(); ++ordinal) {
+      const auto& value_id = node->outputs[ordinal];
+      if (tensors.contains(value_id)) continue;
+      auto tensor = infer_tensor(op->outputs[ordinal], symbols, node->id);
+      if (!tensor) {
+        Status status = std::move(tensor).error();
+        status.with_field("node_id", node->id.str())
+            .with_field("role", "output")
+            .with_field("ordinal", std::to_string(ordinal))
+            .with_field("value_id", value_id.str());
+        return make_error(std::move(status));
+      }
+      tensors.emplace(value_id, std::move(*tensor));
+    }
+  }
+  for (const auto& output : program.outputs()) {
+    if (!tensors.contains(output)) {
+      return invalid_plan("program compilation did not resolve every semantic output");
+    }
+  }
+  return tensors;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,342 @@
+#include "ferrite/program/model_program.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "ferrite/core/fingerprint.h"
+#include "ferrite/core/tensor_json.h"
+
+namespace ferrite {
+namespace {
+
+using nlohmann::json;
+
+std::string node_field(const ProgramBlock& block, const ProgramNode& node, std::string_view leaf) {
+  return fmt::format("program.blocks[{}].nodes[{}].{}", block.id, node.id.str(), leaf);
+}
+
+}  // namespace
+
+Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
+                                          std::vector<ProgramValueId> inputs,
+                                          std::vector<ProgramBlock> blocks,
+                                          std::vector<StateSpec> states,
+                                          std::vector<WeightReference> weights,
+                                          std::vector<ProgramValueId> outputs) {
+  const std::string family = family_id.str();
+  // 1. Blocks.
+  if (blocks.empty()) return invalid_model_config(family, "program.blocks", "must not be empty");
+  // 2. Inputs seed the known values.
+  if (inputs.empty()) return invalid_model_config(family, "program.inputs", "must not be empty");
+  std::set<ProgramValueId> known;
+  std::set<ProgramValueId> state_or_weight_values;
+  for (const auto& input : inputs) {
+    if (!known.insert(input).second) {
+      return invalid_model_config(family, "program.inputs",
+                                  fmt::format("duplicate input `{}`", input.str()));
+    }
+  }
+  // 3. States.
+  for (const auto& state : states) {
+    const std::string field = fmt::format("program.states[{}]", state.id.str());
+    if (auto valid = state.tensor.validate(field); !valid) {
+      return invalid_model_config(family, field, valid.error().message());
+    }
+    auto byte_len = state.tensor.byte_len();
+    if (!byte_len) return invalid_model_config(family, field, byte_len.error().message());
+    if (auto demand = validate_capacity_demand(state.capacity_demand, *byte_len); !demand) {
+      return invalid_model_config(family, field, demand.error().message());
+    }
+    if (!known.insert(state.value_id).second) {
+      return invalid_model_config(
+          family, field, fmt::format("duplicate value `{}`", state.value_id.str()));
+    }
+    state_or_weight_values.insert(state.value_id);
+  }
+  // 4. Weights.
+  std::set<WeightId> weight_ids;
+  for (const auto& weight : weights) {
+    const std::string field = fmt::format("program.weights[{}]", weight.weight_id.str());
+    if (!weight_ids.insert(weight.weight_id).second) {
+      return invalid_model_config(family, field,
+                                  fmt::format("duplicate weight `{}`", weight.weight_id.str()));
+    }
+    if (!known.insert(weight.value_id).second) {
+      return invalid_model_config(
+          family, field, fmt::format("duplicate value `{}`", weight.value_id.str()));
+    }
+    state_or_weight_values.insert(weight.value_id);
+    if (auto valid = weight.tensor.validate(field); !valid) {
+      return invalid_model_config(family, field, valid.error().message());
+    }
+  }
+  // 5. Blocks and nodes, in program order.
+  std::set<std::string> block_ids;
+  std::set<NodeId> node_ids;
+  for (const auto& block : blocks) {
+    if (block.id.empty()) {
+      return invalid_model_config(family, "program.blocks", "block id must not be empty");
+    }
+    const std::string block_field = fmt::format("program.blocks[{}]", block.id);
+    if (block.nodes.empty()) {
+      return invalid_model_config(family, block_field,
+                                  fmt::format("block `{}` has no nodes", block.id));
+    }
+    if (!block_ids.insert(block.id).second) {
+      return invalid_model_config(family, block_field,
+                                  fmt::format("duplicate block `{}`", block.id));
+    }
+    for (const auto& node : block.nodes) {
+      const std::string& nid = node.id.str();
+      if (!node.required_version.is_stable()) {
+        return invalid_model_config(
+            family, node_field(block, node, "required_version"),
+            fmt::format("node `{}` requires unstable version {}", nid,
+                        node.required_version.to_string()));
+      }
+      if (node.outputs.empty()) {
+        return invalid_model_config(family, node_field(block, node, "outputs"),
+                                    fmt::format("node `{}` has no outputs", nid));
+      }
+      for (const auto& [attribute_id, value] : node.attributes) {
+        if (auto valid = validate_semantic_value(value); !valid) {
+          return invalid_model_config(
+              family, node_field(block, node, "attributes"),
+              fmt::format("node `{}` attribute `{}`: {}", nid, attribute_id.str(),
+                          valid.error().message()));
+        }
+      }
+      if (!node_ids.insert(node.id).second) {
+        return invalid_model_config(family, node_field(block, node, "id"),
+                                    fmt::format("duplicate node `{}`", nid));
+      }
+      if (const auto* tokens = std::get_if<WorkTokens>(&node.work)) {
+        const auto count = std::count(node.inputs.begin(), node.inputs.end(), tokens->value_id) +
+                           std::count(node.outputs.begin(), node.outputs.end(), tokens->value_id);
+        if (count != 1) {
+          return invalid_model_config(
+              family, node_field(block, node, "work"),
+              fmt::format("node `{}` token work value `{}` must occur exactly once among its "
+                          "inputs and outputs (found {})",
+                          nid, tokens->value_id.str(), count));
+        }
+        if (state_or_weight_values.contains(tokens->value_id)) {
+          return invalid_model_config(
+              family, node_field(block, node, "work"),
+              fmt::format("node `{}` token work value `{}` is a state or weight", nid,
+                          tokens->value_id.str()));
+        }
+      }
+      for (size_t ordinal = 0; ordinal < node.inputs.size(); ++ordinal) {
+        const auto& input = node.inputs[ordinal];
+        if (!known.contains(input)) {
+          return invalid_model_config(
+              family, node_field(block, node, "inputs"),
+              fmt::format("node `{}` input[{}] `{}` is not defined before its use", nid, ordinal,
+                          input.str()));
+        }
+      }
+      for (size_t ordinal = 0; ordinal < node.outputs.size(); ++ordinal) {
+        const auto& output = node.outputs[ordinal];
+        if (!known.insert(output).second) {
+          return invalid_model_config(
+              family, node_field(block, node, "outputs"),
+              fmt::format("node `{}` output[{}] `{}` is already defined (single producer)", nid,
+                          ordinal, output.str()));
+        }
+      }
+    }
+  }
+  // 6. State ids.
+  std::set<StateId> state_ids;
+  for (const auto& state : states) {
+    if (!state_ids.insert(state.id).second) {
+      return invalid_model_config(family, fmt::format("program.states[{}]", state.id.str()),
+                                  fmt::format("duplicate state `{}`", state.id.str()));
+    }
+  }
+  // 7. Outputs.
+  if (outputs.empty()) return invalid_model_config(family, "program.outputs", "must not be empty");
+  std::set<ProgramValueId> seen_outputs;
+  for (const auto& output : outputs) {
+    if (!known.contains(output)) {
+      return invalid_model_config(family, "program.outputs",
+                                  fmt::format("output `{}` is not a known value", output.str()));
+    }
+    if (!seen_outputs.insert(output).second) {
+      return invalid_model_config(family, "program.outputs",
+                                  fmt::format("duplicate output `{}`", output.str()));
+    }
+  }
+  // 8. Normalization.
+  std::stable_sort(states.begin(), states.end(),
+                   [](const StateSpec& a, const StateSpec& b) { return a.id < b.id; });
+  std::stable_sort(weights.begin(), weights.end(),
+                   [](const WeightReference& a, const WeightReference& b) {
+                     return a.weight_id < b.weight_id;
+                   });
+
+  ModelProgram program(std::move(family_id));
+  program.inputs_ = std::move(inputs);
+  program.blocks_ = std::move(blocks);
+  program.states_ = std::move(states);
+  program.weights_ = std::move(weights);
+  program.outputs_ = std::move(outputs);
+  program.index();
+  return program;
+}
+
+void ModelProgram::index() {
+  nodes_.clear();
+  value_kinds_.clear();
+  for (const auto& input : inputs_) value_kinds_.emplace(input, ProgramValueKind::kInput);
+  for (const auto& state : states_) value_kinds_.emplace(state.value_id, ProgramValueKind::kState);
+  for (const auto& weight : weights_) {
+    value_kinds_.emplace(weight.value_id, ProgramValueKind::kWeight);
+  }
+  for (const auto& block : blocks_) {
+    for (const auto& node : block.nodes) {
+      nodes_.push_back(&node);
+      for (const auto& output : node.outputs) {
+        value_kinds_.emplace(output, ProgramValueKind::kNodeOutput);
+      }
+    }
+  }
+}
+
+ModelProgram::ModelProgram(const ModelProgram& other)
+    : family_id_(other.family_id_),
+      inputs_(other.inputs_),
+      blocks_(other.blocks_),
+      states_(other.states_),
+      weights_(other.weights_),
+      outputs_(other.outputs_) {
+  index();
+}
+
+ModelProgram& ModelProgram::operator=(const ModelProgram& other) {
+  if (this != &other) {
+    ModelProgram copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+// Moving std::vector keeps element addresses, so node pointers stay valid.
+ModelProgram::ModelProgram(ModelProgram&&) noexcept = default;
+ModelProgram& ModelProgram::operator=(ModelProgram&&) noexcept = default;
+ModelProgram::~ModelProgram() = default;
+
+const ProgramNode* ModelProgram::find_node(const NodeId& id) const {
+  for (const ProgramNode* node : nodes_) {
+    if (node->id == id) return node;
+  }
+  return nullptr;
+}
+
+std::optional<ProgramValueKind> ModelProgram::value_kind(const ProgramValueId& id) const {
+  auto it = value_kinds_.find(id);
+  if (it == value_kinds_.end()) return std::nullopt;
+  return it->second;
+}
+
+const WeightReference* ModelProgram::find_weight_by_value(const ProgramValueId& id) const {
+  for (const auto& weight : weights_) {
+    if (weight.value_id == id) return &weight;
+  }
+  return nullptr;
+}
+
+const StateSpec* ModelProgram::find_state_by_value(const ProgramValueId& id) const {
+  for (const auto& state : states_) {
+    if (state.value_id == id) return &state;
+  }
+  return nullptr;
+}
+
+json semantic_value_to_json(const SemanticValue& value) {
+  return std::visit(
+      [](const auto& v) -> json {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, SemanticBool>) {
+          return json{{"bool", v.value}};
+        } else if constexpr (std::is_same_v<T, SemanticInteger>) {
+          return json{{"integer", v.value}};
+        } else if constexpr (std::is_same_v<T, SemanticUnsigned>) {
+          return json{{"unsigned", v.value}};
+        } else if constexpr (std::is_same_v<T, SemanticRational>) {
+          return json{{"rational", v.value.to_string()}};
+        } else if constexpr (std::is_same_v<T, SemanticText>) {
+          return json{{"text", v.value}};
+        } else {
+          return json{{"integers", v.value}};
+        }
+      },
+      value);
+}
+
+json work_spec_to_json(const ProgramNodeWorkSpec& work) {
+  if (std::holds_alternative<WorkFixed>(work)) return "fixed";
+  const auto& tokens = std::get<WorkTokens>(work);
+  return json{{"tokens", {{"value", tokens.value_id.str()}, {"axis", tokens.axis}}}};
+}
+
+json state_spec_to_json(const StateSpec& state) {
+  json demand;
+  if (std::holds_alternative<StateCapacityFixedPerScope>(state.capacity_demand)) {
+    demand = "fixed_per_scope";
+  } else {
+    const auto& scaled = std::get<StateCapacityTokenScaled>(state.capacity_demand);
+    demand = json{{"token_scaled",
+                   {{"bytes_per_token", scaled.bytes_per_token},
+                    {"maximum_tokens", scaled.maximum_tokens}}}};
+  }
+  return json{{"id", state.id.str()},
+              {"value", state.value_id.str()},
+              {"tensor", tensor_spec_to_json(state.tensor)},
+              {"lifetime", state_lifetime_name(state.lifetime)},
+              {"capacity_demand", demand},
+              {"initialization", state_initialization_name(state.initialization)}};
+}
+
+json ModelProgram::to_json() const {
+  auto ids = [](const std::vector<ProgramValueId>& values) {
+    json out = json::array();
+    for (const auto& v : values) out.push_back(v.str());
+    return out;
+  };
+  json blocks = json::array();
+  for (const auto& block : blocks_) {
+    json nodes = json::array();
+    for (const auto& node : block.nodes) {
+      json attributes = json::object();
+      for (const auto& [id, value] : node.attributes) {
+        attributes[id.str()] = semantic_value_to_json(value);
+      }
+      nodes.push_back(json{{"id", node.id.str()},
+                           {"operation", node.operation_id.str()},
+                           {"version", node.required_version.to_string()},
+                           {"work", work_spec_to_json(node.work)},
+                           {"inputs", ids(node.inputs)},
+                           {"outputs", ids(node.outputs)},
+                           {"attributes", attributes}});
+    }
+    blocks.push_back(json{{"id", block.id}, {"nodes", nodes}});
+  }
+  json states = json::array();
+  for (const auto& state : states_) states.push_back(state_spec_to_json(state));
+  json weights = json::array();
+  for (const auto& weight : weights_) {
+    weights.push_back(json{{"weight", weight.weight_id.str()},
+                           {"value", weight.value_id.str()},
+                           {"tensor", tensor_spec_to_json(weight.tensor)}});
+  }
+  return json{{"family", family_id_.str()}, {"inputs", ids(inputs_)}, {"blocks", blocks},
+              {"states", states},           {"weights", weights},     {"outputs", ids(outputs_)}};
+}
+
+std::string ModelProgram::fingerprint() const { return canonical_fingerprint(to_json()); }
+
+}  // namespace ferrite

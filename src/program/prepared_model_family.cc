@@ -1,0 +1,48 @@
+#include "ferrite/program/prepared_model_family.h"
+
+#include <fmt/format.h>
+
+#include "ferrite/core/fingerprint.h"
+
+namespace ferrite {
+
+Result<PreparedModelFamily> PreparedModelFamily::create(ModelFamilyId family_id,
+                                                        nlohmann::json config,
+                                                        WeightSchema weight_schema,
+                                                        ModelProgram program) {
+  const std::string& family = family_id.str();
+  if (!config.is_object()) {
+    return invalid_model_config(family, "config", "family configuration must be a JSON object");
+  }
+  FERRITE_RETURN_IF_ERROR(weight_schema.validate(family_id));
+  weight_schema.normalize();
+  FERRITE_RETURN_IF_ERROR(weight_schema.validate(family_id));
+  if (program.family_id() != family_id) {
+    return invalid_model_config(
+        family, "program.family",
+        fmt::format("program belongs to family `{}`", program.family_id().str()));
+  }
+  FERRITE_RETURN_IF_ERROR(weight_schema.validate_program_references(family_id, program.weights()));
+  return PreparedModelFamily(std::move(family_id), std::move(config), std::move(weight_schema),
+                             std::move(program));
+}
+
+PreparedModelFamily::PreparedModelFamily(ModelFamilyId family_id, nlohmann::json config,
+                                         WeightSchema schema, ModelProgram program)
+    : family_id_(std::move(family_id)),
+      config_(std::move(config)),
+      config_fingerprint_(canonical_fingerprint(config_)),
+      weight_schema_(std::move(schema)),
+      program_(std::move(program)) {
+  fingerprint_ = canonical_fingerprint(to_json());
+}
+
+nlohmann::json PreparedModelFamily::to_json() const {
+  return nlohmann::json{{"family", family_id_.str()},
+                        {"config", config_},
+                        {"config_fingerprint", config_fingerprint_},
+                        {"weight_schema", weight_schema_.to_json()},
+                        {"program", program_.to_json()}};
+}
+
+}  // namespace ferrite

@@ -1,0 +1,295 @@
+// One test per construction rule of the semantic program (spec §3.2); each
+// asserts the error code and that the message names the offending id.
+#include "ferrite/program/model_program.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "support/fixtures.h"
+
+namespace ferrite {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::dense;
+using testing::node_id;
+using testing::synthetic_node;
+using testing::synthetic_state;
+using testing::synthetic_weight;
+using testing::value;
+
+// Mutable pieces of the synthetic program, built into a ModelProgram on demand.
+struct ProgramParts {
+  std::vector<ProgramValueId> inputs{value("value.input")};
+  std::vector<ProgramBlock> blocks{ProgramBlock{"block.main", {synthetic_node()}}};
+  std::vector<StateSpec> states{synthetic_state()};
+  std::vector<WeightReference> weights{synthetic_weight()};
+  std::vector<ProgramValueId> outputs{value("value.output")};
+
+  Result<ModelProgram> build() const {
+    return ModelProgram::create(ModelFamilyId::literal("family.synthetic"), inputs, blocks,
+                                states, weights, outputs);
+  }
+};
+
+void expect_config_error(const Result<ModelProgram>& result, std::string_view needle) {
+  ASSERT_FALSE(result) << "expected an error containing: " << needle;
+  EXPECT_EQ(result.error().code(), ErrorCode::kInvalidModelConfig);
+  EXPECT_THAT(result.error().message(), HasSubstr(std::string(needle)));
+}
+
+ProgramNode extra_node(std::string_view id, std::vector<ProgramValueId> inputs,
+                       std::vector<ProgramValueId> outputs) {
+  ProgramNode node = synthetic_node();
+  node.id = node_id(id);
+  node.inputs = std::move(inputs);
+  node.outputs = std::move(outputs);
+  return node;
+}
+
+TEST(ModelProgramTest, SyntheticProgramIsValid) {
+  auto program = ProgramParts{}.build();
+  ASSERT_TRUE(program) << program.error().to_string();
+  EXPECT_EQ(program->nodes().size(), 1u);
+  EXPECT_EQ(program->value_kind(value("value.state")), ProgramValueKind::kState);
+  EXPECT_EQ(program->value_kind(value("value.weight")), ProgramValueKind::kWeight);
+  EXPECT_EQ(program->value_kind(value("value.output")), ProgramValueKind::kNodeOutput);
+  EXPECT_EQ(program->value_kind(value("value.input")), ProgramValueKind::kInput);
+  EXPECT_FALSE(program->value_kind(value("value.unknown")));
+  ASSERT_NE(program->find_node(node_id("node.main")), nullptr);
+}
+
+TEST(ModelProgramTest, Rule1RejectsNoBlocks) {
+  ProgramParts parts;
+  parts.blocks.clear();
+  expect_config_error(parts.build(), "program.blocks");
+}
+
+TEST(ModelProgramTest, Rule2RejectsNoInputs) {
+  ProgramParts parts;
+  parts.inputs.clear();
+  expect_config_error(parts.build(), "program.inputs");
+}
+
+TEST(ModelProgramTest, Rule2RejectsDuplicateInputs) {
+  ProgramParts parts;
+  parts.inputs.push_back(value("value.input"));
+  expect_config_error(parts.build(), "duplicate input `value.input`");
+}
+
+TEST(ModelProgramTest, Rule3RejectsInvalidStateTensor) {
+  ProgramParts parts;
+  parts.states[0].tensor.dimensions = {0};
+  expect_config_error(parts.build(), "program.states[state.cache]");
+}
+
+TEST(ModelProgramTest, Rule3RejectsTokenScaledDemandSmallerThanTensor) {
+  ProgramParts parts;
+  parts.states[0].capacity_demand = StateCapacityTokenScaled{2, 16};
+  expect_config_error(parts.build(), "state.cache");
+}
+
+TEST(ModelProgramTest, Rule3RejectsTokenScaledDemandWithoutTokens) {
+  ProgramParts parts;
+  parts.states[0].capacity_demand = StateCapacityTokenScaled{4, 0};
+  expect_config_error(parts.build(), "maximum_tokens");
+}
+
+TEST(ModelProgramTest, Rule3RejectsStateValueThatIsAlreadyAnInput) {
+  ProgramParts parts;
+  parts.states[0].value_id = value("value.input");
+  expect_config_error(parts.build(), "duplicate value `value.input`");
+}
+
+TEST(ModelProgramTest, Rule4RejectsDuplicateWeightIds) {
+  ProgramParts parts;
+  WeightReference second = synthetic_weight();
+  second.value_id = value("value.weight.2");
+  parts.weights.push_back(second);
+  expect_config_error(parts.build(), "duplicate weight `weight.matrix`");
+}
+
+TEST(ModelProgramTest, Rule4RejectsWeightValueThatIsAState) {
+  ProgramParts parts;
+  parts.weights[0].value_id = value("value.state");
+  expect_config_error(parts.build(), "duplicate value `value.state`");
+}
+
+TEST(ModelProgramTest, Rule4RejectsInvalidWeightTensor) {
+  ProgramParts parts;
+  parts.weights[0].tensor.layout = StridedLayout{{0}};
+  expect_config_error(parts.build(), "program.weights[weight.matrix]");
+}
+
+TEST(ModelProgramTest, Rule5RejectsEmptyBlockId) {
+  ProgramParts parts;
+  parts.blocks[0].id.clear();
+  expect_config_error(parts.build(), "block id must not be empty");
+}
+
+TEST(ModelProgramTest, Rule5RejectsBlockWithoutNodes) {
+  ProgramParts parts;
+  parts.blocks.push_back(ProgramBlock{"block.empty", {}});
+  expect_config_error(parts.build(), "block `block.empty` has no nodes");
+}
+
+TEST(ModelProgramTest, Rule5RejectsDuplicateBlockIds) {
+  ProgramParts parts;
+  parts.blocks.push_back(ProgramBlock{
+      "block.main", {extra_node("node.second", {value("value.output")}, {value("value.o2")})}});
+  expect_config_error(parts.build(), "duplicate block `block.main`");
+}
+
+TEST(ModelProgramTest, Rule5RejectsUnstableRequiredVersion) {
+  ProgramParts parts;
+  parts.blocks[0].nodes[0].required_version = {0, 3};
+  expect_config_error(parts.build(), "node `node.main` requires unstable version 0.3");
+}
+
+TEST(ModelProgramTest, Rule5RejectsNodeWithoutOutputs) {
+  ProgramParts parts;
+  parts.blocks[0].nodes[0].outputs.clear();
+  parts.outputs = {value("value.input")};
+  expect_config_error(parts.build(), "node `node.main` has no outputs");
+}
+
+TEST(ModelProgramTest, Rule5RejectsInvalidAttributeValue) {
+  ProgramParts parts;
+  parts.blocks[0].nodes[0].attributes.emplace(AttributeId::literal("mode"), SemanticText{""});
+  expect_config_error(parts.build(), "node `node.main` attribute `mode`");
+}
+
+TEST(ModelProgramTest, Rule5RejectsDuplicateNodeIdsAcrossBlocks) {
+  ProgramParts parts;
+  parts.blocks.push_back(ProgramBlock{
+      "block.tail", {extra_node("node.main", {value("value.output")}, {value("value.o2")})}});
+  expect_config_error(parts.build(), "duplicate node `node.main`");
+}
+
+TEST(ModelProgramTest, Rule5RejectsTokenWorkValueNotOnTheNode) {
+  ProgramParts parts;
+  parts.blocks[0].nodes[0].work = WorkTokens{value("value.elsewhere"), 0};
+  expect_config_error(parts.build(), "token work value `value.elsewhere` must occur exactly once");
+}
+
+TEST(ModelProgramTest, Rule5RejectsTokenWorkValueThatOccursTwice) {
+  ProgramParts parts;
+  auto& node = parts.blocks[0].nodes[0];
+  node.inputs = {value("value.input"), value("value.input"), value("value.state")};
+  node.work = WorkTokens{value("value.input"), 0};
+  expect_config_error(parts.build(), "token work value `value.input` must occur exactly once");
+}
+
+TEST(ModelProgramTest, Rule5RejectsTokenWorkOnAWeight) {
+  ProgramParts parts;
+  parts.blocks[0].nodes[0].work = WorkTokens{value("value.weight"), 0};
+  expect_config_error(parts.build(), "token work value `value.weight` is a state or weight");
+}
+
+TEST(ModelProgramTest, Rule5RejectsForwardReference) {
+  ProgramParts parts;
+  parts.blocks[0].nodes.insert(
+      parts.blocks[0].nodes.begin(),
+      extra_node("node.early", {value("value.output")}, {value("value.early")}));
+  expect_config_error(parts.build(),
+                      "node `node.early` input[0] `value.output` is not defined before its use");
+}
+
+TEST(ModelProgramTest, Rule5RejectsSelfLoop) {
+  ProgramParts parts;
+  parts.blocks[0].nodes[0].inputs[0] = value("value.output");
+  expect_config_error(parts.build(), "`value.output` is not defined before its use");
+}
+
+TEST(ModelProgramTest, Rule5RejectsSecondProducer) {
+  ProgramParts parts;
+  parts.blocks[0].nodes.push_back(
+      extra_node("node.second", {value("value.input")}, {value("value.output")}));
+  expect_config_error(parts.build(), "node `node.second` output[0] `value.output` is already "
+                                     "defined");
+}
+
+TEST(ModelProgramTest, Rule5RejectsWritingAWeightValue) {
+  ProgramParts parts;
+  parts.blocks[0].nodes[0].outputs = {value("value.weight")};
+  expect_config_error(parts.build(), "output[0] `value.weight` is already defined");
+}
+
+TEST(ModelProgramTest, Rule6RejectsDuplicateStateIds) {
+  ProgramParts parts;
+  StateSpec second = synthetic_state();
+  second.value_id = value("value.state.2");
+  parts.states.push_back(second);
+  expect_config_error(parts.build(), "duplicate state `state.cache`");
+}
+
+TEST(ModelProgramTest, Rule7RejectsNoOutputs) {
+  ProgramParts parts;
+  parts.outputs.clear();
+  expect_config_error(parts.build(), "program.outputs");
+}
+
+TEST(ModelProgramTest, Rule7RejectsUnknownOutput) {
+  ProgramParts parts;
+  parts.outputs.push_back(value("value.nowhere"));
+  expect_config_error(parts.build(), "output `value.nowhere` is not a known value");
+}
+
+TEST(ModelProgramTest, Rule7RejectsDuplicateDeclaredOutputs) {
+  ProgramParts parts;
+  parts.outputs.push_back(value("value.output"));
+  expect_config_error(parts.build(), "duplicate output `value.output`");
+}
+
+TEST(ModelProgramTest, ProgramOutputsMayBeAnyKnownValue) {
+  ProgramParts parts;
+  parts.outputs.push_back(value("value.state"));
+  parts.outputs.push_back(value("value.input"));
+  EXPECT_TRUE(parts.build());
+}
+
+TEST(ModelProgramTest, NormalizesStatesAndWeightsButKeepsBlockOrder) {
+  ProgramParts parts;
+  StateSpec early = synthetic_state();
+  early.id = StateId::literal("state.a");
+  early.value_id = value("value.state.a");
+  parts.states.push_back(early);
+  WeightReference a = synthetic_weight();
+  a.weight_id = WeightId::literal("weight.a");
+  a.value_id = value("value.weight.a");
+  parts.weights.push_back(a);
+  parts.blocks.push_back(ProgramBlock{
+      "block.a", {extra_node("node.a", {value("value.output")}, {value("value.a")})}});
+  auto program = parts.build();
+  ASSERT_TRUE(program) << program.error().to_string();
+  EXPECT_EQ(program->states()[0].id.str(), "state.a");
+  EXPECT_EQ(program->weights()[0].weight_id.str(), "weight.a");
+  EXPECT_EQ(program->blocks()[0].id, "block.main");
+  ASSERT_EQ(program->nodes().size(), 2u);
+  EXPECT_EQ(program->nodes()[1]->id.str(), "node.a");
+}
+
+TEST(ModelProgramTest, CopiesKeepWorkingNodeIndexes) {
+  auto original = ProgramParts{}.build();
+  ASSERT_TRUE(original);
+  ModelProgram copy = *original;
+  ModelProgram moved = std::move(*original);
+  ASSERT_EQ(copy.nodes().size(), 1u);
+  EXPECT_EQ(copy.nodes()[0], &copy.blocks()[0].nodes[0]);
+  EXPECT_EQ(moved.nodes()[0], &moved.blocks()[0].nodes[0]);
+  EXPECT_EQ(copy, moved);
+  EXPECT_EQ(copy.fingerprint(), moved.fingerprint());
+}
+
+TEST(ModelProgramTest, FingerprintChangesWithContent) {
+  auto a = ProgramParts{}.build();
+  ProgramParts parts;
+  parts.blocks[0].nodes[0].required_version = {1, 1};
+  auto b = parts.build();
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->fingerprint().size(), 64u);
+  EXPECT_NE(a->fingerprint(), b->fingerprint());
+}
+
+}  // namespace
+}  // namespace ferrite
