@@ -23,7 +23,10 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 std::string canonical_json(const nlohmann::json& value) {
-  // Strict: invalid UTF-8 is an invariant violation upstream (readers reject it).
+  // Hazard: invalid UTF-8 is replaced by U+FFFD, so two different invalid
+  // strings would hash alike. Every reader rejects invalid UTF-8 (the JSON
+  // parser does), and identities are ASCII, so only text built in code can
+  // reach this; callers must keep such text valid UTF-8.
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

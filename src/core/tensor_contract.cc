@@ -10,7 +10,10 @@ namespace {
 
 bool is_blank(const std::string& text) {
   return std::all_of(text.begin(), text.end(),
-                     [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
+                     [](char c) {
+                       return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' ||
+                              c == '\r';
+                     });
 }
 
 std::string describe_stride(const StrideConstraint& stride) {

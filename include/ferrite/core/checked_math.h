@@ -56,9 +56,9 @@ inline std::optional<uint64_t> checked_align_up(uint64_t value, uint64_t alignme
 // Rounds `value` up to a multiple of any non-zero `multiple`.
 inline std::optional<uint64_t> checked_round_up(uint64_t value, uint64_t multiple) {
   if (multiple == 0) return std::nullopt;
-  auto sum = checked_add(value, multiple - 1);
-  if (!sum) return std::nullopt;
-  return *sum / multiple * multiple;
+  // Divide first so a result that fits never reports overflow.
+  const uint64_t quotient = value / multiple + (value % multiple != 0 ? 1 : 0);
+  return checked_mul(quotient, multiple);
 }
 
 }  // namespace ferrite

@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Generates examples/llama-decoder.{program,catalog,policy}.json.
+
+A small Llama-style decoder: 2 layers, dim 64, 8 heads, 4 KV heads (head_dim 8,
+kv_dim 32), FFN 172, vocab 512, context 256, f32, symbolic token count T.
+The output projection has its own weight (`output.weight`, not tied to the
+token embedding). Run from the repository root:
+
+    python3 scripts/gen_llama_example.py
+
+The files are deterministic; CI checks them in as written.
+"""
+import json
+import os
+import sys
+
+DIM = 64
+N_LAYERS = 2
+N_HEADS = 8
+N_KV_HEADS = 4
+HEAD_DIM = DIM // N_HEADS          # 8
+KV_DIM = N_KV_HEADS * HEAD_DIM     # 32
+HIDDEN = 172
+VOCAB = 512
+CONTEXT = 256
+ALIGNMENT = 64
+
+FAMILY = "family.llama-decoder"
+
+
+# ---- compact, stable pretty printer ----------------------------------------
+
+def render(value, indent=0, width=100, prefix=0):
+    """JSON with short containers on one line; `prefix` is the width already
+    used on the current line (for a key)."""
+    flat = json.dumps(value, separators=(", ", ": "))
+    if len(flat) + indent + prefix <= width or not isinstance(value, (dict, list)) or not value:
+        return flat
+    pad = " " * (indent + 2)
+    if isinstance(value, dict):
+        items = []
+        for k, v in value.items():
+            key = json.dumps(k) + ": "
+            items.append(pad + key + render(v, indent + 2, width, len(key)))
+        return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+    items = [pad + render(v, indent + 2, width) for v in value]
+    return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
+
+
+def write(path, value):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(render(value) + "\n")
+
+
+# ---- weights -----------------------------------------------------------------
+
+def weight_list():
+    """(tensor id, gguf name, dims) in GGUF order."""
+    out = [("weight.token_embd", "token_embd.weight", [VOCAB, DIM])]
+    for i in range(N_LAYERS):
+        b = f"blk.{i}"
+        out += [
+            (f"weight.{b}.attn_norm", f"{b}.attn_norm.weight", [DIM]),
+            (f"weight.{b}.attn_q", f"{b}.attn_q.weight", [DIM, DIM]),
+            (f"weight.{b}.attn_k", f"{b}.attn_k.weight", [KV_DIM, DIM]),
+            (f"weight.{b}.attn_v", f"{b}.attn_v.weight", [KV_DIM, DIM]),
+            (f"weight.{b}.attn_output", f"{b}.attn_output.weight", [DIM, DIM]),
+            (f"weight.{b}.ffn_norm", f"{b}.ffn_norm.weight", [DIM]),
+            (f"weight.{b}.ffn_gate", f"{b}.ffn_gate.weight", [HIDDEN, DIM]),
+            (f"weight.{b}.ffn_up", f"{b}.ffn_up.weight", [HIDDEN, DIM]),
+            (f"weight.{b}.ffn_down", f"{b}.ffn_down.weight", [DIM, HIDDEN]),
+        ]
+    out += [
+        ("weight.output_norm", "output_norm.weight", [DIM]),
+        ("weight.output", "output.weight", [VOCAB, DIM]),
+    ]
+    return out
+
+
+def component_id(weight_id):
+    return "component." + weight_id[len("weight."):]
+
+
+def value_id(weight_id):
+    return "value." + weight_id
+
+
+def tensor(dims, dtype="f32"):
+    return {"dimensions": dims, "element_type": dtype, "layout": "contiguous"}
+
+
+def weight_schema():
+    weights = sorted(weight_list())
+    components = sorted(
+        ({"id": component_id(w), "role": "values", "external_names": [name], "dimensions": dims,
+          "encoding": {"kind": "dense", "element_type": "f32"}, "required": True}
+         for w, name, dims in weights), key=lambda c: c["id"])
+    tensors = [{"id": w, "dimensions": dims, "logical_element_type": "f32",
+                "physical_layout": {"kind": "dense", "component_id": component_id(w)},
+                "required": True} for w, _, dims in weights]
+    return {"format_id": "weight-format.dense", "layout_id": "weight-layout.llama",
+            "version": {"major": 1, "minor": 0}, "components": components, "tensors": tensors}
+
+
+# ---- program -----------------------------------------------------------------
+
+def node(node_id, op, inputs, outputs, attributes=None, work=None):
+    return {"id": node_id, "operation": op, "version": "1.0",
+            "work": work if work is not None else {"tokens": {"value": outputs[0], "axis": 0}},
+            "inputs": inputs, "outputs": outputs, "attributes": attributes or {}}
+
+
+def rational(text):
+    return {"rational": text}
+
+
+def unsigned(n):
+    return {"unsigned": n}
+
+
+def program():
+    eps = {"epsilon": rational("1/100000")}
+    rope = {"head_dim": unsigned(HEAD_DIM), "theta": rational("10000"),
+            "convention": {"text": "interleaved"}}
+    blocks = [{"id": "block.embed", "nodes": [
+        node("node.token_embd", "operation.token_embedding",
+             ["value.tokens", value_id("weight.token_embd")], ["value.embed"])]}]
+    x = "value.embed"
+    for i in range(N_LAYERS):
+        b = f"blk.{i}"
+        w = lambda name: value_id(f"weight.{b}.{name}")  # noqa: E731
+        v = lambda name: f"value.{b}.{name}"  # noqa: E731
+        n = lambda name: f"node.{b}.{name}"  # noqa: E731
+        nodes = [
+            node(n("attn_norm"), "operation.rms_norm", [x, w("attn_norm")], [v("attn_norm")], eps),
+            node(n("attn_q"), "operation.linear", [v("attn_norm"), w("attn_q")], [v("q")]),
+            node(n("attn_k"), "operation.linear", [v("attn_norm"), w("attn_k")], [v("k")]),
+            node(n("attn_v"), "operation.linear", [v("attn_norm"), w("attn_v")], [v("v")]),
+            node(n("rope_q"), "operation.rope", [v("q"), "value.positions"], [v("q_rope")], rope),
+            node(n("rope_k"), "operation.rope", [v("k"), "value.positions"], [v("k_rope")], rope),
+            node(n("attention"), "operation.attention",
+                 [v("q_rope"), v("k_rope"), v("v"), "value.positions", v("k_cache"), v("v_cache")],
+                 [v("attention")],
+                 {"n_heads": unsigned(N_HEADS), "n_kv_heads": unsigned(N_KV_HEADS),
+                  "head_dim": unsigned(HEAD_DIM)}),
+            node(n("attn_output"), "operation.linear", [v("attention"), w("attn_output")],
+                 [v("attn_output")]),
+            node(n("attn_residual"), "operation.add", [x, v("attn_output")], [v("attn_residual")]),
+            node(n("ffn_norm"), "operation.rms_norm", [v("attn_residual"), w("ffn_norm")],
+                 [v("ffn_norm")], eps),
+            node(n("ffn_gate"), "operation.linear", [v("ffn_norm"), w("ffn_gate")], [v("ffn_gate")]),
+            node(n("ffn_up"), "operation.linear", [v("ffn_norm"), w("ffn_up")], [v("ffn_up")]),
+            node(n("swiglu"), "operation.swiglu", [v("ffn_gate"), v("ffn_up")], [v("swiglu")]),
+            node(n("ffn_down"), "operation.linear", [v("swiglu"), w("ffn_down")], [v("ffn_down")]),
+            node(n("ffn_residual"), "operation.add", [v("attn_residual"), v("ffn_down")],
+                 [v("ffn_residual")]),
+        ]
+        blocks.append({"id": f"block.layer.{i}", "nodes": nodes})
+        x = v("ffn_residual")
+    blocks.append({"id": "block.head", "nodes": [
+        node("node.take_last_token", "operation.take_last_token", [x], ["value.last_token"],
+             work={"tokens": {"value": x, "axis": 0}}),
+        node("node.output_norm", "operation.rms_norm",
+             ["value.last_token", value_id("weight.output_norm")], ["value.output_norm"], eps,
+             work="fixed"),
+        node("node.output", "operation.linear",
+             ["value.output_norm", value_id("weight.output")], ["value.logits"], work="fixed"),
+    ]})
+    states = []
+    for i in range(N_LAYERS):
+        for kind in ("k_cache", "v_cache"):
+            # The cache tensor covers the whole context; its demand is fixed per
+            # sequence (ModelProgram requires a token-scaled demand to cover the
+            # whole state tensor per token, which a [context, kv_dim] cache is not).
+            states.append({"id": f"state.blk.{i}.{kind}", "value": f"value.blk.{i}.{kind}",
+                           "tensor": tensor([CONTEXT, KV_DIM]), "lifetime": "sequence",
+                           "capacity_demand": "fixed_per_scope", "initialization": "zero"})
+    weights = [{"weight": w, "value": value_id(w), "tensor": tensor(dims)}
+               for w, _, dims in sorted(weight_list())]
+    return {"family": FAMILY, "inputs": ["value.tokens", "value.positions"], "blocks": blocks,
+            "states": sorted(states, key=lambda s: s["id"]), "weights": weights,
+            "outputs": ["value.logits"]}
+
+
+def program_file():
+    config = {"dim": DIM, "hidden_dim": HIDDEN, "max_seq_len": CONTEXT, "n_heads": N_HEADS,
+              "n_kv_heads": N_KV_HEADS, "n_layers": N_LAYERS, "norm_eps": "1/100000",
+              "rope_theta": "10000", "vocab_size": VOCAB}
+    return {"format": "ferrite.program", "format_version": 1, "family": FAMILY, "config": config,
+            "weight_schema": weight_schema(), "program": program()}
+
+
+# ---- catalog -----------------------------------------------------------------
+
+def contract(dims, dtype="f32", access="read", alias="no_alias"):
+    return {"dimensions": dims, "element_types": [dtype], "layouts": ["contiguous"],
+            "access": access, "alias": alias}
+
+
+def attr(kind, constraint="none", required=True):
+    return {"kind": kind, "required": required, "constraint": constraint}
+
+
+def operation(op_id, inputs, outputs, attributes=None):
+    return {"id": op_id, "version": "1.0", "inputs": inputs, "outputs": outputs,
+            "attributes": attributes or {},
+            "resources": {"minimum_value_alignment_bytes": ALIGNMENT, "scratch": "optional",
+                          "binding": "optional", "persistent": "forbidden"},
+            "provider": {"minimum_version": "1.0", "required_capabilities": []}}
+
+
+def catalog_file():
+    ops = [
+        operation("operation.add", [contract(["T", "D"]), contract(["T", "D"])],
+                  [contract(["T", "D"], access="write", alias={"may_alias": 0})]),
+        operation("operation.attention",
+                  [contract(["T", "QD"]), contract(["T", "KD"]), contract(["T", "KD"]),
+                   contract(["T"], "u32"), contract(["C", "KD"], access="read_write"),
+                   contract(["C", "KD"], access="read_write")],
+                  [contract(["T", "QD"], access="write")],
+                  {"head_dim": attr("unsigned", {"unsigned_range": [1, 4096]}),
+                   "n_heads": attr("unsigned", {"unsigned_range": [1, 4096]}),
+                   "n_kv_heads": attr("unsigned", {"unsigned_range": [1, 4096]})}),
+        operation("operation.linear", [contract(["T", "K"]), contract(["N", "K"])],
+                  [contract(["T", "N"], access="write")]),
+        operation("operation.rms_norm", [contract(["T", "D"]), contract(["D"])],
+                  [contract(["T", "D"], access="write")],
+                  {"epsilon": attr("rational", {"rational_range": ["1/1000000000000", "1"]})}),
+        operation("operation.rope", [contract(["T", "E"]), contract(["T"], "u32")],
+                  [contract(["T", "E"], access="write")],
+                  {"convention": attr("text", {"text_choices": ["half_split", "interleaved"]}),
+                   "head_dim": attr("unsigned", {"unsigned_range": [2, 4096]}),
+                   "theta": attr("rational", {"rational_range": ["1", "1000000000"]})}),
+        operation("operation.swiglu", [contract(["T", "F"]), contract(["T", "F"])],
+                  [contract(["T", "F"], access="write")]),
+        operation("operation.take_last_token", [contract(["T", "D"])],
+                  [contract([1, "D"], access="write")]),
+        operation("operation.token_embedding", [contract(["T"], "u32"), contract(["V", "D"])],
+                  [contract(["T", "D"], access="write")]),
+    ]
+    return {"format": "ferrite.catalog", "format_version": 1, "operations": ops}
+
+
+def policy_file():
+    return {"format": "ferrite.policy", "format_version": 1,
+            "policy_id": "policy.llama-decoder", "policy_version": "1.0",
+            "memory": {"capacity_bytes": 1 << 30, "reserve_bytes": 64 << 20,
+                       "maximum_active_sequences": 1,
+                       "storage_profile_order": ["linear/contiguous"]},
+            "admission": {"maximum_scheduled_tokens": CONTEXT}}
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = os.path.join(root, "examples")
+    if len(sys.argv) > 1:
+        out = sys.argv[1]
+    write(os.path.join(out, "llama-decoder.program.json"), program_file())
+    write(os.path.join(out, "llama-decoder.catalog.json"), catalog_file())
+    write(os.path.join(out, "llama-decoder.policy.json"), policy_file())
+
+
+if __name__ == "__main__":
+    main()

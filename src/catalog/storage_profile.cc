@@ -1,0 +1,113 @@
+#include "ferrite/catalog/storage_profile.h"
+
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "ferrite/core/checked_math.h"
+
+namespace ferrite {
+namespace {
+
+// Plain decimal u64: digits only, no leading zeros (except "0"), no overflow.
+std::optional<uint64_t> parse_decimal_u64(std::string_view text) {
+  if (text.empty() || text.size() > 20) return std::nullopt;
+  if (text.size() > 1 && text.front() == '0') return std::nullopt;
+  uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    auto times_ten = checked_mul(value, 10);
+    auto next = times_ten ? checked_add(*times_ten, static_cast<uint64_t>(c - '0')) : std::nullopt;
+    if (!next) return std::nullopt;
+    value = *next;
+  }
+  return value;
+}
+
+Error profile_error(std::string_view text, std::string_view problem) {
+  return make_error(Status(ErrorCode::kInvalidArgument,
+                           fmt::format("storage profile `{}` is invalid: {} (expected "
+                                       "linear/contiguous, fixed_block:<bytes>/contiguous or "
+                                       "fixed_block:<bytes>/paged:<bytes>)",
+                                       text, problem))
+                        .with_field("profile", std::string(text)));
+}
+
+}  // namespace
+
+Result<DynamicStorageProfile> DynamicStorageProfile::create(DynamicStorageAllocator allocator,
+                                                            DynamicStorageView view) {
+  if (const auto* fixed = std::get_if<FixedBlockArena>(&allocator)) {
+    if (!is_power_of_two(fixed->block_bytes)) {
+      return invalid_argument(fmt::format(
+          "fixed-block arena block size {} is not a non-zero power of two", fixed->block_bytes));
+    }
+    if (const auto* paged = std::get_if<PagedRegionsView>(&view);
+        paged && paged->block_bytes != fixed->block_bytes) {
+      return invalid_argument(fmt::format(
+          "paged view region size {} differs from the fixed-block arena block size {}",
+          paged->block_bytes, fixed->block_bytes));
+    }
+  } else if (const auto* paged = std::get_if<PagedRegionsView>(&view)) {
+    return invalid_argument(fmt::format(
+        "a paged view (region size {}) requires a fixed-block arena, not a linear arena",
+        paged->block_bytes));
+  }
+  return DynamicStorageProfile(allocator, view);
+}
+
+Result<DynamicStorageProfile> DynamicStorageProfile::parse(std::string_view text) {
+  const auto slash = text.find('/');
+  if (slash == std::string_view::npos) {
+    return profile_error(text, "missing `/` between allocator and view");
+  }
+  const std::string_view allocator_text = text.substr(0, slash);
+  const std::string_view view_text = text.substr(slash + 1);
+
+  DynamicStorageAllocator allocator = LinearArena{};
+  constexpr std::string_view kFixedPrefix = "fixed_block:";
+  if (allocator_text == "linear") {
+    allocator = LinearArena{};
+  } else if (allocator_text.starts_with(kFixedPrefix)) {
+    const auto bytes = parse_decimal_u64(allocator_text.substr(kFixedPrefix.size()));
+    if (!bytes) {
+      return profile_error(text, fmt::format("block size `{}` is not a plain decimal u64",
+                                             allocator_text.substr(kFixedPrefix.size())));
+    }
+    allocator = FixedBlockArena{*bytes};
+  } else {
+    return profile_error(text, fmt::format("unknown allocator `{}`", allocator_text));
+  }
+
+  DynamicStorageView view = ContiguousView{};
+  constexpr std::string_view kPagedPrefix = "paged:";
+  if (view_text == "contiguous") {
+    view = ContiguousView{};
+  } else if (view_text.starts_with(kPagedPrefix)) {
+    const auto bytes = parse_decimal_u64(view_text.substr(kPagedPrefix.size()));
+    if (!bytes) {
+      return profile_error(text, fmt::format("region size `{}` is not a plain decimal u64",
+                                             view_text.substr(kPagedPrefix.size())));
+    }
+    view = PagedRegionsView{*bytes};
+  } else {
+    return profile_error(text, fmt::format("unknown view `{}`", view_text));
+  }
+
+  auto profile = create(allocator, view);
+  if (!profile) return profile_error(text, profile.error().message());
+  return *profile;
+}
+
+std::string DynamicStorageProfile::to_string() const {
+  std::string allocator = std::holds_alternative<LinearArena>(allocator_)
+                              ? std::string("linear")
+                              : fmt::format("fixed_block:{}",
+                                            std::get<FixedBlockArena>(allocator_).block_bytes);
+  std::string view = std::holds_alternative<ContiguousView>(view_)
+                         ? std::string("contiguous")
+                         : fmt::format("paged:{}", std::get<PagedRegionsView>(view_).block_bytes);
+  return allocator + "/" + view;
+}
+
+}  // namespace ferrite

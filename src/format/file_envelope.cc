@@ -1,0 +1,45 @@
+#include "file_envelope.h"
+
+#include <fmt/format.h>
+
+namespace ferrite::format_internal {
+
+Result<void> check_envelope(const JsonCursor& root, std::string_view format, uint64_t version) {
+  if (!root.is_object()) return make_error(root.type_error(fmt::format("a `{}` object", format)));
+  const auto& object = root.json();
+  auto format_it = object.find("format");
+  if (format_it == object.end()) {
+    return make_error(
+        Status(ErrorCode::kSerialization,
+               fmt::format("missing required field `$.format` (expected \"{}\")", format))
+            .with_field("path", "$.format"));
+  }
+  JsonCursor format_cursor(*format_it, json_child_path(root.path(), "format"));
+  FERRITE_ASSIGN_OR_RETURN(std::string found, format_cursor.string());
+  if (found != format) {
+    return make_error(format_cursor.error(
+        fmt::format("must be \"{}\", found \"{}\" (wrong kind of file?)", format,
+                    found.size() > 64 ? found.substr(0, 64) + "..." : found)));
+  }
+  auto version_it = object.find("format_version");
+  if (version_it == object.end()) {
+    return make_error(Status(ErrorCode::kSerialization,
+                             "missing required field `$.format_version`")
+                          .with_field("path", "$.format_version"));
+  }
+  JsonCursor version_cursor(*version_it, json_child_path(root.path(), "format_version"));
+  FERRITE_ASSIGN_OR_RETURN(uint64_t found_version, version_cursor.u64());
+  if (found_version != version) {
+    return make_error(version_cursor.error(fmt::format(
+        "{} is not supported by this reader (supported: {})", found_version, version)));
+  }
+  return {};
+}
+
+Status with_file_context(Status status, const std::filesystem::path& path) {
+  status.with_context(fmt::format("`{}`", path.string()));
+  status.with_field("file", path.string());
+  return status;
+}
+
+}  // namespace ferrite::format_internal

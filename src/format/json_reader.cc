@@ -1,0 +1,591 @@
+#include "ferrite/format/json_reader.h"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <system_error>
+
+#include <fmt/format.h>
+
+namespace ferrite {
+namespace {
+
+using nlohmann::json;
+
+bool is_plain_key(std::string_view key) {
+  if (key.empty()) return false;
+  const auto first = static_cast<unsigned char>(key.front());
+  if (!((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z') || first == '_')) {
+    return false;
+  }
+  return std::all_of(key.begin(), key.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') || u == '_';
+  });
+}
+
+// Quoted, escaped and (beyond 64 bytes) shortened rendering of a key.
+std::string quoted_key(std::string_view key) {
+  std::string out = "\"";
+  for (size_t i = 0; i < key.size() && i < 64; ++i) {
+    const auto c = static_cast<unsigned char>(key[i]);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+    } else if (c >= 0x20 && c < 0x7f && c != '`') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  if (key.size() > 64) out += "...";
+  out.push_back('"');
+  return out;
+}
+
+// Thrown from the parser callback to abort parsing; caught in parse_strict_json.
+struct StrictJsonViolation {
+  std::string path;
+  std::string message;
+};
+
+// The open containers while parsing: for duplicate-key detection and the
+// depth cap (and to name paths in those errors).
+class StrictParseState {
+ public:
+  bool on_event(json::parse_event_t event, const json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start: {
+        enter_element();
+        if (frames_.size() + 1 > kMaxJsonDepth) {
+          throw StrictJsonViolation{
+              current_path(),
+              fmt::format("nests deeper than the limit of {} containers", kMaxJsonDepth)};
+        }
+        frames_.push_back(Frame{event == json::parse_event_t::object_start, {}, {}, 0});
+        break;
+      }
+      case json::parse_event_t::key: {
+        Frame& top = frames_.back();
+        const std::string& key = parsed.get_ref<const std::string&>();
+        if (!top.keys.insert(key).second) {
+          throw StrictJsonViolation{container_path(),
+                                    fmt::format("has duplicate key {}", quoted_key(key))};
+        }
+        top.key = key;
+        break;
+      }
+      case json::parse_event_t::value:
+        enter_element();
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!frames_.empty()) frames_.pop_back();
+        break;
+    }
+    return true;
+  }
+
+  // Path of the innermost open container (for syntax errors), or "$".
+  std::string container_path() const {
+    std::string path = "$";
+    for (size_t i = 0; i + 1 < frames_.size(); ++i) path = component(path, frames_[i]);
+    return path;
+  }
+
+ private:
+  struct Frame {
+    bool is_object = false;
+    std::set<std::string> keys;
+    std::string key;       // current key (objects)
+    size_t next_index = 0;  // elements started so far (arrays)
+  };
+
+  static std::string component(const std::string& parent, const Frame& frame) {
+    if (frame.is_object) return json_child_path(parent, frame.key);
+    return json_index_path(parent, frame.next_index == 0 ? 0 : frame.next_index - 1);
+  }
+
+  // Path of the element being started (the new container's own path).
+  std::string current_path() const {
+    std::string path = "$";
+    for (const Frame& frame : frames_) path = component(path, frame);
+    return path;
+  }
+
+  void enter_element() {
+    if (frames_.empty()) return;
+    Frame& top = frames_.back();
+    if (!top.is_object) ++top.next_index;
+  }
+
+  std::vector<Frame> frames_;
+};
+
+std::pair<size_t, size_t> line_and_column(std::string_view text, size_t offset) {
+  offset = std::min(offset, text.size());
+  size_t line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return {line, offset - line_start + 1};
+}
+
+// nlohmann messages look like "[json.exception.parse_error.101] parse error at
+// line 1, column 3: syntax error while parsing value - ..."; keep the detail.
+std::string parse_error_detail(std::string_view what) {
+  const auto colon = what.find(": ");
+  if (colon != std::string_view::npos) return std::string(what.substr(colon + 2));
+  return std::string(what);
+}
+
+Status float_error(const std::string& path) {
+  return json_error_at(
+      path, "is a floating-point number; Ferrite accepts only integers in u64/i64 range "
+            "(write rationals as strings such as \"1/100000\")");
+}
+
+std::string join_keys(const std::vector<std::string_view>& keys) {
+  std::string out;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += fmt::format("`{}`", keys[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string json_child_path(std::string_view parent, std::string_view key) {
+  if (is_plain_key(key)) return fmt::format("{}.{}", parent, key);
+  return fmt::format("{}[{}]", parent, quoted_key(key));
+}
+
+std::string json_index_path(std::string_view parent, size_t index) {
+  return fmt::format("{}[{}]", parent, index);
+}
+
+Status json_error_at(std::string_view path, std::string_view message) {
+  return Status(ErrorCode::kSerialization, fmt::format("`{}` {}", path, message))
+      .with_field("path", std::string(path));
+}
+
+Status with_json_path(Status status, std::string_view path) {
+  status.with_context(fmt::format("`{}`", path));
+  if (!status.fields().contains("path")) status.with_field("path", std::string(path));
+  return status;
+}
+
+std::string_view json_value_kind(const json& value) {
+  switch (value.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "boolean";
+    case json::value_t::string: return "string";
+    case json::value_t::array: return "array";
+    case json::value_t::object: return "object";
+    case json::value_t::number_unsigned: return "unsigned integer";
+    case json::value_t::number_integer:
+      return value.get<int64_t>() < 0 ? "negative integer" : "unsigned integer";
+    case json::value_t::number_float: return "float";
+    case json::value_t::binary: return "binary";
+    case json::value_t::discarded: return "discarded";
+  }
+  return "unknown";
+}
+
+Result<json> parse_strict_json(std::string_view text) {
+  if (text.size() > kMaxJsonTextBytes) {
+    return make_error(Status(ErrorCode::kSerialization,
+                             fmt::format("`$` JSON text of {} bytes exceeds the limit of {} bytes",
+                                         text.size(), kMaxJsonTextBytes))
+                          .with_field("path", "$"));
+  }
+  StrictParseState state;
+  json::parser_callback_t callback = [&state](int /*depth*/, json::parse_event_t event,
+                                              json& parsed) { return state.on_event(event, parsed); };
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true,
+                      /*ignore_comments=*/false);
+  } catch (const StrictJsonViolation& violation) {
+    return make_error(json_error_at(violation.path, violation.message));
+  } catch (const json::parse_error& error) {
+    // `byte` is the 1-based index of the last character read.
+    const size_t offset = error.byte == 0 ? 0 : static_cast<size_t>(error.byte - 1);
+    const auto [line, column] = line_and_column(text, offset);
+    const std::string path = state.container_path();
+    return make_error(
+        Status(ErrorCode::kSerialization,
+               fmt::format("JSON syntax error at byte offset {} (line {}, column {}) inside `{}`: {}",
+                           offset, line, column, path, parse_error_detail(error.what())))
+            .with_field("path", path)
+            .with_field("offset", std::to_string(offset)));
+  } catch (const json::exception& error) {
+    return make_error(json_error_at(state.container_path(),
+                                    fmt::format("could not be parsed: {}", error.what())));
+  } catch (const std::exception& error) {
+    return make_error(json_error_at("$", fmt::format("could not be parsed: {}", error.what())));
+  }
+  FERRITE_RETURN_IF_ERROR(check_strict_json_value(doc));
+  return doc;
+}
+
+Result<void> check_strict_json_value(const json& value, std::string_view path) {
+  struct Item {
+    const json* value;
+    std::string path;
+    size_t depth;  // containers enclosing `value`, counting itself when it is one
+  };
+  std::vector<Item> stack;
+  stack.push_back(Item{&value, std::string(path), value.is_structured() ? size_t{1} : size_t{0}});
+  while (!stack.empty()) {
+    Item item = std::move(stack.back());
+    stack.pop_back();
+    const json& current = *item.value;
+    if (current.is_number_float()) return make_error(float_error(item.path));
+    if (!current.is_structured()) continue;
+    if (item.depth > kMaxJsonDepth) {
+      return make_error(json_error_at(
+          item.path, fmt::format("nests deeper than the limit of {} containers", kMaxJsonDepth)));
+    }
+    // Push children in reverse so they are visited in document order.
+    if (current.is_object()) {
+      std::vector<Item> children;
+      children.reserve(current.size());
+      for (auto it = current.begin(); it != current.end(); ++it) {
+        children.push_back(Item{&it.value(), json_child_path(item.path, it.key()),
+                                item.depth + (it.value().is_structured() ? 1 : 0)});
+      }
+      for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(std::move(*it));
+    } else {
+      for (size_t i = current.size(); i-- > 0;) {
+        stack.push_back(Item{&current[i], json_index_path(item.path, i),
+                             item.depth + (current[i].is_structured() ? 1 : 0)});
+      }
+    }
+  }
+  return {};
+}
+
+Result<std::string> read_text_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    return make_error(Status(ErrorCode::kIo, fmt::format("cannot read `{}`: file does not exist",
+                                                         path.string()))
+                          .with_field("file", path.string()));
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    return make_error(Status(ErrorCode::kIo,
+                             fmt::format("cannot read `{}`: not a regular file", path.string()))
+                          .with_field("file", path.string()));
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) {
+    return make_error(Status(ErrorCode::kIo, fmt::format("cannot read `{}`: {}", path.string(),
+                                                         ec.message()))
+                          .with_field("file", path.string()));
+  }
+  if (size > kMaxJsonTextBytes) {
+    return make_error(Status(ErrorCode::kIo,
+                             fmt::format("cannot read `{}`: {} bytes exceeds the limit of {} bytes",
+                                         path.string(), size, kMaxJsonTextBytes))
+                          .with_field("file", path.string()));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return make_error(Status(ErrorCode::kIo, fmt::format("cannot open `{}`", path.string()))
+                          .with_field("file", path.string()));
+  }
+  std::string text(static_cast<size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (static_cast<size_t>(in.gcount()) != text.size() || in.bad()) {
+    return make_error(Status(ErrorCode::kIo, fmt::format("cannot read `{}`: short read",
+                                                         path.string()))
+                          .with_field("file", path.string()));
+  }
+  // A file that grew since it was measured is rejected rather than truncated.
+  if (in.peek() != std::char_traits<char>::eof()) {
+    return make_error(Status(ErrorCode::kIo, fmt::format("cannot read `{}`: file changed while "
+                                                         "being read",
+                                                         path.string()))
+                          .with_field("file", path.string()));
+  }
+  return text;
+}
+
+// ---- JsonCursor ------------------------------------------------------------
+
+Status JsonCursor::error(std::string_view message) const { return json_error_at(path_, message); }
+
+Status JsonCursor::type_error(std::string_view expected) const {
+  return error(fmt::format("must be {}, found {}", expected, json_value_kind(*value_)));
+}
+
+Status JsonCursor::wrap_error(std::string_view what, const Status& inner) const {
+  return error(fmt::format("{}: {}", what, inner.message()));
+}
+
+Result<ObjectReader> JsonCursor::object(std::initializer_list<std::string_view> allowed) const {
+  return object(std::vector<std::string_view>(allowed));
+}
+
+Result<ObjectReader> JsonCursor::object(const std::vector<std::string_view>& allowed) const {
+  if (!value_->is_object()) return make_error(type_error("an object"));
+  for (auto it = value_->begin(); it != value_->end(); ++it) {
+    if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end()) {
+      const std::string child = json_child_path(path_, it.key());
+      return make_error(Status(ErrorCode::kSerialization,
+                               fmt::format("unknown field `{}` (expected {})", child,
+                                           allowed.empty() ? std::string("no fields")
+                                                           : join_keys(allowed)))
+                            .with_field("path", child));
+    }
+  }
+  return ObjectReader(*value_, path_);
+}
+
+Result<std::vector<std::pair<std::string, JsonCursor>>> JsonCursor::entries() const {
+  if (!value_->is_object()) return make_error(type_error("an object"));
+  std::vector<std::pair<std::string, JsonCursor>> out;
+  out.reserve(value_->size());
+  for (auto it = value_->begin(); it != value_->end(); ++it) {
+    out.emplace_back(it.key(), JsonCursor(it.value(), json_child_path(path_, it.key())));
+  }
+  return out;
+}
+
+Result<std::pair<std::string, JsonCursor>> JsonCursor::single_key(
+    std::initializer_list<std::string_view> allowed) const {
+  const std::vector<std::string_view> keys(allowed);
+  if (!value_->is_object()) {
+    return make_error(type_error(fmt::format("an object with one of the keys {}", join_keys(keys))));
+  }
+  FERRITE_ASSIGN_OR_RETURN(ObjectReader reader, object(keys));
+  (void)reader;
+  if (value_->size() != 1) {
+    return make_error(error(fmt::format("must have exactly one of the keys {}, found {} keys",
+                                        join_keys(keys), value_->size())));
+  }
+  auto it = value_->begin();
+  return std::pair<std::string, JsonCursor>(it.key(),
+                                            JsonCursor(it.value(), json_child_path(path_, it.key())));
+}
+
+Result<std::vector<JsonCursor>> JsonCursor::array() const {
+  if (!value_->is_array()) return make_error(type_error("an array"));
+  std::vector<JsonCursor> out;
+  out.reserve(value_->size());
+  for (size_t i = 0; i < value_->size(); ++i) {
+    out.emplace_back((*value_)[i], json_index_path(path_, i));
+  }
+  return out;
+}
+
+Result<std::vector<JsonCursor>> JsonCursor::array_of_size(size_t size) const {
+  if (!value_->is_array()) return make_error(type_error(fmt::format("an array of {}", size)));
+  if (value_->size() != size) {
+    return make_error(error(fmt::format("must have exactly {} elements, found {}", size,
+                                        value_->size())));
+  }
+  return array();
+}
+
+Result<bool> JsonCursor::boolean() const {
+  if (!value_->is_boolean()) return make_error(type_error("a boolean"));
+  return value_->get<bool>();
+}
+
+Result<std::string> JsonCursor::string() const {
+  if (!value_->is_string()) return make_error(type_error("a string"));
+  return value_->get<std::string>();
+}
+
+Result<std::string> JsonCursor::non_empty_string() const {
+  if (!value_->is_string()) return make_error(type_error("a non-empty string"));
+  const auto& text = value_->get_ref<const std::string&>();
+  if (text.empty()) return make_error(error("must not be empty"));
+  return text;
+}
+
+Result<uint64_t> JsonCursor::bounded_unsigned(uint64_t maximum) const {
+  const std::string expected =
+      maximum == std::numeric_limits<uint64_t>::max()
+          ? std::string("an unsigned integer")
+          : fmt::format("an unsigned integer at most {}", maximum);
+  uint64_t value = 0;
+  if (value_->is_number_unsigned()) {
+    value = value_->get<uint64_t>();
+  } else if (value_->is_number_integer()) {
+    const auto signed_value = value_->get<int64_t>();
+    if (signed_value < 0) {
+      return make_error(error(fmt::format("must be {}, found negative integer {}", expected,
+                                          signed_value)));
+    }
+    value = static_cast<uint64_t>(signed_value);
+  } else {
+    return make_error(type_error(expected));
+  }
+  if (value > maximum) return make_error(error(fmt::format("must be {}, found {}", expected, value)));
+  return value;
+}
+
+Result<uint64_t> JsonCursor::u64() const {
+  return bounded_unsigned(std::numeric_limits<uint64_t>::max());
+}
+
+Result<uint32_t> JsonCursor::u32() const {
+  FERRITE_ASSIGN_OR_RETURN(uint64_t value, bounded_unsigned(std::numeric_limits<uint32_t>::max()));
+  return static_cast<uint32_t>(value);
+}
+
+Result<uint16_t> JsonCursor::u16() const {
+  FERRITE_ASSIGN_OR_RETURN(uint64_t value, bounded_unsigned(std::numeric_limits<uint16_t>::max()));
+  return static_cast<uint16_t>(value);
+}
+
+Result<uint8_t> JsonCursor::u8() const {
+  FERRITE_ASSIGN_OR_RETURN(uint64_t value, bounded_unsigned(std::numeric_limits<uint8_t>::max()));
+  return static_cast<uint8_t>(value);
+}
+
+Result<int64_t> JsonCursor::i64() const {
+  if (value_->is_number_unsigned()) {
+    const auto value = value_->get<uint64_t>();
+    if (value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return make_error(
+          error(fmt::format("must be a signed 64-bit integer, found {} (out of range)", value)));
+    }
+    return static_cast<int64_t>(value);
+  }
+  if (value_->is_number_integer()) return value_->get<int64_t>();
+  return make_error(type_error("an integer"));
+}
+
+Result<ContractVersion> JsonCursor::version_text() const {
+  if (!value_->is_string()) return make_error(type_error("a version string \"MAJOR.MINOR\""));
+  const auto& text = value_->get_ref<const std::string&>();
+  auto parse_part = [](std::string_view part) -> std::optional<uint16_t> {
+    if (part.empty() || part.size() > 5) return std::nullopt;
+    if (part.size() > 1 && part.front() == '0') return std::nullopt;
+    uint32_t value = 0;
+    for (char c : part) {
+      if (c < '0' || c > '9') return std::nullopt;
+      value = value * 10 + static_cast<uint32_t>(c - '0');
+    }
+    if (value > std::numeric_limits<uint16_t>::max()) return std::nullopt;
+    return static_cast<uint16_t>(value);
+  };
+  const auto dot = text.find('.');
+  std::optional<uint16_t> major;
+  std::optional<uint16_t> minor;
+  if (dot != std::string::npos) {
+    major = parse_part(std::string_view(text).substr(0, dot));
+    minor = parse_part(std::string_view(text).substr(dot + 1));
+  }
+  if (!major || !minor) {
+    return make_error(error(fmt::format(
+        "must be a version \"MAJOR.MINOR\" (decimal, no leading zeros, each at most 65535), "
+        "found {}",
+        quoted_key(text))));
+  }
+  return ContractVersion{*major, *minor};
+}
+
+Result<std::vector<uint64_t>> JsonCursor::u64_array() const {
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> items, array());
+  std::vector<uint64_t> out;
+  out.reserve(items.size());
+  for (const JsonCursor& item : items) {
+    FERRITE_ASSIGN_OR_RETURN(uint64_t value, item.u64());
+    out.push_back(value);
+  }
+  return out;
+}
+
+Result<std::vector<uint32_t>> JsonCursor::u32_array() const {
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> items, array());
+  std::vector<uint32_t> out;
+  out.reserve(items.size());
+  for (const JsonCursor& item : items) {
+    FERRITE_ASSIGN_OR_RETURN(uint32_t value, item.u32());
+    out.push_back(value);
+  }
+  return out;
+}
+
+Result<std::vector<int64_t>> JsonCursor::i64_array() const {
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> items, array());
+  std::vector<int64_t> out;
+  out.reserve(items.size());
+  for (const JsonCursor& item : items) {
+    FERRITE_ASSIGN_OR_RETURN(int64_t value, item.i64());
+    out.push_back(value);
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> JsonCursor::string_array() const {
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> items, array());
+  std::vector<std::string> out;
+  out.reserve(items.size());
+  for (const JsonCursor& item : items) {
+    FERRITE_ASSIGN_OR_RETURN(std::string value, item.string());
+    out.push_back(std::move(value));
+  }
+  return out;
+}
+
+// ---- ObjectReader ------------------------------------------------------------
+
+bool ObjectReader::has(std::string_view key) const { return object_->contains(key); }
+
+Result<JsonCursor> ObjectReader::required(std::string_view key) const {
+  auto it = object_->find(key);
+  const std::string child = json_child_path(path_, key);
+  if (it == object_->end()) {
+    return make_error(
+        Status(ErrorCode::kSerialization, fmt::format("missing required field `{}`", child))
+            .with_field("path", child));
+  }
+  return JsonCursor(*it, child);
+}
+
+std::optional<JsonCursor> ObjectReader::optional(std::string_view key) const {
+  auto it = object_->find(key);
+  if (it == object_->end()) return std::nullopt;
+  return JsonCursor(*it, json_child_path(path_, key));
+}
+
+Result<std::string> ObjectReader::required_string(std::string_view key) const {
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor cursor, required(key));
+  return cursor.string();
+}
+
+Result<bool> ObjectReader::required_bool(std::string_view key) const {
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor cursor, required(key));
+  return cursor.boolean();
+}
+
+Result<uint64_t> ObjectReader::required_u64(std::string_view key) const {
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor cursor, required(key));
+  return cursor.u64();
+}
+
+Result<uint32_t> ObjectReader::required_u32(std::string_view key) const {
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor cursor, required(key));
+  return cursor.u32();
+}
+
+Result<ContractVersion> ObjectReader::required_version_text(std::string_view key) const {
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor cursor, required(key));
+  return cursor.version_text();
+}
+
+}  // namespace ferrite

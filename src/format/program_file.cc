@@ -1,0 +1,53 @@
+#include "ferrite/format/program_file.h"
+
+#include <string>
+#include <utility>
+
+#include "ferrite/format/json_reader.h"
+#include "ferrite/format/program_reader.h"
+#include "ferrite/format/weight_schema_reader.h"
+#include "file_envelope.h"
+
+namespace ferrite {
+
+Result<PreparedModelFamily> read_program_file_json(const nlohmann::json& document) {
+  FERRITE_RETURN_IF_ERROR(check_strict_json_value(document));
+  const JsonCursor root(document);
+  FERRITE_RETURN_IF_ERROR(
+      format_internal::check_envelope(root, kProgramFileFormat, kProgramFileFormatVersion));
+  FERRITE_ASSIGN_OR_RETURN(ObjectReader object,
+                           root.object({"format", "format_version", "family", "config",
+                                        "weight_schema", "program"}));
+  FERRITE_ASSIGN_OR_RETURN(ModelFamilyId family, object.required_identity<ModelFamilyId>("family"));
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor config, object.required("config"));
+  if (!config.is_object()) return make_error(config.type_error("an object"));
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor schema_cursor, object.required("weight_schema"));
+  FERRITE_ASSIGN_OR_RETURN(WeightSchema schema, read_weight_schema(schema_cursor));
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor program_cursor, object.required("program"));
+  FERRITE_ASSIGN_OR_RETURN(ModelProgram program, read_model_program(program_cursor));
+  return PreparedModelFamily::create(std::move(family), config.json(), std::move(schema),
+                                     std::move(program));
+}
+
+Result<PreparedModelFamily> read_program_file_text(std::string_view text) {
+  FERRITE_ASSIGN_OR_RETURN(nlohmann::json document, parse_strict_json(text));
+  return read_program_file_json(document);
+}
+
+Result<PreparedModelFamily> read_program_file(const std::filesystem::path& path) {
+  FERRITE_ASSIGN_OR_RETURN(std::string text, read_text_file(path));
+  auto family = read_program_file_text(text);
+  if (!family) return make_error(format_internal::with_file_context(std::move(family).error(), path));
+  return family;
+}
+
+nlohmann::json program_file_to_json(const PreparedModelFamily& family) {
+  return nlohmann::json{{"format", kProgramFileFormat},
+                        {"format_version", kProgramFileFormatVersion},
+                        {"family", family.family_id().str()},
+                        {"config", family.canonical_config()},
+                        {"weight_schema", family.weight_schema().to_json()},
+                        {"program", family.program().to_json()}};
+}
+
+}  // namespace ferrite

@@ -1,0 +1,186 @@
+#include "ferrite/program/attribute_schema.h"
+
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace ferrite {
+namespace {
+
+// The kind a constraint applies to; nullopt for None (any kind).
+std::optional<SemanticValueKind> constraint_kind(const AttributeConstraint& constraint) {
+  if (std::holds_alternative<BoolEqualsConstraint>(constraint)) return SemanticValueKind::kBool;
+  if (std::holds_alternative<IntegerRangeConstraint>(constraint)) {
+    return SemanticValueKind::kInteger;
+  }
+  if (std::holds_alternative<UnsignedRangeConstraint>(constraint)) {
+    return SemanticValueKind::kUnsigned;
+  }
+  if (std::holds_alternative<RationalRangeConstraint>(constraint)) {
+    return SemanticValueKind::kRational;
+  }
+  if (std::holds_alternative<TextChoicesConstraint>(constraint)) return SemanticValueKind::kText;
+  if (std::holds_alternative<IntegerListLengthConstraint>(constraint)) {
+    return SemanticValueKind::kIntegers;
+  }
+  return std::nullopt;
+}
+
+template <class Range>
+bool is_inverted(const AttributeConstraint& constraint) {
+  const auto* range = std::get_if<Range>(&constraint);
+  return range != nullptr && range->minimum > range->maximum;
+}
+
+Error spec_error(const AttributeId& id, const AttributeConstraint& constraint,
+                 std::string_view reason) {
+  return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                           fmt::format("attribute `{}` constraint {} {}", id.str(),
+                                       describe_attribute_constraint(constraint), reason))
+                        .with_field("attribute", id.str()));
+}
+
+Error value_error(std::string message, const AttributeId& id, std::string_view context) {
+  Status status(ErrorCode::kInvalidExecutionPlan, std::move(message));
+  status.with_field("attribute", id.str());
+  if (!context.empty()) status.with_field("context", std::string(context));
+  return make_error(std::move(status));
+}
+
+// "node `a` attribute `x`", or "attribute `x`" without a context.
+std::string subject(std::string_view context, const AttributeId& id) {
+  if (context.empty()) return fmt::format("attribute `{}`", id.str());
+  return fmt::format("{} attribute `{}`", context, id.str());
+}
+
+}  // namespace
+
+std::string describe_attribute_constraint(const AttributeConstraint& constraint) {
+  if (std::holds_alternative<NoAttributeConstraint>(constraint)) return "None";
+  if (const auto* equals = std::get_if<BoolEqualsConstraint>(&constraint)) {
+    return fmt::format("BoolEquals({})", equals->value);
+  }
+  if (const auto* range = std::get_if<IntegerRangeConstraint>(&constraint)) {
+    return fmt::format("IntegerRange {{ minimum: {}, maximum: {} }}", range->minimum,
+                       range->maximum);
+  }
+  if (const auto* range = std::get_if<UnsignedRangeConstraint>(&constraint)) {
+    return fmt::format("UnsignedRange {{ minimum: {}, maximum: {} }}", range->minimum,
+                       range->maximum);
+  }
+  if (const auto* range = std::get_if<RationalRangeConstraint>(&constraint)) {
+    return fmt::format("RationalRange {{ minimum: {}, maximum: {} }}", range->minimum.to_string(),
+                       range->maximum.to_string());
+  }
+  if (const auto* text = std::get_if<TextChoicesConstraint>(&constraint)) {
+    std::vector<std::string> parts;
+    for (const auto& choice : text->choices) {
+      parts.push_back(describe_semantic_value(SemanticText{choice}));
+    }
+    return fmt::format("TextChoices {{ choices: [{}] }}", fmt::join(parts, ", "));
+  }
+  const auto& length = std::get<IntegerListLengthConstraint>(constraint);
+  return fmt::format("IntegerListLength {{ minimum: {}, maximum: {} }}", length.minimum,
+                     length.maximum);
+}
+
+bool satisfies_attribute_constraint(const AttributeConstraint& constraint,
+                                    const SemanticValue& value) {
+  if (std::holds_alternative<NoAttributeConstraint>(constraint)) return true;
+  if (constraint_kind(constraint) != kind_of(value)) return false;
+  if (const auto* equals = std::get_if<BoolEqualsConstraint>(&constraint)) {
+    return std::get<SemanticBool>(value).value == equals->value;
+  }
+  if (const auto* range = std::get_if<IntegerRangeConstraint>(&constraint)) {
+    const int64_t v = std::get<SemanticInteger>(value).value;
+    return range->minimum <= v && v <= range->maximum;
+  }
+  if (const auto* range = std::get_if<UnsignedRangeConstraint>(&constraint)) {
+    const uint64_t v = std::get<SemanticUnsigned>(value).value;
+    return range->minimum <= v && v <= range->maximum;
+  }
+  if (const auto* range = std::get_if<RationalRangeConstraint>(&constraint)) {
+    const CanonicalRational& v = std::get<SemanticRational>(value).value;
+    return range->minimum <= v && v <= range->maximum;
+  }
+  if (const auto* text = std::get_if<TextChoicesConstraint>(&constraint)) {
+    return text->choices.contains(std::get<SemanticText>(value).value);
+  }
+  const auto& length = std::get<IntegerListLengthConstraint>(constraint);
+  const auto size = static_cast<uint64_t>(std::get<SemanticIntegers>(value).value.size());
+  return length.minimum <= size && size <= length.maximum;
+}
+
+Result<void> validate_attribute_spec(const AttributeId& id, const AttributeSpec& spec) {
+  const AttributeConstraint& constraint = spec.constraint;
+  if (auto kind = constraint_kind(constraint); kind && *kind != spec.value_kind) {
+    return spec_error(id, constraint,
+                      fmt::format("applies to kind {}, but the attribute has kind {}",
+                                  semantic_value_kind_name(*kind),
+                                  semantic_value_kind_name(spec.value_kind)));
+  }
+  if (is_inverted<IntegerRangeConstraint>(constraint) ||
+      is_inverted<UnsignedRangeConstraint>(constraint) ||
+      is_inverted<RationalRangeConstraint>(constraint) ||
+      is_inverted<IntegerListLengthConstraint>(constraint)) {
+    return spec_error(id, constraint, "has minimum greater than maximum");
+  }
+  if (const auto* text = std::get_if<TextChoicesConstraint>(&constraint)) {
+    if (text->choices.empty()) return spec_error(id, constraint, "has no choices");
+    if (text->choices.contains("")) return spec_error(id, constraint, "has an empty choice");
+  }
+  return {};
+}
+
+Result<AttributeSchema> AttributeSchema::create(std::map<AttributeId, AttributeSpec> entries) {
+  for (const auto& [id, spec] : entries) {
+    FERRITE_RETURN_IF_ERROR(validate_attribute_spec(id, spec));
+  }
+  return AttributeSchema(std::move(entries));
+}
+
+const AttributeSpec* AttributeSchema::find(const AttributeId& id) const {
+  auto it = entries_.find(id);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+Result<void> AttributeSchema::validate_values(const std::map<AttributeId, SemanticValue>& values,
+                                              std::string_view context) const {
+  for (const auto& [id, value] : values) {
+    const AttributeSpec* spec = find(id);
+    if (spec == nullptr) {
+      return value_error(
+          fmt::format("{} is not declared by the operation", subject(context, id)), id, context);
+    }
+    if (auto valid = validate_semantic_value(value); !valid) {
+      return value_error(
+          fmt::format("{} is invalid: {}", subject(context, id), valid.error().message()), id,
+          context);
+    }
+    if (kind_of(value) != spec->value_kind) {
+      return value_error(fmt::format("{} has kind {}, expected {}", subject(context, id),
+                                     semantic_value_kind_name(kind_of(value)),
+                                     semantic_value_kind_name(spec->value_kind)),
+                         id, context);
+    }
+    if (!satisfies_attribute_constraint(spec->constraint, value)) {
+      return value_error(fmt::format("{} value {} does not satisfy {}", subject(context, id),
+                                     describe_semantic_value(value),
+                                     describe_attribute_constraint(spec->constraint)),
+                         id, context);
+    }
+  }
+  for (const auto& [id, spec] : entries_) {
+    if (spec.required && !values.contains(id)) {
+      std::string message = context.empty()
+                                ? fmt::format("missing required attribute `{}`", id.str())
+                                : fmt::format("{} requires attribute `{}`", context, id.str());
+      return value_error(std::move(message), id, context);
+    }
+  }
+  return {};
+}
+
+}  // namespace ferrite

@@ -1,0 +1,244 @@
+#include "ferrite/core/identity.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace ferrite {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+void expect_invalid(const Result<NodeId>& result, std::string_view reason) {
+  ASSERT_FALSE(result) << "unexpectedly valid: " << result->str();
+  EXPECT_EQ(result.error().code(), ErrorCode::kInvalidIdentity);
+  EXPECT_THAT(result.error().message(), StartsWith("node identity `"));
+  EXPECT_THAT(result.error().message(), HasSubstr(std::string(reason)));
+  EXPECT_EQ(result.error().fields().at("kind"), "node");
+}
+
+// Independent statement of the rule: ASCII alphanumeric or one of `. _ - : /`.
+bool allowed_byte(unsigned char c) {
+  if (c >= '0' && c <= '9') return true;
+  if (c >= 'a' && c <= 'z') return true;
+  if (c >= 'A' && c <= 'Z') return true;
+  return c == '.' || c == '_' || c == '-' || c == ':' || c == '/';
+}
+
+// ---- validity --------------------------------------------------------------
+
+TEST(IdentityTest, AcceptsATypicalIdentity) {
+  auto id = NodeId::create("layer.0.attn");
+  ASSERT_TRUE(id) << id.error().to_string();
+  EXPECT_EQ(id->str(), "layer.0.attn");
+  EXPECT_EQ(id->view(), "layer.0.attn");
+}
+
+TEST(IdentityTest, RejectsEmpty) {
+  auto id = NodeId::create("");
+  expect_invalid(id, "must not be empty");
+  EXPECT_EQ(id.error().message(), "node identity `` must not be empty");
+  EXPECT_EQ(id.error().fields().at("reason"), "must not be empty");
+}
+
+TEST(IdentityTest, AcceptsSingleByte) {
+  EXPECT_TRUE(NodeId::create("a"));
+  EXPECT_TRUE(NodeId::create("0"));
+  EXPECT_TRUE(NodeId::create("/"));
+}
+
+TEST(IdentityTest, Accepts160Bytes) {
+  ASSERT_EQ(kMaxIdentityBytes, 160u);
+  auto id = NodeId::create(std::string(160, 'a'));
+  ASSERT_TRUE(id) << id.error().to_string();
+  EXPECT_EQ(id->str().size(), 160u);
+}
+
+TEST(IdentityTest, Rejects161Bytes) {
+  auto id = NodeId::create(std::string(161, 'a'));
+  expect_invalid(id, "exceeds 160 bytes");
+  EXPECT_EQ(id.error().fields().at("reason"), "exceeds 160 bytes");
+  // The echoed value is cut to keep the message readable.
+  EXPECT_THAT(id.error().message(), HasSubstr(std::string(64, 'a') + "...`"));
+  EXPECT_THAT(id.error().message(), ::testing::Not(HasSubstr(std::string(65, 'a'))));
+}
+
+TEST(IdentityTest, LengthIsCountedInBytesNotCharacters) {
+  // 81 two-byte UTF-8 characters are 162 bytes: the length rule fires first.
+  std::string two_byte;
+  for (int i = 0; i < 81; ++i) two_byte += "\xc3\xa9";
+  expect_invalid(NodeId::create(two_byte), "exceeds 160 bytes");
+}
+
+TEST(IdentityTest, AcceptsEveryAllowedPunctuation) {
+  for (char c : std::string(".", 1) + "_-:/") {
+    std::string value = std::string("a") + c + "b";
+    auto id = NodeId::create(value);
+    EXPECT_TRUE(id) << "`" << value << "`: " << id.error().to_string();
+    auto alone = NodeId::create(std::string(1, c));
+    EXPECT_TRUE(alone) << "`" << c << "` alone";
+  }
+}
+
+TEST(IdentityTest, AcceptsEveryAsciiAlphanumeric) {
+  std::string all;
+  for (char c = 'a'; c <= 'z'; ++c) all.push_back(c);
+  for (char c = 'A'; c <= 'Z'; ++c) all.push_back(c);
+  for (char c = '0'; c <= '9'; ++c) all.push_back(c);
+  auto id = NodeId::create(all);
+  ASSERT_TRUE(id) << id.error().to_string();
+  EXPECT_EQ(id->str(), all);
+}
+
+TEST(IdentityTest, RejectsSpace) {
+  auto id = NodeId::create("layer 0");
+  expect_invalid(id, "contains a non-portable character");
+  EXPECT_EQ(id.error().message(), "node identity `layer 0` contains a non-portable character");
+  expect_invalid(NodeId::create(" "), "non-portable character");
+  expect_invalid(NodeId::create("a "), "non-portable character");
+}
+
+TEST(IdentityTest, RejectsNonAsciiByte) {
+  auto id = NodeId::create("caf\xc3\xa9");
+  expect_invalid(id, "contains a non-portable character");
+  // Non-printable bytes are escaped in the message.
+  EXPECT_THAT(id.error().message(), HasSubstr("caf\\xc3\\xa9"));
+  expect_invalid(NodeId::create(std::string(1, '\x80')), "non-portable character");
+  expect_invalid(NodeId::create(std::string(1, '\xff')), "non-portable character");
+}
+
+TEST(IdentityTest, RejectsNulByte) {
+  auto id = NodeId::create(std::string("a\0b", 3));
+  expect_invalid(id, "contains a non-portable character");
+  EXPECT_THAT(id.error().message(), HasSubstr("a\\x00b"));
+  expect_invalid(NodeId::create(std::string(1, '\0')), "non-portable character");
+}
+
+TEST(IdentityTest, EscapesBacktickInMessage) {
+  auto id = NodeId::create("a`b");
+  expect_invalid(id, "non-portable character");
+  EXPECT_THAT(id.error().message(), HasSubstr("a\\x60b"));
+}
+
+TEST(IdentityTest, EveryByteValueFollowsThePortableRule) {
+  for (int b = 0; b < 256; ++b) {
+    const auto c = static_cast<unsigned char>(b);
+    std::string value = "x";
+    value.push_back(static_cast<char>(c));
+    auto id = NodeId::create(value);
+    EXPECT_EQ(static_cast<bool>(id), allowed_byte(c)) << "byte 0x" << std::hex << b;
+    if (!id) {
+      EXPECT_EQ(id.error().code(), ErrorCode::kInvalidIdentity);
+    }
+  }
+}
+
+// ---- kinds -----------------------------------------------------------------
+
+TEST(IdentityTest, MessageNamesTheKind) {
+  auto op = OperationId::create("");
+  ASSERT_FALSE(op);
+  EXPECT_THAT(op.error().message(), StartsWith("operation identity `"));
+  EXPECT_EQ(op.error().fields().at("kind"), "operation");
+
+  auto attr = AttributeId::create("bad id");
+  ASSERT_FALSE(attr);
+  EXPECT_THAT(attr.error().message(), StartsWith("operation attribute identity `bad id`"));
+  EXPECT_EQ(attr.error().fields().at("kind"), "operation attribute");
+
+  auto policy = PolicyId::create("p!");
+  ASSERT_FALSE(policy);
+  EXPECT_THAT(policy.error().message(), StartsWith("runtime policy identity `p!`"));
+
+  auto family = ModelFamilyId::create(std::string(200, 'f'));
+  ASSERT_FALSE(family);
+  EXPECT_THAT(family.error().message(), StartsWith("model family identity `"));
+  EXPECT_THAT(family.error().message(), HasSubstr("exceeds 160 bytes"));
+}
+
+TEST(IdentityTest, KindAccessorMatchesTag) {
+  EXPECT_EQ(NodeId::kind(), "node");
+  EXPECT_EQ(CapabilityId::kind(), "capability");
+  EXPECT_EQ(DeviceId::kind(), "device");
+  EXPECT_EQ(ModelFamilyId::kind(), "model family");
+  EXPECT_EQ(OperationId::kind(), "operation");
+  EXPECT_EQ(PlanId::kind(), "plan");
+  EXPECT_EQ(ProgramValueId::kind(), "program value");
+  EXPECT_EQ(ProviderId::kind(), "provider");
+  EXPECT_EQ(QuantizationFormatId::kind(), "quantization format");
+  EXPECT_EQ(ResourceId::kind(), "resource");
+  EXPECT_EQ(StateId::kind(), "state");
+  EXPECT_EQ(TensorId::kind(), "tensor");
+  EXPECT_EQ(WeightId::kind(), "weight");
+  EXPECT_EQ(WeightFormatId::kind(), "weight format");
+  EXPECT_EQ(WeightLayoutId::kind(), "weight layout");
+  EXPECT_EQ(WeightMaterializerId::kind(), "weight materializer");
+  EXPECT_EQ(AttributeId::kind(), "operation attribute");
+  EXPECT_EQ(PolicyId::kind(), "runtime policy");
+}
+
+TEST(IdentityTest, ValidateIdentityUsesTheGivenKind) {
+  EXPECT_TRUE(validate_identity("custom", "ok.value"));
+  auto bad = validate_identity("custom thing", "no way");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code(), ErrorCode::kInvalidIdentity);
+  EXPECT_EQ(bad.error().message(), "custom thing identity `no way` contains a non-portable character");
+  EXPECT_EQ(bad.error().fields().at("kind"), "custom thing");
+}
+
+TEST(IdentityTest, ResourceIdAcceptsSlashSeparatedPaths) {
+  auto id = ResourceId::create(
+      "resource/weight-arena/sha256/e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_TRUE(id) << id.error().to_string();
+}
+
+// ---- literal ---------------------------------------------------------------
+
+TEST(IdentityTest, LiteralBuildsValidIdentity) {
+  auto op = OperationId::literal("operation.rms_norm");
+  EXPECT_EQ(op.str(), "operation.rms_norm");
+  EXPECT_EQ(op, *OperationId::create("operation.rms_norm"));
+}
+
+TEST(IdentityTest, LiteralAbortsOnInvalidValue) {
+  EXPECT_DEATH((void)NodeId::literal("not valid"), "invalid identity literal");
+}
+
+// ---- ordering --------------------------------------------------------------
+
+TEST(IdentityTest, OrdersByteWise) {
+  EXPECT_LT(NodeId::literal("B"), NodeId::literal("a"));  // 0x42 < 0x61
+  EXPECT_LT(NodeId::literal("a"), NodeId::literal("a.b"));  // prefix first
+  EXPECT_LT(NodeId::literal("Z"), NodeId::literal("_"));    // 0x5a < 0x5f
+  EXPECT_LT(NodeId::literal("_"), NodeId::literal("a"));    // 0x5f < 0x61
+  EXPECT_LT(NodeId::literal("a.b"), NodeId::literal("a/b"));
+  EXPECT_LT(NodeId::literal("a10"), NodeId::literal("a9"));  // not numeric-aware
+  EXPECT_GT(NodeId::literal("b"), NodeId::literal("a.z"));
+}
+
+TEST(IdentityTest, SetIteratesInByteOrder) {
+  std::set<NodeId> ids;
+  for (const char* v : {"a", "-", ".", "/", "0", ":", "A", "_", "a.b", "B", "z"}) {
+    ids.insert(NodeId::literal(v));
+  }
+  std::vector<std::string> order;
+  for (const auto& id : ids) order.push_back(id.str());
+  const std::vector<std::string> expected = {"-", ".", "/", "0", ":", "A", "B",
+                                             "_", "a", "a.b", "z"};
+  EXPECT_EQ(order, expected);
+  EXPECT_TRUE(std::is_sorted(expected.begin(), expected.end()));
+}
+
+TEST(IdentityTest, EqualityComparesValue) {
+  EXPECT_EQ(NodeId::literal("n"), NodeId::literal("n"));
+  EXPECT_NE(NodeId::literal("n"), NodeId::literal("N"));
+  EXPECT_EQ(NodeId::literal("n") <=> NodeId::literal("n"), std::strong_ordering::equal);
+}
+
+}  // namespace
+}  // namespace ferrite

@@ -1,0 +1,156 @@
+#include "ferrite/format/program_file.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "ferrite/format/json_reader.h"
+#include "format/format_test_util.h"
+
+namespace ferrite {
+namespace {
+
+using format_test::FailsAt;
+using format_test::FailsWith;
+using nlohmann::json;
+
+json synthetic_json() {
+  return json::parse(format_test::read_source_file("examples/synthetic.program.json"));
+}
+
+Result<PreparedModelFamily> read_edited(const std::function<void(json&)>& edit) {
+  json doc = synthetic_json();
+  edit(doc);
+  return read_program_file_text(doc.dump());
+}
+
+TEST(FormatProgramFileTest, RoundTripsThroughText) {
+  auto family = read_program_file_text(format_test::read_source_file("examples/synthetic.program.json"));
+  FERRITE_ASSERT_OK(family);
+  const json written = program_file_to_json(*family);
+  auto again = read_program_file_text(written.dump(2));
+  FERRITE_ASSERT_OK(again);
+  EXPECT_EQ(again->fingerprint(), family->fingerprint());
+  EXPECT_EQ(again->program(), family->program());
+  EXPECT_EQ(again->weight_schema(), family->weight_schema());
+  EXPECT_EQ(again->canonical_config(), family->canonical_config());
+  EXPECT_EQ(program_file_to_json(*again), written);
+  // The written file equals the example modulo formatting.
+  EXPECT_EQ(written, synthetic_json());
+}
+
+TEST(FormatProgramFileTest, EnvelopeIsChecked) {
+  EXPECT_TRUE(FailsAt(read_edited([](json& j) { j["format"] = "ferrite.catalog"; }),
+                      ErrorCode::kSerialization, "$.format"));
+  EXPECT_TRUE(FailsAt(read_edited([](json& j) { j.erase("format"); }), ErrorCode::kSerialization,
+                      "$.format"));
+  EXPECT_TRUE(FailsAt(read_edited([](json& j) { j["format_version"] = 2; }),
+                      ErrorCode::kSerialization, "$.format_version"));
+  EXPECT_TRUE(FailsAt(read_edited([](json& j) { j["format_version"] = "1"; }),
+                      ErrorCode::kSerialization, "$.format_version"));
+  EXPECT_TRUE(FailsAt(read_program_file_text("[]"), ErrorCode::kSerialization, "$"));
+}
+
+// One test per error kind, each asserting the exact JSON path.
+TEST(FormatProgramFileTest, UnknownField) {
+  EXPECT_TRUE(FailsAt(read_edited([](json& j) { j["program"]["blocks"][0]["nodez"] = 1; }),
+                      ErrorCode::kSerialization, "$.program.blocks[0].nodez"));
+  EXPECT_TRUE(FailsAt(read_edited([](json& j) { j["extra"] = 1; }), ErrorCode::kSerialization,
+                      "$.extra"));
+}
+
+TEST(FormatProgramFileTest, MissingField) {
+  EXPECT_TRUE(FailsAt(read_edited([](json& j) { j["program"]["blocks"][0]["nodes"][0].erase("outputs"); }),
+                      ErrorCode::kSerialization, "$.program.blocks[0].nodes[0].outputs"));
+  EXPECT_TRUE(FailsAt(read_edited([](json& j) { j.erase("config"); }), ErrorCode::kSerialization,
+                      "$.config"));
+}
+
+TEST(FormatProgramFileTest, WrongType) {
+  auto result = read_edited([](json& j) { j["program"]["weights"][0]["tensor"]["dimensions"][0] = "4"; });
+  EXPECT_TRUE(FailsAt(result, ErrorCode::kSerialization, "$.program.weights[0].tensor.dimensions[0]"));
+  EXPECT_NE(result.error().message().find("must be an unsigned integer, found string"),
+            std::string::npos);
+  EXPECT_TRUE(FailsAt(read_edited([](json& j) { j["config"] = json::array(); }),
+                      ErrorCode::kSerialization, "$.config"));
+}
+
+TEST(FormatProgramFileTest, DuplicateKey) {
+  std::string text = format_test::read_source_file("examples/synthetic.program.json");
+  const std::string needle = "\"id\": \"node.main\",";
+  const auto at = text.find(needle);
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "\"id\": \"node.other\", ");
+  auto result = read_program_file_text(text);
+  EXPECT_TRUE(FailsAt(result, ErrorCode::kSerialization, "$.program.blocks[0].nodes[0]"));
+  EXPECT_NE(result.error().message().find("duplicate key \"id\""), std::string::npos);
+}
+
+TEST(FormatProgramFileTest, DepthCap) {
+  auto result = read_edited([](json& j) {
+    json deep = 1;
+    for (int i = 0; i < 70; ++i) deep = json::array({deep});
+    j["config"]["deep"] = deep;
+  });
+  std::string path = "$.config.deep";
+  for (int i = 0; i < 62; ++i) path += "[0]";
+  EXPECT_TRUE(FailsAt(result, ErrorCode::kSerialization, path));
+}
+
+TEST(FormatProgramFileTest, Float) {
+  EXPECT_TRUE(FailsAt(read_edited([](json& j) { j["config"]["eps"] = 1e-5; }),
+                      ErrorCode::kSerialization, "$.config.eps"));
+  // Floats are rejected even when the document is given as JSON.
+  json doc = synthetic_json();
+  doc["program"]["weights"][0]["tensor"]["dimensions"][0] = 4.0;
+  EXPECT_TRUE(FailsAt(read_program_file_json(doc), ErrorCode::kSerialization,
+                      "$.program.weights[0].tensor.dimensions[0]"));
+}
+
+TEST(FormatProgramFileTest, BadIdentity) {
+  auto result = read_edited([](json& j) { j["program"]["blocks"][0]["nodes"][0]["inputs"][1] = "value weight"; });
+  EXPECT_TRUE(FailsAt(result, ErrorCode::kSerialization, "$.program.blocks[0].nodes[0].inputs[1]"));
+  EXPECT_NE(result.error().message().find("program value"), std::string::npos);
+  EXPECT_TRUE(FailsAt(read_edited([](json& j) { j["family"] = "family x"; }),
+                      ErrorCode::kSerialization, "$.family"));
+  EXPECT_TRUE(FailsAt(read_edited([](json& j) { j["weight_schema"]["components"][0]["id"] = ""; }),
+                      ErrorCode::kSerialization, "$.weight_schema.components[0].id"));
+}
+
+TEST(FormatProgramFileTest, SemanticRejectionsPassThrough) {
+  EXPECT_TRUE(FailsWith(read_edited([](json& j) { j["family"] = "family.other"; }),
+                        ErrorCode::kInvalidModelConfig, "program belongs to family"));
+  EXPECT_TRUE(FailsWith(read_edited([](json& j) { j["weight_schema"]["version"]["major"] = 0; }),
+                        ErrorCode::kUnknownWeightLayout, ""));
+  EXPECT_TRUE(FailsWith(read_edited([](json& j) { j["program"]["weights"][0]["tensor"]["dimensions"] = {8}; }),
+                        ErrorCode::kInvalidModelConfig, "weight.matrix"));
+  EXPECT_TRUE(FailsWith(read_edited([](json& j) { j["program"]["outputs"] = json::array(); }),
+                        ErrorCode::kInvalidModelConfig, "program.outputs"));
+}
+
+TEST(FormatProgramFileTest, FileErrors) {
+  auto missing = read_program_file("/nonexistent/dir/x.program.json");
+  EXPECT_TRUE(FailsWith(missing, ErrorCode::kIo, "/nonexistent/dir/x.program.json"));
+
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("ferrite-format-test-" + std::to_string(::getpid()) + ".json");
+  {
+    std::ofstream out(path);
+    out << "{\"format\":\"ferrite.program\",\"format_version\":1,\"oops\":1.5}";
+  }
+  auto bad = read_program_file(path);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code(), ErrorCode::kSerialization);
+  EXPECT_NE(bad.error().message().find(path.string()), std::string::npos);
+  EXPECT_NE(bad.error().message().find("`$.oops`"), std::string::npos);
+  std::filesystem::remove(path);
+
+  auto ok = read_program_file(format_test::source_path("examples/synthetic.program.json"));
+  FERRITE_ASSERT_OK(ok);
+}
+
+}  // namespace
+}  // namespace ferrite
