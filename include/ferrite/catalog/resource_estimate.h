@@ -1,0 +1,111 @@
+// ferrite/catalog/resource_estimate.h — a provider's resource estimate, raw and trusted.
+//
+// Contract (spec §6.2, §6.3): an `OperationResourceEstimate` is what a
+// provider's resource estimator returns — untrusted plain data: the
+// estimator's claimed identity, the estimator input fingerprint it claims to
+// have answered, the alignment it needs for every value offset it binds, and
+// optional scratch / binding / persistent workspaces.
+//
+// `ProviderResourcePlan::from_provider_output(descriptor, input_fp, estimate)`
+// is the only way to get a trusted record. It fails (InvalidExecutionPlan,
+// messages name the provider and estimator ids; fields provider_id,
+// estimator_id) when, checked in this order:
+//   * the estimator id differs from descriptor.resource_estimator_id;
+//   * the estimator version differs from descriptor.resource_estimator_version;
+//   * the implementation fingerprint differs from
+//     descriptor.resource_estimator_implementation_fingerprint;
+//   * the claimed input fingerprint differs from the core-computed `input_fp`;
+//   * `validate_fields` fails: estimator id a portable identity ≤ 160 bytes;
+//     version major ≠ 0; implementation and input fingerprints canonical
+//     SHA-256; value_alignment_bytes a non-zero power of two; scratch and
+//     binding workspaces Invocation-scoped; persistent NOT Invocation-scoped;
+//     each workspace valid (workspace_requirement.h).
+// `estimate_fingerprint` = canonical_fingerprint of every other field (the
+// JSON below without "estimate_fingerprint"). `validate_shape()` re-checks the
+// fields and that the stored fingerprint matches them.
+//
+// JSON (`to_json`; versions as "MAJOR.MINOR", WORKSPACE as in
+// workspace_requirement.h):
+//   {"provider_id": "...", "estimator_id": "...", "estimator_version": "1.0",
+//    "estimator_implementation_fingerprint": SHA, "estimator_input_fingerprint": SHA,
+//    "estimate_fingerprint": SHA, "value_alignment_bytes": 64,
+//    "scratch": null | WORKSPACE, "binding": null | WORKSPACE, "persistent": null | WORKSPACE}
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(OperationResourceEstimate raw, estimator.estimate_resources(request));
+//   FERRITE_ASSIGN_OR_RETURN(auto plan, ProviderResourcePlan::from_provider_output(
+//       estimator.descriptor(), request.input_fingerprint, raw));
+//   plan.value_alignment_bytes();  // the only output the compiler itself consumes
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ferrite/catalog/provider_descriptor.h"
+#include "ferrite/catalog/workspace_requirement.h"
+#include "ferrite/core/contract_version.h"
+#include "ferrite/core/identity.h"
+#include "ferrite/core/status.h"
+
+namespace ferrite {
+
+struct OperationResourceEstimate {
+  std::string estimator_id;
+  ContractVersion estimator_version;
+  std::string estimator_implementation_fingerprint;
+  std::string claimed_input_fingerprint;
+  uint64_t value_alignment_bytes = 0;
+  std::optional<ProviderWorkspaceRequirement> scratch;
+  std::optional<ProviderWorkspaceRequirement> binding;
+  std::optional<ProviderWorkspaceRequirement> persistent;
+
+  friend bool operator==(const OperationResourceEstimate&,
+                         const OperationResourceEstimate&) = default;
+};
+
+class ProviderResourcePlan {
+ public:
+  static Result<ProviderResourcePlan> from_provider_output(
+      const OperationProviderDescriptor& descriptor, const std::string& input_fingerprint,
+      const OperationResourceEstimate& estimate);
+
+  const ProviderId& provider_id() const { return provider_id_; }
+  const std::string& estimator_id() const { return estimator_id_; }
+  const ContractVersion& estimator_version() const { return estimator_version_; }
+  const std::string& estimator_implementation_fingerprint() const {
+    return estimator_implementation_fingerprint_;
+  }
+  const std::string& estimator_input_fingerprint() const { return estimator_input_fingerprint_; }
+  const std::string& estimate_fingerprint() const { return estimate_fingerprint_; }
+  uint64_t value_alignment_bytes() const { return value_alignment_bytes_; }
+  const std::optional<ProviderWorkspaceRequirement>& scratch() const { return scratch_; }
+  const std::optional<ProviderWorkspaceRequirement>& binding() const { return binding_; }
+  const std::optional<ProviderWorkspaceRequirement>& persistent() const { return persistent_; }
+
+  Result<void> validate_fields() const;
+  Result<void> validate_shape() const;
+  nlohmann::json to_json() const;
+
+  friend bool operator==(const ProviderResourcePlan&, const ProviderResourcePlan&) = default;
+
+ private:
+  explicit ProviderResourcePlan(ProviderId provider_id) : provider_id_(std::move(provider_id)) {}
+  // Every field except estimate_fingerprint.
+  nlohmann::json fingerprint_material() const;
+
+  ProviderId provider_id_;
+  std::string estimator_id_;
+  ContractVersion estimator_version_;
+  std::string estimator_implementation_fingerprint_;
+  std::string estimator_input_fingerprint_;
+  std::string estimate_fingerprint_;
+  uint64_t value_alignment_bytes_ = 0;
+  std::optional<ProviderWorkspaceRequirement> scratch_;
+  std::optional<ProviderWorkspaceRequirement> binding_;
+  std::optional<ProviderWorkspaceRequirement> persistent_;
+};
+
+}  // namespace ferrite

@@ -1,0 +1,98 @@
+// ferrite/catalog/resource_estimator.h — the estimator interface and its input.
+//
+// Contract (spec §4.6, §6.4): an `OperationResourceEstimator` is the planning
+// side of one provider: it names the provider it sizes (`descriptor()`) and,
+// for one fully placed node, returns a raw `OperationResourceEstimate`
+// (resource_estimate.h). The core never trusts that output directly: it turns
+// it into a `ProviderResourcePlan` with `from_provider_output`, which checks
+// the estimator identity against the descriptor and the claimed input
+// fingerprint against `request.input_fingerprint`.
+//
+// `estimator_input_fingerprint(...)` is the canonical fingerprint
+// (core/fingerprint.h) of everything an estimate may depend on:
+//   {"prepared_family_fingerprint": SHA, "operation_fingerprint": SHA,
+//    "node_id": "...", "operation_id": "...", "operation_version": "1.0",
+//    "attributes": {"attr.id": SEMANTIC_VALUE, ...}, "provider_id": "...",
+//    "values": [VALUE_BINDING, ...]            (in slot order, storage included),
+//    "required_capabilities": [...], "required_weight_formats": [...],
+//    "required_quantization_formats": [...]}
+// (SEMANTIC_VALUE as `semantic_value_to_json`, VALUE_BINDING as
+// value_binding.h). So moving a value inside an arena changes the input and
+// forces a new estimate. Errors (InvalidExecutionPlan, naming the node): the
+// family or operation fingerprint is not a canonical SHA-256.
+// `operation_version` is the node's required version; capabilities are the
+// effective set (operation-required ∪ node-requested).
+//
+// `OperationResourceEstimateRequest::validate()` checks the request's own
+// shape: an operation is present and valid, the attributes pass its schema,
+// there is one binding per operand in slot order (inputs 0..n, then outputs
+// 0..m), and the input fingerprint is a canonical SHA-256. The full per-node
+// binding contract (dtype, dims, alias, overlap) is the operation's to check.
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(std::string input_fp, estimator_input_fingerprint(
+//       family_fp, op_fp, node.id, op.id, node.required_version, node.attributes,
+//       provider.provider_id, values, capabilities, weight_formats, quantization_formats));
+//   OperationResourceEstimateRequest request{node.id, &op, node.attributes, provider.provider_id,
+//                                            values, capabilities, weight_formats,
+//                                            quantization_formats, input_fp};
+//   FERRITE_ASSIGN_OR_RETURN(auto raw, estimator.estimate_resources(request));
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ferrite/catalog/operation_descriptor.h"
+#include "ferrite/catalog/provider_descriptor.h"
+#include "ferrite/catalog/resource_estimate.h"
+#include "ferrite/catalog/value_binding.h"
+#include "ferrite/core/contract_version.h"
+#include "ferrite/core/identity.h"
+#include "ferrite/core/status.h"
+#include "ferrite/program/semantic_value.h"
+
+namespace ferrite {
+
+struct OperationResourceEstimateRequest {
+  NodeId node_id;
+  const OperationDescriptor* operation = nullptr;  // borrowed; outlives the request
+  std::map<AttributeId, SemanticValue> attributes;
+  ProviderId provider_id;
+  std::vector<ResolvedValueBinding> values;
+  std::set<CapabilityId> required_capabilities;
+  std::set<WeightFormatId> required_weight_formats;
+  std::set<QuantizationFormatId> required_quantization_formats;
+  std::string input_fingerprint;
+
+  Result<void> validate() const;
+};
+
+Result<std::string> estimator_input_fingerprint(
+    const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
+    const NodeId& node_id, const OperationId& operation_id,
+    const ContractVersion& operation_version,
+    const std::map<AttributeId, SemanticValue>& attributes, const ProviderId& provider_id,
+    const std::vector<ResolvedValueBinding>& values,
+    const std::set<CapabilityId>& required_capabilities,
+    const std::set<WeightFormatId>& required_weight_formats,
+    const std::set<QuantizationFormatId>& required_quantization_formats);
+
+class OperationResourceEstimator {
+ public:
+  virtual ~OperationResourceEstimator();
+  virtual const OperationProviderDescriptor& descriptor() const = 0;
+  virtual Result<OperationResourceEstimate> estimate_resources(
+      const OperationResourceEstimateRequest& request) const = 0;
+
+ protected:
+  // Copyable and movable by implementations only (no slicing through the interface).
+  OperationResourceEstimator() = default;
+  OperationResourceEstimator(const OperationResourceEstimator&) = default;
+  OperationResourceEstimator(OperationResourceEstimator&&) = default;
+  OperationResourceEstimator& operator=(const OperationResourceEstimator&) = default;
+  OperationResourceEstimator& operator=(OperationResourceEstimator&&) = default;
+};
+
+}  // namespace ferrite

@@ -1,0 +1,114 @@
+// ferrite/catalog/value_storage.h — where the bytes of one semantic value live.
+//
+// Contract (spec §5.2–5.4): a `ResolvedStorageComponent` is one byte range of
+// one resource, typed by the element type stored there. `create` accepts it
+// iff length > 0, offset + length fits u64, and both offset and length are
+// multiples of the element size. The struct is plain data, so
+// `ResolvedValueStorage` re-checks every component it is given.
+//
+// A `ResolvedValueStorage` is the storage of one value: valid by construction.
+//   * `single(resource, offset, length, dtype)` — one component without id;
+//   * `composite(components)` — every component carries a component id;
+//   * `create(components)` — the common rules only (for readers).
+// Common rules: ≥ 1 component; more than one ⇒ all carry ids; each component
+// valid; component ids unique; no two components overlap within one resource;
+// the total byte count fits u64. Components are stored sorted by
+// (component_id, resource_id, offset_bytes) — a missing id sorts first.
+// Errors are InvalidExecutionPlan and name the resource and component ids.
+//
+// "Overlap" (`overlaps`) means: some component of each storage lies in the
+// same resource and their byte ranges [offset, offset + length) intersect.
+//
+// `BufferUsage` says what a buffer holds; values use Weights / Activations /
+// State, provider workspaces Persistent / Binding / Scratch. Wire names are
+// snake_case ("weights", "activations", ...).
+//
+// JSON (`to_json`):
+//   {"components": [{"component_id": null | "weight.x", "resource_id": "...",
+//                    "offset_bytes": 0, "length_bytes": 64, "element_type": "f32"}, ...]}
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(auto storage, ResolvedValueStorage::single(
+//       ResourceId::literal("resource.arena"), 256, 64, ElementType::kF32));
+//   storage.total_physical_bytes();  // 64
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ferrite/core/element_type.h"
+#include "ferrite/core/identity.h"
+#include "ferrite/core/status.h"
+
+namespace ferrite {
+
+enum class BufferUsage : uint8_t {
+  kWeights,
+  kActivations,
+  kState,
+  kPersistent,
+  kBinding,
+  kScratch,
+  kTransfer,
+};
+
+// "weights", "activations", "state", "persistent", "binding", "scratch", "transfer".
+std::string_view buffer_usage_name(BufferUsage usage);
+// Parses a wire name; InvalidArgument error otherwise.
+Result<BufferUsage> parse_buffer_usage(std::string_view name);
+
+struct ResolvedStorageComponent {
+  std::optional<WeightId> component_id;
+  ResourceId resource_id;
+  uint64_t offset_bytes = 0;
+  uint64_t length_bytes = 0;
+  ElementType element_type = ElementType::kU8;
+
+  static Result<ResolvedStorageComponent> create(std::optional<WeightId> component_id,
+                                                 ResourceId resource_id, uint64_t offset_bytes,
+                                                 uint64_t length_bytes, ElementType element_type);
+
+  // The rules of `create`; errors name the resource (and component) id.
+  Result<void> validate() const;
+  // True when both lie in the same resource and their byte ranges intersect.
+  // Meaningful for valid components only (end = offset + length fits u64).
+  bool overlaps(const ResolvedStorageComponent& other) const;
+  nlohmann::json to_json() const;
+
+  friend bool operator==(const ResolvedStorageComponent&,
+                         const ResolvedStorageComponent&) = default;
+};
+
+class ResolvedValueStorage {
+ public:
+  static Result<ResolvedValueStorage> single(ResourceId resource_id, uint64_t offset_bytes,
+                                             uint64_t length_bytes, ElementType element_type);
+  static Result<ResolvedValueStorage> composite(std::vector<ResolvedStorageComponent> components);
+  static Result<ResolvedValueStorage> create(std::vector<ResolvedStorageComponent> components);
+
+  // Sorted by (component_id, resource_id, offset_bytes); never empty.
+  const std::vector<ResolvedStorageComponent>& components() const { return components_; }
+  std::set<ResourceId> resource_ids() const;
+  // Σ component lengths; checked to fit u64 at construction.
+  uint64_t total_physical_bytes() const { return total_physical_bytes_; }
+  bool overlaps(const ResolvedValueStorage& other) const;
+  nlohmann::json to_json() const;
+
+  friend bool operator==(const ResolvedValueStorage& a, const ResolvedValueStorage& b) {
+    return a.components_ == b.components_;
+  }
+
+ private:
+  ResolvedValueStorage(std::vector<ResolvedStorageComponent> components, uint64_t total)
+      : components_(std::move(components)), total_physical_bytes_(total) {}
+
+  std::vector<ResolvedStorageComponent> components_;
+  uint64_t total_physical_bytes_ = 0;
+};
+
+}  // namespace ferrite

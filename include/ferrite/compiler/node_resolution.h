@@ -1,0 +1,145 @@
+// ferrite/compiler/node_resolution.h — every provider that can run one node.
+//
+// Contract (spec §6.5): `resolve_node` takes one program node with its
+// physical bindings (inputs in ordinal order, then outputs) and returns a
+// `PlanNodeResolution`: it does NOT choose a provider. It lists every provider
+// that survives, each with its trusted resource estimate, and the typed reason
+// every other provider was dropped. Steps, in order:
+//   1. the policy validates; the node exists; its operation is in the catalog;
+//   2. attributes satisfy the operation's schema; the bindings satisfy the
+//      per-node binding contract (slot order, access and alias equal the
+//      contract, tensors unify with a fresh symbol table, inputs overlap only
+//      as the same read-only value, outputs overlap inputs only as their alias
+//      policy allows, outputs never overlap each other); weights bind as
+//      Weights/Read with their program tensor, states as State, the rest as
+//      Activations;
+//   3. provider compatibility (version, capabilities, weight and quantization
+//      formats of quantized weights only) — errors of spec §4.5 are raised
+//      here, BEFORE any estimator is called;
+//   4. per compatible provider in catalog order: every non-weight binding's
+//      slot must declare a dynamic storage requirement that some policy-ordered,
+//      device-offered profile satisfies, else StorageIncompatible{resource ids};
+//      exactly one registered estimator whose descriptor equals the catalog's;
+//      one estimate, bound to the core-computed input fingerprint; alignment and
+//      workspace presence honour the operation; workspace storage must be
+//      available, else StorageIncompatible{workspace base ids};
+//   5. no candidate at all is an error.
+// A preferred provider is recorded only as a preference.
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(auto resolution,
+//       resolve_node({family, schema, catalog, policy, estimators}, node, bindings, {}, std::nullopt));
+//   for (const auto& plan : resolution.candidates()) plan.value_alignment_bytes();
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ferrite/catalog/capability_catalog.h"
+#include "ferrite/catalog/provider_compatibility.h"
+#include "ferrite/catalog/resource_estimate.h"
+#include "ferrite/catalog/resource_estimator.h"
+#include "ferrite/catalog/value_binding.h"
+#include "ferrite/compiler/runtime_policy.h"
+#include "ferrite/program/prepared_model_family.h"
+
+namespace ferrite {
+
+// The estimators the compiler may call, one per provider id.
+class EstimatorRegistry {
+ public:
+  // Rejects null entries and two estimators for one provider.
+  static Result<EstimatorRegistry> create(
+      std::vector<std::shared_ptr<const OperationResourceEstimator>> estimators);
+  const OperationResourceEstimator* find(const ProviderId& provider) const;
+
+ private:
+  std::map<ProviderId, std::shared_ptr<const OperationResourceEstimator>> estimators_;
+};
+
+struct ProviderNotRegistered {
+  friend bool operator==(const ProviderNotRegistered&, const ProviderNotRegistered&) = default;
+};
+struct ProviderIncompatible {
+  std::vector<ProviderCompatibilityRejectReason> reasons;
+  friend bool operator==(const ProviderIncompatible&, const ProviderIncompatible&) = default;
+};
+struct ProviderStorageIncompatible {
+  std::vector<ResourceId> resource_ids;  // sorted, unique, non-empty
+  friend bool operator==(const ProviderStorageIncompatible&,
+                         const ProviderStorageIncompatible&) = default;
+};
+using PlanProviderRejectReason =
+    std::variant<ProviderNotRegistered, ProviderIncompatible, ProviderStorageIncompatible>;
+
+std::string describe_plan_reject_reason(const PlanProviderRejectReason& reason);
+nlohmann::json plan_reject_reason_to_json(const PlanProviderRejectReason& reason);
+
+// "resource/{kind}/sha256/{hex}" for a node's scratch/binding/persistent workspace.
+Result<ResourceId> workspace_base_id(const NodeId& node, std::string_view kind,
+                                     const std::string& estimate_fingerprint);
+
+class PlanNodeResolution {
+ public:
+  // Shape rules (spec §6.5 step 9): at least one candidate; candidates sorted
+  // by provider id and unique; no provider both candidate and rejected; every
+  // stored rejection is StorageIncompatible with sorted, unique, non-empty ids.
+  static Result<PlanNodeResolution> create(NodeId node_id, std::vector<ResolvedValueBinding> values,
+                                           std::set<CapabilityId> required_capabilities,
+                                           std::optional<ProviderId> preferred_provider,
+                                           std::vector<ProviderResourcePlan> candidates,
+                                           std::map<ProviderId, PlanProviderRejectReason> rejections);
+
+  const NodeId& node_id() const { return node_id_; }
+  const std::vector<ResolvedValueBinding>& values() const { return values_; }
+  const std::set<CapabilityId>& required_capabilities() const { return required_capabilities_; }
+  const std::optional<ProviderId>& preferred_provider() const { return preferred_provider_; }
+  // Sorted by provider id; never empty.
+  const std::vector<ProviderResourcePlan>& candidates() const { return candidates_; }
+  const std::map<ProviderId, PlanProviderRejectReason>& rejections() const { return rejections_; }
+  const ProviderResourcePlan* candidate(const ProviderId& provider) const;
+  // The largest value alignment any candidate asks for.
+  uint64_t maximum_value_alignment() const;
+
+  friend bool operator==(const PlanNodeResolution&, const PlanNodeResolution&) = default;
+
+ private:
+  explicit PlanNodeResolution(NodeId node_id) : node_id_(std::move(node_id)) {}
+  NodeId node_id_;
+  std::vector<ResolvedValueBinding> values_;
+  std::set<CapabilityId> required_capabilities_;
+  std::optional<ProviderId> preferred_provider_;
+  std::vector<ProviderResourcePlan> candidates_;
+  std::map<ProviderId, PlanProviderRejectReason> rejections_;
+};
+
+// Everything resolution reads besides the node itself.
+struct NodeResolutionContext {
+  const PreparedModelFamily& family;
+  const WeightSchema& execution_weight_schema;  // from the selected materializer
+  const CapabilityCatalog& catalog;
+  const RuntimePolicy& policy;
+  const EstimatorRegistry& estimators;
+};
+
+Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
+                                        const ProgramNode& node,
+                                        std::vector<ResolvedValueBinding> bindings,
+                                        std::set<CapabilityId> requested_capabilities,
+                                        std::optional<ProviderId> preferred_provider);
+
+// Checks bindings against an operation signature (spec §4.1 binding contract).
+Result<void> validate_resolved_bindings(const NodeId& node_id, const OperationDescriptor& operation,
+                                        const std::vector<ResolvedValueBinding>& bindings);
+
+// Is any profile in the policy order offered by the device and accepted here?
+bool profile_available(const RuntimePolicy& policy, const DeviceDescriptor& device,
+                       const DynamicStorageRequirement& requirement);
+
+}  // namespace ferrite

@@ -1,0 +1,59 @@
+// ferrite/compiler/program_plan_compiler.h — the compiler's front half.
+//
+// Contract (spec §11.3 steps 1–7): `ProgramPlanCompiler::resolve` selects the
+// execution weights (materializer registry), validates the options, infers
+// every tensor, then
+//   * probe pass: weights in dedicated resources; every node resolved; A = the
+//     largest value alignment any candidate of any node asks for (a non-zero
+//     power of two, else an error);
+//   * fixed point: weights placed in per-dtype arenas aligned to A; every node
+//     resolved again; if no candidate asks for more than A the resolutions are
+//     final, else A grows and the loop repeats — at most 65 rounds, since
+//     alignments are powers of two that only grow ("provider value alignment
+//     did not reach a bounded monotonic fixed point" otherwise).
+// Estimators see placements through their input fingerprint, so moving
+// weights into a shared arena re-asks every estimator.
+// The plan build (provider choice, aliases, state effects, memory summary,
+// hash) consumes this result; it is the next milestone.
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(auto resolved, ProgramPlanCompiler::resolve(
+//       family, catalog, policy, estimators, WeightMaterializerRegistry::identity_only(), options));
+//   resolved.value_alignment_bytes;  // e.g. 64
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "ferrite/catalog/capability_catalog.h"
+#include "ferrite/compiler/compile_options.h"
+#include "ferrite/compiler/node_resolution.h"
+#include "ferrite/compiler/runtime_policy.h"
+#include "ferrite/compiler/tensor_inference.h"
+#include "ferrite/compiler/value_placement.h"
+#include "ferrite/compiler/weight_materializer.h"
+
+namespace ferrite {
+
+inline constexpr int kMaxAlignmentFixedPointRounds = 65;
+
+struct ProgramResolution {
+  ExecutionWeightPlan execution_weights;
+  ValueTensors value_tensors;
+  std::map<ProgramValueId, ResolvedValueStorage> value_storages;
+  std::vector<PlanNodeResolution> node_resolutions;  // program order
+  uint64_t value_alignment_bytes = 0;
+  int fixed_point_rounds = 0;
+};
+
+class ProgramPlanCompiler {
+ public:
+  static Result<ProgramResolution> resolve(const PreparedModelFamily& family,
+                                           const CapabilityCatalog& catalog,
+                                           const RuntimePolicy& policy,
+                                           const EstimatorRegistry& estimators,
+                                           const WeightMaterializerRegistry& materializers,
+                                           const ProgramPlanCompileOptions& options);
+};
+
+}  // namespace ferrite

@@ -1,0 +1,123 @@
+// ferrite/compiler/weight_materializer.h — source weights → execution weights.
+//
+// Contract (spec §10): the prepared family carries the *source* weight schema
+// (what the checkpoint stores); providers consume the *execution* schema. A
+// `WeightMaterializer` maps one to the other (padding, repacking,
+// re-quantization) without changing model semantics: the set of logical
+// tensors — ids, dimensions, logical dtype, required flag — must stay exactly
+// the same ("execution weight schema changes the prepared family's logical
+// tensor contract" otherwise).
+//   * The identity materializer (`weight-materializer.identity`, v2.0, Exact)
+//     is always registered and is the default.
+//   * Selection is exact by id; an unregistered id is an error.
+//   * An Approximate materializer is refused (WeightMaterializerQualityApproval
+//     Required: "requires explicit numerical-quality approval") unless the
+//     selection carries an approval; numeric-quality artifacts arrive with the
+//     quantization milestone, so today every approximate selection is refused.
+//   * `materialize_component` (the cold-path byte conversion) is not part of
+//     planning; the runtime milestone adds it.
+// The selected `ExecutionWeightPlan` is serializable and fingerprinted; the
+// compiler uses its fingerprint (not the family's) in weight resource ids, so
+// a different materializer yields different, non-colliding resources.
+//
+// Example:
+//   auto registry = WeightMaterializerRegistry::identity_only();
+//   FERRITE_ASSIGN_OR_RETURN(auto plan, registry.select(family, options.weight_materializer_selection()));
+//   plan.schema();  // == family.weight_schema() for the identity materializer
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ferrite/compiler/compile_options.h"
+#include "ferrite/core/contract_version.h"
+#include "ferrite/program/prepared_model_family.h"
+#include "ferrite/program/weight_schema.h"
+
+namespace ferrite {
+
+enum class WeightMaterializationFidelity : uint8_t { kExact, kApproximate };
+
+struct WeightMaterializerDescriptor {
+  WeightMaterializerId id;
+  ContractVersion version;
+  std::string implementation_fingerprint;  // canonical sha256
+  WeightMaterializationFidelity fidelity = WeightMaterializationFidelity::kExact;
+  std::set<CapabilityId> required_capabilities;
+
+  Result<void> validate() const;
+  nlohmann::json to_json() const;
+  friend bool operator==(const WeightMaterializerDescriptor&,
+                         const WeightMaterializerDescriptor&) = default;
+};
+
+class WeightMaterializer {
+ public:
+  virtual ~WeightMaterializer() = default;
+  virtual const WeightMaterializerDescriptor& descriptor() const = 0;
+  // The schema providers will consume. Must keep every logical tensor.
+  virtual Result<WeightSchema> execution_schema(const PreparedModelFamily& family) const = 0;
+  // Execution component id → the source component ids it is made from.
+  // Default: identity (each execution component comes from the source
+  // component of the same id; an unknown id is an error).
+  virtual Result<std::map<WeightId, std::vector<WeightId>>> component_sources(
+      const PreparedModelFamily& family, const WeightSchema& execution_schema) const;
+};
+
+// The serializable outcome of materializer selection.
+class ExecutionWeightPlan {
+ public:
+  static Result<ExecutionWeightPlan> create(const PreparedModelFamily& family,
+                                            const WeightMaterializerDescriptor& descriptor,
+                                            std::map<WeightId, std::vector<WeightId>> sources,
+                                            WeightSchema schema);
+
+  const std::string& source_schema_fingerprint() const { return source_schema_fingerprint_; }
+  const WeightMaterializerDescriptor& materializer() const { return materializer_; }
+  const std::map<WeightId, std::vector<WeightId>>& component_sources() const { return sources_; }
+  const WeightSchema& schema() const { return schema_; }
+  const std::string& fingerprint() const { return fingerprint_; }
+  nlohmann::json to_json() const;
+
+  friend bool operator==(const ExecutionWeightPlan& a, const ExecutionWeightPlan& b) {
+    return a.fingerprint_ == b.fingerprint_;
+  }
+
+ private:
+  ExecutionWeightPlan(std::string source_fp, WeightMaterializerDescriptor materializer,
+                      std::map<WeightId, std::vector<WeightId>> sources, WeightSchema schema);
+  std::string source_schema_fingerprint_;
+  WeightMaterializerDescriptor materializer_;
+  std::map<WeightId, std::vector<WeightId>> sources_;
+  WeightSchema schema_;
+  std::string fingerprint_;
+};
+
+class WeightMaterializerRegistry {
+ public:
+  static constexpr size_t kMaxMaterializers = 64;
+
+  static WeightMaterializerRegistry identity_only();
+  // The identity materializer plus `others` (unique ids, valid descriptors).
+  static Result<WeightMaterializerRegistry> create(
+      std::vector<std::shared_ptr<const WeightMaterializer>> others);
+
+  std::vector<WeightMaterializerDescriptor> descriptors() const;
+  const WeightMaterializer* find(const WeightMaterializerId& id) const;
+
+  Result<ExecutionWeightPlan> select(const PreparedModelFamily& family,
+                                     const WeightMaterializerSelection& selection) const;
+
+ private:
+  std::map<WeightMaterializerId, std::shared_ptr<const WeightMaterializer>> materializers_;
+};
+
+// The identity materializer's descriptor (id, version 2.0, Exact).
+const WeightMaterializerDescriptor& identity_weight_materializer_descriptor();
+
+}  // namespace ferrite

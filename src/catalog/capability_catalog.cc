@@ -1,0 +1,293 @@
+#include "ferrite/catalog/capability_catalog.h"
+
+#include <algorithm>
+#include <iterator>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "ferrite/core/fingerprint.h"
+
+namespace ferrite {
+namespace {
+
+using nlohmann::json;
+
+template <class Id>
+std::set<Id> set_difference(const std::set<Id>& from, const std::set<Id>& remove) {
+  std::set<Id> out;
+  std::set_difference(from.begin(), from.end(), remove.begin(), remove.end(),
+                      std::inserter(out, out.end()));
+  return out;
+}
+
+template <class Id>
+std::string id_set_text(const std::set<Id>& ids) {
+  std::string text = "{";
+  for (const auto& id : ids) {
+    if (text.size() > 1) text += ", ";
+    text += id.str();
+  }
+  return text + "}";
+}
+
+// "operation `op` is unsupported on device `d`: reason".
+Error operation_unsupported(const DeviceId& device, const OperationId& op, std::string_view reason) {
+  return make_error(Status(ErrorCode::kUnsupportedOperation,
+                           fmt::format("operation `{}` is unsupported on device `{}`: {}",
+                                       op.str(), device.str(), reason))
+                        .with_field("operation_id", op.str())
+                        .with_field("device_id", device.str()));
+}
+
+// "provider `p` of operation `op` is unsupported on device `d`: reason".
+Error provider_unsupported(const DeviceId& device, const OperationProviderDescriptor& provider,
+                           std::string_view reason) {
+  return make_error(
+      Status(ErrorCode::kUnsupportedOperation,
+             fmt::format("provider `{}` of operation `{}` is unsupported on device `{}`: {}",
+                         provider.provider_id.str(), provider.operation_id.str(), device.str(),
+                         reason))
+          .with_field("provider_id", provider.provider_id.str())
+          .with_field("operation_id", provider.operation_id.str())
+          .with_field("device_id", device.str()));
+}
+
+Error provider_version_incompatible(const DeviceId& device,
+                                    const OperationProviderDescriptor& provider,
+                                    const ContractVersion& required, std::string_view what) {
+  return make_error(
+      Status(ErrorCode::kIncompatibleOperationVersion,
+             fmt::format("provider `{}` of operation `{}` on device `{}` has version {}, which "
+                         "does not satisfy {} {}",
+                         provider.provider_id.str(), provider.operation_id.str(), device.str(),
+                         provider.version.to_string(), what, required.to_string()))
+          .with_field("provider_id", provider.provider_id.str())
+          .with_field("operation_id", provider.operation_id.str())
+          .with_field("device_id", device.str())
+          .with_field("required_version", required.to_string())
+          .with_field("available_version", provider.version.to_string()));
+}
+
+// Checks 4b–4f of the header contract for one (normalized, validated) provider.
+Result<void> check_provider(const DeviceDescriptor& device, const OperationCatalog& operations,
+                            const std::map<OperationId, std::string>& fingerprints,
+                            const OperationProviderDescriptor& provider) {
+  const OperationDescriptor* op = operations.find(provider.operation_id);
+  if (op == nullptr) {
+    return provider_unsupported(device.id, provider, "operation descriptor is not registered");
+  }
+  const std::string& expected = fingerprints.at(op->id);
+  if (provider.operation_fingerprint != expected) {
+    return provider_unsupported(
+        device.id, provider,
+        fmt::format("operation fingerprint {} differs from the registered descriptor's {}",
+                    provider.operation_fingerprint, expected));
+  }
+  if (provider.device_id != device.id) {
+    return provider_unsupported(
+        device.id, provider,
+        fmt::format("provider targets device `{}`", provider.device_id.str()));
+  }
+  if (!provider.version.satisfies(op->version)) {
+    return provider_version_incompatible(device.id, provider, op->version, "operation version");
+  }
+  if (!provider.version.satisfies(op->provider.minimum_version)) {
+    return provider_version_incompatible(device.id, provider, op->provider.minimum_version,
+                                         "the operation's provider minimum version");
+  }
+  if (auto extra = set_difference(provider.capabilities, device.capabilities); !extra.empty()) {
+    return provider_unsupported(
+        device.id, provider,
+        fmt::format("provider needs capabilities {} the device does not advertise",
+                    id_set_text(extra)));
+  }
+  if (auto missing = set_difference(op->provider.required_capabilities, provider.capabilities);
+      !missing.empty()) {
+    return provider_unsupported(
+        device.id, provider,
+        fmt::format("provider lacks the operation's required capabilities {}",
+                    id_set_text(missing)));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<CapabilityCatalog> CapabilityCatalog::create(
+    DeviceDescriptor device, OperationCatalog operations,
+    std::vector<OperationProviderDescriptor> providers) {
+  FERRITE_RETURN_IF_ERROR(device.validate());
+  const DeviceId device_id = device.id;
+  if (providers.empty()) {
+    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                             fmt::format("capability catalog for device `{}` has no providers",
+                                         device_id.str()))
+                          .with_field("device_id", device_id.str()));
+  }
+  if (providers.size() > kMaxCatalogProviders) {
+    return make_error(
+        Status(ErrorCode::kInvalidExecutionPlan,
+               fmt::format("capability catalog for device `{}` has {} provider rows; the limit "
+                           "is {}",
+                           device_id.str(), providers.size(), kMaxCatalogProviders))
+            .with_field("device_id", device_id.str()));
+  }
+
+  std::map<OperationId, std::string> fingerprints;
+  for (const auto& [op_id, op] : operations.operations()) {
+    if (auto missing = set_difference(op.provider.required_capabilities, device.capabilities);
+        !missing.empty()) {
+      return operation_unsupported(
+          device_id, op_id,
+          fmt::format("the device does not advertise required capabilities {}",
+                      id_set_text(missing)));
+    }
+    FERRITE_ASSIGN_OR_RETURN(std::string fingerprint, op.fingerprint());
+    fingerprints.emplace(op_id, std::move(fingerprint));
+  }
+
+  CapabilityCatalog catalog(std::move(device), std::move(operations));
+  for (auto& provider : providers) {
+    provider.normalize();
+    if (auto valid = provider.validate(); !valid) {
+      return make_error(std::move(valid.error()).with_field("device_id", device_id.str()));
+    }
+    FERRITE_RETURN_IF_ERROR(
+        check_provider(catalog.device_, catalog.operations_, fingerprints, provider));
+    const OperationId op_id = provider.operation_id;
+    catalog.providers_[op_id].push_back(std::move(provider));
+  }
+
+  for (const auto& [op_id, op] : catalog.operations_.operations()) {
+    auto rows = catalog.providers_.find(op_id);
+    if (rows == catalog.providers_.end()) {
+      return operation_unsupported(device_id, op_id, "no provider is registered");
+    }
+    auto& row = rows->second;
+    std::stable_sort(row.begin(), row.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.provider_id, a.version) < std::tie(b.provider_id, b.version);
+    });
+    for (size_t i = 1; i < row.size(); ++i) {
+      if (row[i].provider_id == row[i - 1].provider_id) {
+        return make_error(
+            Status(ErrorCode::kInvalidExecutionPlan,
+                   fmt::format("provider `{}` is registered twice for operation `{}` on device "
+                               "`{}` (versions {} and {})",
+                               row[i].provider_id.str(), op_id.str(), device_id.str(),
+                               row[i - 1].version.to_string(), row[i].version.to_string()))
+                .with_field("provider_id", row[i].provider_id.str())
+                .with_field("operation_id", op_id.str())
+                .with_field("device_id", device_id.str()));
+      }
+    }
+  }
+  return catalog;
+}
+
+Result<const OperationDescriptor*> CapabilityCatalog::operation_for_node(
+    const NodeId& node_id, const OperationId& id) const {
+  auto op = operations_.operation_for_node(node_id, id);
+  if (op) return op;
+  return make_error(std::move(op.error())
+                        .with_context(fmt::format("device `{}`", device_.id.str()))
+                        .with_field("device_id", device_.id.str()));
+}
+
+Result<const std::vector<OperationProviderDescriptor>*> CapabilityCatalog::providers_for(
+    const OperationId& id) const {
+  if (auto it = providers_.find(id); it != providers_.end()) return &it->second;
+  return operation_unsupported(device_.id, id, "no provider is registered");
+}
+
+Result<const std::vector<OperationProviderDescriptor>*> CapabilityCatalog::providers_for_node(
+    const NodeId& node_id, const OperationId& id) const {
+  if (auto it = providers_.find(id); it != providers_.end()) return &it->second;
+  return make_error(
+      Status(ErrorCode::kUnsupportedOperation,
+             fmt::format("node `{}` operation `{}` is unsupported on device `{}`: no provider is "
+                         "registered",
+                         node_id.str(), id.str(), device_.id.str()))
+          .with_field("node_id", node_id.str())
+          .with_field("operation_id", id.str())
+          .with_field("device_id", device_.id.str()));
+}
+
+const OperationProviderDescriptor* CapabilityCatalog::find_provider(
+    const OperationId& operation_id, const ProviderId& provider_id) const {
+  auto rows = providers_.find(operation_id);
+  if (rows == providers_.end()) return nullptr;
+  for (const auto& provider : rows->second) {
+    if (provider.provider_id == provider_id) return &provider;
+  }
+  return nullptr;
+}
+
+ProviderCompatibilityReport CapabilityCatalog::provider_compatibility(
+    const ProviderCompatibilityRequest& request) const {
+  ProviderCompatibilityReport report;
+  const OperationDescriptor* op = operations_.find(request.operation_id);
+  auto rows = providers_.find(request.operation_id);
+  if (op == nullptr || rows == providers_.end()) return report;
+
+  std::set<CapabilityId> required_capabilities = request.required_capabilities;
+  required_capabilities.insert(op->provider.required_capabilities.begin(),
+                               op->provider.required_capabilities.end());
+  for (const auto& provider : rows->second) {
+    std::vector<ProviderCompatibilityRejectReason> reasons;
+    if (!op->version.satisfies(request.required_version)) {
+      reasons.emplace_back(OperationVersionMismatch{request.required_version, op->version});
+    }
+    if (!provider.version.satisfies(request.required_version)) {
+      reasons.emplace_back(ProviderVersionMismatch{request.required_version, provider.version});
+    }
+    if (auto missing = set_difference(required_capabilities, provider.capabilities);
+        !missing.empty()) {
+      reasons.emplace_back(MissingCapabilities{std::move(missing)});
+    }
+    if (auto missing =
+            set_difference(request.required_weight_formats, provider.accepted_weight_formats);
+        !missing.empty()) {
+      reasons.emplace_back(UnsupportedWeightFormats{std::move(missing)});
+    }
+    if (auto missing = set_difference(request.required_quantization_formats,
+                                      provider.accepted_quantization_formats);
+        !missing.empty()) {
+      reasons.emplace_back(UnsupportedQuantizationFormats{std::move(missing)});
+    }
+    if (reasons.empty()) {
+      report.compatible.push_back(provider.provider_id);
+    } else {
+      report.rejected.emplace(provider.provider_id, std::move(reasons));
+    }
+  }
+  return report;
+}
+
+Result<std::vector<ProviderId>> CapabilityCatalog::require_compatible_for_node(
+    const NodeId& node_id, const ProviderCompatibilityRequest& request) const {
+  if (auto valid = request.validate(); !valid) {
+    return make_error(std::move(valid.error())
+                          .with_context(fmt::format("node `{}`", node_id.str()))
+                          .with_field("node_id", node_id.str()));
+  }
+  FERRITE_RETURN_IF_ERROR(operation_for_node(node_id, request.operation_id));
+  FERRITE_RETURN_IF_ERROR(providers_for_node(node_id, request.operation_id));
+
+  return provider_compatibility(request).require_compatible_for_node(device_.id, node_id,
+                                                                     request.operation_id);
+}
+
+json CapabilityCatalog::to_json() const {
+  json providers = json::array();
+  for (const auto& [op_id, rows] : providers_) {
+    for (const auto& provider : rows) providers.push_back(provider.to_json());
+  }
+  return json{{"device", device_.to_json()},
+              {"operations", operations_.to_json().at("operations")},
+              {"providers", providers}};
+}
+
+std::string CapabilityCatalog::fingerprint() const { return canonical_fingerprint(to_json()); }
+
+}  // namespace ferrite

@@ -1,0 +1,218 @@
+#include "ferrite/catalog/declarative_estimator.h"
+
+#include <set>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ferrite/core/checked_math.h"
+#include "ferrite/core/fingerprint.h"
+#include "ferrite/format/json_reader.h"
+
+namespace ferrite {
+namespace {
+
+constexpr std::string_view kScratch = "scratch";
+constexpr std::string_view kBinding = "binding";
+constexpr std::string_view kPersistent = "persistent";
+
+bool must_be_invocation(std::string_view slot) { return slot != kPersistent; }
+
+// The ProviderResourcePlan rules for one workspace slot (resource_estimate.h).
+Result<void> validate_slot(std::string_view slot, const ProviderWorkspaceRequirement& workspace) {
+  const bool is_invocation = workspace.scope == ProviderWorkspaceScope::kInvocation;
+  if (must_be_invocation(slot) && !is_invocation) {
+    return invalid_plan(fmt::format("declarative {} workspace has scope `{}` (must be invocation)",
+                                    slot, provider_workspace_scope_name(workspace.scope)));
+  }
+  if (!must_be_invocation(slot) && is_invocation) {
+    return invalid_plan(fmt::format(
+        "declarative {} workspace has scope `invocation` (must outlive one invocation)", slot));
+  }
+  if (auto valid = workspace.validate(); !valid) {
+    return make_error(std::move(valid).error().with_context(
+        fmt::format("declarative {} workspace", slot)));
+  }
+  return {};
+}
+
+Result<void> validate_alignment(uint64_t value_alignment_bytes) {
+  if (!is_power_of_two(value_alignment_bytes)) {
+    return invalid_plan(fmt::format(
+        "declarative estimate value_alignment_bytes {} is not a non-zero power of two",
+        value_alignment_bytes));
+  }
+  return {};
+}
+
+Result<ProviderWorkspaceSizeFormula> read_formula(const JsonCursor& cursor) {
+  FERRITE_ASSIGN_OR_RETURN(auto kind_and_body,
+                           cursor.single_key({"fixed", "actual_sequences", "tokens", "affine",
+                                              "pages"}));
+  const std::string& kind = kind_and_body.first;
+  const JsonCursor& body = kind_and_body.second;
+  if (kind == "fixed") {
+    FERRITE_ASSIGN_OR_RETURN(ObjectReader object, body.object({"bytes"}));
+    FERRITE_ASSIGN_OR_RETURN(uint64_t bytes, object.required_u64("bytes"));
+    return WorkspaceFixed{bytes};
+  }
+  if (kind == "actual_sequences") {
+    FERRITE_ASSIGN_OR_RETURN(ObjectReader object, body.object({"bytes_per_sequence"}));
+    FERRITE_ASSIGN_OR_RETURN(uint64_t bytes, object.required_u64("bytes_per_sequence"));
+    return WorkspaceActualSequences{bytes};
+  }
+  if (kind == "tokens") {
+    FERRITE_ASSIGN_OR_RETURN(ObjectReader object, body.object({"bytes_per_token"}));
+    FERRITE_ASSIGN_OR_RETURN(uint64_t bytes, object.required_u64("bytes_per_token"));
+    return WorkspaceTokens{bytes};
+  }
+  if (kind == "affine") {
+    FERRITE_ASSIGN_OR_RETURN(ObjectReader object,
+                             body.object({"fixed", "per_sequence", "per_token"}));
+    FERRITE_ASSIGN_OR_RETURN(uint64_t fixed, object.required_u64("fixed"));
+    FERRITE_ASSIGN_OR_RETURN(uint64_t per_sequence, object.required_u64("per_sequence"));
+    FERRITE_ASSIGN_OR_RETURN(uint64_t per_token, object.required_u64("per_token"));
+    return WorkspaceAffine{fixed, per_sequence, per_token};
+  }
+  FERRITE_ASSIGN_OR_RETURN(ObjectReader object, body.object({"bytes_per_page", "maximum_pages"}));
+  FERRITE_ASSIGN_OR_RETURN(uint64_t bytes_per_page, object.required_u64("bytes_per_page"));
+  FERRITE_ASSIGN_OR_RETURN(uint64_t maximum_pages, object.required_u64("maximum_pages"));
+  return WorkspacePages{bytes_per_page, maximum_pages};
+}
+
+Result<DynamicStorageRequirement> read_storage(const JsonCursor& cursor) {
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> items, cursor.array());
+  DynamicStorageRequirement storage;
+  for (const JsonCursor& item : items) {
+    FERRITE_ASSIGN_OR_RETURN(std::string text, item.string());
+    auto profile = DynamicStorageProfile::parse(text);
+    if (!profile) {
+      return make_error(item.wrap_error("is not a valid dynamic storage profile", profile.error()));
+    }
+    if (!storage.accepted_profiles.insert(*profile).second) {
+      return make_error(item.error(fmt::format("repeats storage profile `{}`", text)));
+    }
+  }
+  return storage;
+}
+
+Result<ProviderWorkspaceRequirement> read_workspace(const JsonCursor& cursor,
+                                                    std::string_view slot) {
+  FERRITE_ASSIGN_OR_RETURN(ObjectReader object,
+                           cursor.object({"formula", "alignment_bytes", "scope", "storage"}));
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor formula_cursor, object.required("formula"));
+  FERRITE_ASSIGN_OR_RETURN(ProviderWorkspaceSizeFormula formula, read_formula(formula_cursor));
+  FERRITE_ASSIGN_OR_RETURN(uint64_t alignment_bytes, object.required_u64("alignment_bytes"));
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor scope_cursor, object.required("scope"));
+  FERRITE_ASSIGN_OR_RETURN(std::string scope_text, scope_cursor.string());
+  auto scope = parse_provider_workspace_scope(scope_text);
+  if (!scope) {
+    return make_error(scope_cursor.wrap_error("is not a valid workspace scope", scope.error()));
+  }
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor storage_cursor, object.required("storage"));
+  FERRITE_ASSIGN_OR_RETURN(DynamicStorageRequirement storage, read_storage(storage_cursor));
+  ProviderWorkspaceRequirement workspace{std::move(formula), alignment_bytes, *scope,
+                                         std::move(storage)};
+  if (auto valid = validate_slot(slot, workspace); !valid) {
+    return make_error(with_json_path(std::move(valid).error(), cursor.path()));
+  }
+  return workspace;
+}
+
+}  // namespace
+
+Result<DeclarativeEstimateSpec> DeclarativeEstimateSpec::read(const nlohmann::json& json,
+                                                              std::string_view json_path) {
+  const JsonCursor root(json, std::string(json_path));
+  FERRITE_ASSIGN_OR_RETURN(ObjectReader object,
+                           root.object({"value_alignment_bytes", "scratch", "binding",
+                                        "persistent"}));
+  DeclarativeEstimateSpec spec;
+  FERRITE_ASSIGN_OR_RETURN(spec.value_alignment_bytes,
+                           object.required_u64("value_alignment_bytes"));
+  if (auto valid = validate_alignment(spec.value_alignment_bytes); !valid) {
+    return make_error(with_json_path(std::move(valid).error(),
+                                     json_child_path(root.path(), "value_alignment_bytes")));
+  }
+  for (auto [slot, target] : {std::pair{kScratch, &spec.scratch}, std::pair{kBinding, &spec.binding},
+                              std::pair{kPersistent, &spec.persistent}}) {
+    if (auto cursor = object.optional(slot)) {
+      FERRITE_ASSIGN_OR_RETURN(*target, read_workspace(*cursor, slot));
+    }
+  }
+  return spec;
+}
+
+Result<void> DeclarativeEstimateSpec::validate() const {
+  FERRITE_RETURN_IF_ERROR(validate_alignment(value_alignment_bytes));
+  if (scratch) FERRITE_RETURN_IF_ERROR(validate_slot(kScratch, *scratch));
+  if (binding) FERRITE_RETURN_IF_ERROR(validate_slot(kBinding, *binding));
+  if (persistent) FERRITE_RETURN_IF_ERROR(validate_slot(kPersistent, *persistent));
+  return {};
+}
+
+nlohmann::json DeclarativeEstimateSpec::to_json() const {
+  nlohmann::json out{{"value_alignment_bytes", value_alignment_bytes}};
+  if (scratch) out[std::string(kScratch)] = scratch->to_json();
+  if (binding) out[std::string(kBinding)] = binding->to_json();
+  if (persistent) out[std::string(kPersistent)] = persistent->to_json();
+  return out;
+}
+
+std::string declarative_estimator_implementation_fingerprint(const DeclarativeEstimateSpec& spec) {
+  return canonical_fingerprint(spec.to_json());
+}
+
+Result<DeclarativeResourceEstimator> DeclarativeResourceEstimator::create(
+    OperationProviderDescriptor descriptor, DeclarativeEstimateSpec spec) {
+  FERRITE_RETURN_IF_ERROR(descriptor.validate());
+  if (auto valid = spec.validate(); !valid) {
+    return make_error(std::move(valid).error().with_context(
+        fmt::format("provider `{}` estimator `{}`", descriptor.provider_id.str(),
+                    descriptor.resource_estimator_id)));
+  }
+  const std::string implementation = declarative_estimator_implementation_fingerprint(spec);
+  if (descriptor.resource_estimator_implementation_fingerprint != implementation) {
+    return make_error(
+        Status(ErrorCode::kInvalidExecutionPlan,
+               fmt::format("provider `{}` declares estimator `{}` implementation `{}` but its "
+                           "declarative estimate data has fingerprint `{}`",
+                           descriptor.provider_id.str(), descriptor.resource_estimator_id,
+                           descriptor.resource_estimator_implementation_fingerprint,
+                           implementation))
+            .with_field("provider_id", descriptor.provider_id.str())
+            .with_field("estimator_id", descriptor.resource_estimator_id));
+  }
+  return DeclarativeResourceEstimator(std::move(descriptor), std::move(spec));
+}
+
+Result<OperationResourceEstimate> DeclarativeResourceEstimator::estimate_resources(
+    const OperationResourceEstimateRequest& request) const {
+  const std::string& provider = descriptor_.provider_id.str();
+  if (request.provider_id != descriptor_.provider_id) {
+    return invalid_plan(fmt::format(
+        "declarative estimator of provider `{}` received a request for node `{}` addressed to "
+        "provider `{}`",
+        provider, request.node_id.str(), request.provider_id.str()));
+  }
+  if (request.operation == nullptr || request.operation->id != descriptor_.operation_id) {
+    return invalid_plan(fmt::format(
+        "declarative estimator of provider `{}` (operation `{}`) received a request for node "
+        "`{}` of operation `{}`",
+        provider, descriptor_.operation_id.str(), request.node_id.str(),
+        request.operation == nullptr ? std::string("<none>") : request.operation->id.str()));
+  }
+  return OperationResourceEstimate{
+      .estimator_id = descriptor_.resource_estimator_id,
+      .estimator_version = descriptor_.resource_estimator_version,
+      .estimator_implementation_fingerprint =
+          descriptor_.resource_estimator_implementation_fingerprint,
+      .claimed_input_fingerprint = request.input_fingerprint,
+      .value_alignment_bytes = spec_.value_alignment_bytes,
+      .scratch = spec_.scratch,
+      .binding = spec_.binding,
+      .persistent = spec_.persistent};
+}
+
+}  // namespace ferrite

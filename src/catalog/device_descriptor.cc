@@ -1,0 +1,61 @@
+#include "ferrite/catalog/device_descriptor.h"
+
+#include <fmt/format.h>
+
+#include "ferrite/core/fingerprint.h"
+
+namespace ferrite {
+
+using nlohmann::json;
+
+std::string_view device_class_name(DeviceClass device_class) {
+  switch (device_class) {
+    case DeviceClass::kHost: return "host";
+    case DeviceClass::kAccelerator: return "accelerator";
+    case DeviceClass::kReference: return "reference";
+  }
+  return "?";
+}
+
+Result<DeviceClass> parse_device_class(std::string_view name) {
+  if (name == "host") return DeviceClass::kHost;
+  if (name == "accelerator") return DeviceClass::kAccelerator;
+  if (name == "reference") return DeviceClass::kReference;
+  return invalid_argument(fmt::format(
+      "unknown device class `{}` (expected host, accelerator or reference)", name));
+}
+
+Result<void> DeviceDescriptor::validate() const {
+  const auto device_error = [&](std::string problem) {
+    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                             fmt::format("device `{}` {}", id.str(), problem))
+                          .with_field("device_id", id.str()));
+  };
+  if (total_memory_bytes == 0) return device_error("has zero total memory");
+  if (!is_canonical_sha256(runtime_implementation_fingerprint)) {
+    return device_error(fmt::format(
+        "runtime implementation fingerprint `{}` is not a canonical SHA-256 "
+        "(64 lowercase hex characters)",
+        runtime_implementation_fingerprint.substr(0, 80)));
+  }
+  if (dynamic_storage_profiles.empty()) {
+    return device_error("must provide at least one dynamic storage profile");
+  }
+  return {};
+}
+
+json DeviceDescriptor::to_json() const {
+  json capability_list = json::array();
+  for (const auto& capability : capabilities) capability_list.push_back(capability.str());
+  json profiles = json::array();
+  for (const auto& profile : dynamic_storage_profiles) profiles.push_back(profile.to_string());
+  return json{{"id", id.str()},
+              {"class", device_class_name(device_class)},
+              {"ordinal", ordinal},
+              {"total_memory_bytes", total_memory_bytes},
+              {"runtime_implementation_fingerprint", runtime_implementation_fingerprint},
+              {"capabilities", capability_list},
+              {"dynamic_storage_profiles", profiles}};
+}
+
+}  // namespace ferrite

@@ -1,0 +1,172 @@
+#include "ferrite/catalog/provider_compatibility.h"
+
+#include <optional>
+
+#include <fmt/format.h>
+
+namespace ferrite {
+namespace {
+
+using nlohmann::json;
+
+template <class Id>
+std::string id_set_text(const std::set<Id>& ids) {
+  std::string text = "{";
+  bool first = true;
+  for (const auto& id : ids) {
+    if (!first) text += ", ";
+    text += id.str();
+    first = false;
+  }
+  return text + "}";
+}
+
+template <class Id>
+json id_array(const std::set<Id>& ids) {
+  json out = json::array();
+  for (const auto& id : ids) out.push_back(id.str());
+  return out;
+}
+
+json version_pair(const ContractVersion& required, const ContractVersion& available) {
+  return json{{"required", required.to_string()}, {"available", available.to_string()}};
+}
+
+template <class... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+Error node_version_incompatible(const NodeId& node, const OperationId& op,
+                                const ContractVersion& required, const ContractVersion& available,
+                                std::string_view suffix) {
+  return make_error(Status(ErrorCode::kIncompatibleOperationVersion,
+                           fmt::format("node `{}` requires operation `{}` version {}, available {}{}",
+                                       node.str(), op.str(), required.to_string(),
+                                       available.to_string(), suffix))
+                        .with_field("node_id", node.str())
+                        .with_field("operation_id", op.str())
+                        .with_field("required_version", required.to_string())
+                        .with_field("available_version", available.to_string()));
+}
+
+}  // namespace
+
+Result<void> ProviderCompatibilityRequest::validate() const {
+  if (required_version.is_stable()) return {};
+  return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                           fmt::format("provider compatibility request for operation `{}` has "
+                                       "unstable required version {}",
+                                       operation_id.str(), required_version.to_string()))
+                        .with_field("operation_id", operation_id.str()));
+}
+
+std::string describe_reject_reason(const ProviderCompatibilityRejectReason& reason) {
+  return std::visit(
+      Overloaded{
+          [](const OperationVersionMismatch& r) {
+            return fmt::format("operation version {} does not satisfy required version {}",
+                               r.available.to_string(), r.required.to_string());
+          },
+          [](const ProviderVersionMismatch& r) {
+            return fmt::format("provider version {} does not satisfy required version {}",
+                               r.available.to_string(), r.required.to_string());
+          },
+          [](const MissingCapabilities& r) {
+            return "missing capabilities " + id_set_text(r.capabilities);
+          },
+          [](const UnsupportedWeightFormats& r) {
+            return "unsupported weight formats " + id_set_text(r.formats);
+          },
+          [](const UnsupportedQuantizationFormats& r) {
+            return "unsupported quantization formats " + id_set_text(r.formats);
+          },
+      },
+      reason);
+}
+
+json reject_reason_to_json(const ProviderCompatibilityRejectReason& reason) {
+  return std::visit(
+      Overloaded{
+          [](const OperationVersionMismatch& r) {
+            return json{{"operation_version_mismatch", version_pair(r.required, r.available)}};
+          },
+          [](const ProviderVersionMismatch& r) {
+            return json{{"provider_version_mismatch", version_pair(r.required, r.available)}};
+          },
+          [](const MissingCapabilities& r) {
+            return json{{"missing_capabilities", {{"capabilities", id_array(r.capabilities)}}}};
+          },
+          [](const UnsupportedWeightFormats& r) {
+            return json{{"unsupported_weight_formats", {{"formats", id_array(r.formats)}}}};
+          },
+          [](const UnsupportedQuantizationFormats& r) {
+            return json{
+                {"unsupported_quantization_formats", {{"formats", id_array(r.formats)}}}};
+          },
+      },
+      reason);
+}
+
+json ProviderCompatibilityReport::rejected_to_json() const {
+  json out = json::array();
+  for (const auto& [provider_id, reasons] : rejected) {
+    json reason_list = json::array();
+    for (const auto& reason : reasons) reason_list.push_back(reject_reason_to_json(reason));
+    out.push_back(json{{"provider_id", provider_id.str()}, {"reasons", reason_list}});
+  }
+  return out;
+}
+
+json ProviderCompatibilityReport::to_json() const {
+  json compatible_list = json::array();
+  for (const auto& provider_id : compatible) compatible_list.push_back(provider_id.str());
+  return json{{"compatible", compatible_list}, {"rejected", rejected_to_json()}};
+}
+
+Result<std::vector<ProviderId>> ProviderCompatibilityReport::require_compatible_for_node(
+    const DeviceId& device_id, const NodeId& node_id, const OperationId& operation_id) const {
+  if (!compatible.empty()) return compatible;
+
+  // 1. The operation itself has the wrong version (the same for every provider).
+  for (const auto& [provider_id, reasons] : rejected) {
+    for (const auto& reason : reasons) {
+      if (const auto* mismatch = std::get_if<OperationVersionMismatch>(&reason)) {
+        return node_version_incompatible(node_id, operation_id, mismatch->required,
+                                         mismatch->available, "");
+      }
+    }
+  }
+  // 2. Every provider has the wrong version: report the greatest one.
+  std::optional<ProviderVersionMismatch> greatest;
+  bool every_provider_version = !rejected.empty();
+  for (const auto& [provider_id, reasons] : rejected) {
+    const ProviderVersionMismatch* mismatch = nullptr;
+    for (const auto& reason : reasons) {
+      if (const auto* found = std::get_if<ProviderVersionMismatch>(&reason)) mismatch = found;
+    }
+    if (mismatch == nullptr) {
+      every_provider_version = false;
+      break;
+    }
+    if (!greatest || greatest->available <= mismatch->available) greatest = *mismatch;
+  }
+  if (every_provider_version && greatest) {
+    return node_version_incompatible(node_id, operation_id, greatest->required,
+                                     greatest->available, " (greatest provider version)");
+  }
+  // 3. Anything else: name every rejection.
+  return make_error(
+      Status(ErrorCode::kUnsupportedOperation,
+             fmt::format("node `{}` operation `{}` is unsupported on device `{}`: all providers "
+                         "were rejected: {}",
+                         node_id.str(), operation_id.str(), device_id.str(),
+                         rejected_to_json().dump()))
+          .with_field("node_id", node_id.str())
+          .with_field("operation_id", operation_id.str())
+          .with_field("device_id", device_id.str()));
+}
+
+}  // namespace ferrite

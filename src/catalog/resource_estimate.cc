@@ -1,0 +1,161 @@
+#include "ferrite/catalog/resource_estimate.h"
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "ferrite/core/checked_math.h"
+#include "ferrite/core/fingerprint.h"
+
+namespace ferrite {
+namespace {
+
+nlohmann::json optional_workspace_json(const std::optional<ProviderWorkspaceRequirement>& w) {
+  return w ? w->to_json() : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
+    const OperationProviderDescriptor& descriptor, const std::string& input_fingerprint,
+    const OperationResourceEstimate& estimate) {
+  const std::string& provider = descriptor.provider_id.str();
+  auto mismatch = [&](std::string reason) {
+    return make_error(
+        Status(ErrorCode::kInvalidExecutionPlan,
+               fmt::format("provider `{}` resource estimate {}", provider, reason))
+            .with_field("provider_id", provider)
+            .with_field("estimator_id", descriptor.resource_estimator_id));
+  };
+  if (estimate.estimator_id != descriptor.resource_estimator_id) {
+    return mismatch(fmt::format(
+        "comes from estimator `{}` but the provider registers estimator `{}`",
+        estimate.estimator_id, descriptor.resource_estimator_id));
+  }
+  if (estimate.estimator_version != descriptor.resource_estimator_version) {
+    return mismatch(fmt::format(
+        "from estimator `{}` has version {} but the provider registers version {}",
+        estimate.estimator_id, estimate.estimator_version.to_string(),
+        descriptor.resource_estimator_version.to_string()));
+  }
+  if (estimate.estimator_implementation_fingerprint !=
+      descriptor.resource_estimator_implementation_fingerprint) {
+    return mismatch(fmt::format(
+        "from estimator `{}` has implementation fingerprint `{}` but the provider registers "
+        "implementation `{}`",
+        estimate.estimator_id, estimate.estimator_implementation_fingerprint,
+        descriptor.resource_estimator_implementation_fingerprint));
+  }
+  if (estimate.claimed_input_fingerprint != input_fingerprint) {
+    return mismatch(fmt::format(
+        "from estimator `{}` claims input fingerprint `{}` but the core computed `{}`",
+        estimate.estimator_id, estimate.claimed_input_fingerprint, input_fingerprint));
+  }
+
+  ProviderResourcePlan plan(descriptor.provider_id);
+  plan.estimator_id_ = descriptor.resource_estimator_id;
+  plan.estimator_version_ = descriptor.resource_estimator_version;
+  plan.estimator_implementation_fingerprint_ =
+      descriptor.resource_estimator_implementation_fingerprint;
+  plan.estimator_input_fingerprint_ = input_fingerprint;
+  plan.value_alignment_bytes_ = estimate.value_alignment_bytes;
+  plan.scratch_ = estimate.scratch;
+  plan.binding_ = estimate.binding;
+  plan.persistent_ = estimate.persistent;
+  FERRITE_RETURN_IF_ERROR(plan.validate_fields());
+  plan.estimate_fingerprint_ = canonical_fingerprint(plan.fingerprint_material());
+  FERRITE_RETURN_IF_ERROR(plan.validate_shape());
+  return plan;
+}
+
+Result<void> ProviderResourcePlan::validate_fields() const {
+  const std::string& provider = provider_id_.str();
+  auto fail = [&](std::string reason) {
+    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                             fmt::format("provider `{}` resource estimate from estimator `{}` {}",
+                                         provider, estimator_id_, reason))
+                          .with_field("provider_id", provider)
+                          .with_field("estimator_id", estimator_id_));
+  };
+  if (auto valid = validate_identity("resource estimator", estimator_id_); !valid) {
+    return fail(fmt::format("has an invalid estimator id: {}", valid.error().message()));
+  }
+  if (!estimator_version_.is_stable()) {
+    return fail(fmt::format("has unstable estimator version {}", estimator_version_.to_string()));
+  }
+  if (!is_canonical_sha256(estimator_implementation_fingerprint_)) {
+    return fail(fmt::format("has implementation fingerprint `{}` that is not a canonical sha256",
+                            estimator_implementation_fingerprint_));
+  }
+  if (!is_canonical_sha256(estimator_input_fingerprint_)) {
+    return fail(fmt::format("has input fingerprint `{}` that is not a canonical sha256",
+                            estimator_input_fingerprint_));
+  }
+  if (!is_power_of_two(value_alignment_bytes_)) {
+    return fail(fmt::format("has value_alignment_bytes {} that is not a non-zero power of two",
+                            value_alignment_bytes_));
+  }
+  struct Slot {
+    std::string_view name;
+    const std::optional<ProviderWorkspaceRequirement>* workspace;
+    bool must_be_invocation;
+  };
+  for (const Slot& slot : {Slot{"scratch", &scratch_, true}, Slot{"binding", &binding_, true},
+                           Slot{"persistent", &persistent_, false}}) {
+    if (!slot.workspace->has_value()) continue;
+    const ProviderWorkspaceRequirement& workspace = **slot.workspace;
+    const bool is_invocation = workspace.scope == ProviderWorkspaceScope::kInvocation;
+    if (slot.must_be_invocation && !is_invocation) {
+      return fail(fmt::format("has a {} workspace with scope `{}` (must be invocation)", slot.name,
+                              provider_workspace_scope_name(workspace.scope)));
+    }
+    if (!slot.must_be_invocation && is_invocation) {
+      return fail(fmt::format("has a {} workspace with scope `invocation` (must outlive one "
+                              "invocation)",
+                              slot.name));
+    }
+    if (auto valid = workspace.validate(); !valid) {
+      return fail(fmt::format("has an invalid {} workspace: {}", slot.name,
+                              valid.error().message()));
+    }
+  }
+  return {};
+}
+
+Result<void> ProviderResourcePlan::validate_shape() const {
+  FERRITE_RETURN_IF_ERROR(validate_fields());
+  if (!is_canonical_sha256(estimate_fingerprint_) ||
+      estimate_fingerprint_ != canonical_fingerprint(fingerprint_material())) {
+    return make_error(
+        Status(ErrorCode::kInvalidExecutionPlan,
+               fmt::format("provider `{}` resource estimate fingerprint `{}` does not match its "
+                           "fields",
+                           provider_id_.str(), estimate_fingerprint_))
+            .with_field("provider_id", provider_id_.str())
+            .with_field("estimator_id", estimator_id_));
+  }
+  return {};
+}
+
+nlohmann::json ProviderResourcePlan::fingerprint_material() const {
+  return nlohmann::json{
+      {"provider_id", provider_id_.str()},
+      {"estimator_id", estimator_id_},
+      {"estimator_version", estimator_version_.to_string()},
+      {"estimator_implementation_fingerprint", estimator_implementation_fingerprint_},
+      {"estimator_input_fingerprint", estimator_input_fingerprint_},
+      {"value_alignment_bytes", value_alignment_bytes_},
+      {"scratch", optional_workspace_json(scratch_)},
+      {"binding", optional_workspace_json(binding_)},
+      {"persistent", optional_workspace_json(persistent_)}};
+}
+
+nlohmann::json ProviderResourcePlan::to_json() const {
+  nlohmann::json out = fingerprint_material();
+  out["estimate_fingerprint"] = estimate_fingerprint_;
+  return out;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,96 @@
+#include "ferrite/catalog/resource_estimator.h"
+
+#include <fmt/format.h>
+
+#include "ferrite/core/fingerprint.h"
+#include "ferrite/program/model_program.h"
+
+namespace ferrite {
+namespace {
+
+template <class Id>
+nlohmann::json id_array(const std::set<Id>& ids) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Id& id : ids) out.push_back(id.str());
+  return out;
+}
+
+}  // namespace
+
+OperationResourceEstimator::~OperationResourceEstimator() = default;
+
+Result<void> OperationResourceEstimateRequest::validate() const {
+  const std::string& node = node_id.str();
+  auto fail = [&node](std::string reason) {
+    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                             fmt::format("resource estimate request for node `{}` {}", node,
+                                         reason))
+                          .with_field("node_id", node));
+  };
+  if (operation == nullptr) return fail("has no operation descriptor");
+  FERRITE_RETURN_IF_ERROR(operation->validate());
+  FERRITE_RETURN_IF_ERROR(operation->validate_attributes(node_id, attributes));
+  const size_t expected = operation->inputs.size() + operation->outputs.size();
+  if (values.size() != expected) {
+    return fail(fmt::format("has {} value bindings but operation `{}` has {} inputs and {} outputs",
+                            values.size(), operation->id.str(), operation->inputs.size(),
+                            operation->outputs.size()));
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    const bool is_input = i < operation->inputs.size();
+    const ValueBindingRole role = is_input ? ValueBindingRole::kInput : ValueBindingRole::kOutput;
+    const size_t ordinal = is_input ? i : i - operation->inputs.size();
+    if (values[i].role() != role || values[i].ordinal() != ordinal) {
+      return fail(fmt::format("binding {} is {} but slot {} is {}[{}] of operation `{}`", i,
+                              values[i].describe(), i, value_binding_role_name(role), ordinal,
+                              operation->id.str()));
+    }
+  }
+  if (!is_canonical_sha256(input_fingerprint)) {
+    return fail(fmt::format("has input fingerprint `{}` that is not a canonical sha256",
+                            input_fingerprint));
+  }
+  return {};
+}
+
+Result<std::string> estimator_input_fingerprint(
+    const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
+    const NodeId& node_id, const OperationId& operation_id,
+    const ContractVersion& operation_version,
+    const std::map<AttributeId, SemanticValue>& attributes, const ProviderId& provider_id,
+    const std::vector<ResolvedValueBinding>& values,
+    const std::set<CapabilityId>& required_capabilities,
+    const std::set<WeightFormatId>& required_weight_formats,
+    const std::set<QuantizationFormatId>& required_quantization_formats) {
+  if (!is_canonical_sha256(prepared_family_fingerprint)) {
+    return invalid_plan(fmt::format(
+        "estimator input for node `{}` (provider `{}`): prepared family fingerprint `{}` is not "
+        "a canonical sha256",
+        node_id.str(), provider_id.str(), prepared_family_fingerprint));
+  }
+  if (!is_canonical_sha256(operation_fingerprint)) {
+    return invalid_plan(fmt::format(
+        "estimator input for node `{}` (provider `{}`): operation `{}` fingerprint `{}` is not a "
+        "canonical sha256",
+        node_id.str(), provider_id.str(), operation_id.str(), operation_fingerprint));
+  }
+  nlohmann::json attribute_json = nlohmann::json::object();
+  for (const auto& [id, value] : attributes) attribute_json[id.str()] = semantic_value_to_json(value);
+  nlohmann::json value_json = nlohmann::json::array();
+  for (const ResolvedValueBinding& binding : values) value_json.push_back(binding.to_json());
+  const nlohmann::json material{
+      {"prepared_family_fingerprint", prepared_family_fingerprint},
+      {"operation_fingerprint", operation_fingerprint},
+      {"node_id", node_id.str()},
+      {"operation_id", operation_id.str()},
+      {"operation_version", operation_version.to_string()},
+      {"attributes", std::move(attribute_json)},
+      {"provider_id", provider_id.str()},
+      {"values", std::move(value_json)},
+      {"required_capabilities", id_array(required_capabilities)},
+      {"required_weight_formats", id_array(required_weight_formats)},
+      {"required_quantization_formats", id_array(required_quantization_formats)}};
+  return canonical_fingerprint(material);
+}
+
+}  // namespace ferrite

@@ -1,0 +1,222 @@
+#include "ferrite/catalog/workspace_requirement.h"
+
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "ferrite/core/checked_math.h"
+
+namespace ferrite {
+namespace {
+
+template <class... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+Error formula_error(const ProviderWorkspaceSizeFormula& formula, std::string_view reason) {
+  return invalid_plan(fmt::format("provider workspace formula `{}` {}",
+                                  workspace_formula_kind(formula), reason));
+}
+
+// a × b + c, or nullopt on overflow.
+std::optional<uint64_t> multiply_add(uint64_t a, uint64_t b, uint64_t c) {
+  auto product = checked_mul(a, b);
+  return product ? checked_add(*product, c) : std::nullopt;
+}
+
+}  // namespace
+
+std::string_view provider_workspace_scope_name(ProviderWorkspaceScope scope) {
+  switch (scope) {
+    case ProviderWorkspaceScope::kPlan: return "plan";
+    case ProviderWorkspaceScope::kRequest: return "request";
+    case ProviderWorkspaceScope::kSequence: return "sequence";
+    case ProviderWorkspaceScope::kStep: return "step";
+    case ProviderWorkspaceScope::kInvocation: return "invocation";
+  }
+  return "?";
+}
+
+Result<ProviderWorkspaceScope> parse_provider_workspace_scope(std::string_view name) {
+  for (ProviderWorkspaceScope scope :
+       {ProviderWorkspaceScope::kPlan, ProviderWorkspaceScope::kRequest,
+        ProviderWorkspaceScope::kSequence, ProviderWorkspaceScope::kStep,
+        ProviderWorkspaceScope::kInvocation}) {
+    if (provider_workspace_scope_name(scope) == name) return scope;
+  }
+  return invalid_argument(fmt::format(
+      "unknown provider workspace scope `{}` (expected plan, request, sequence, step or "
+      "invocation)",
+      name));
+}
+
+std::string_view workspace_formula_kind(const ProviderWorkspaceSizeFormula& formula) {
+  return std::visit(Overloaded{
+                        [](const WorkspaceFixed&) { return std::string_view("fixed"); },
+                        [](const WorkspaceActualSequences&) {
+                          return std::string_view("actual_sequences");
+                        },
+                        [](const WorkspaceTokens&) { return std::string_view("tokens"); },
+                        [](const WorkspaceAffine&) { return std::string_view("affine"); },
+                        [](const WorkspacePages&) { return std::string_view("pages"); },
+                    },
+                    formula);
+}
+
+Result<void> validate_workspace_formula(const ProviderWorkspaceSizeFormula& formula) {
+  if (const auto* fixed = std::get_if<WorkspaceFixed>(&formula)) {
+    if (fixed->bytes == 0) return formula_error(formula, "must have bytes > 0");
+  } else if (const auto* sequences = std::get_if<WorkspaceActualSequences>(&formula)) {
+    if (sequences->bytes_per_sequence == 0) {
+      return formula_error(formula, "must have bytes_per_sequence > 0");
+    }
+  } else if (const auto* tokens = std::get_if<WorkspaceTokens>(&formula)) {
+    if (tokens->bytes_per_token == 0) return formula_error(formula, "must have bytes_per_token > 0");
+  } else if (const auto* affine = std::get_if<WorkspaceAffine>(&formula)) {
+    if (affine->per_sequence == 0 && affine->per_token == 0) {
+      return formula_error(formula,
+                           "must have per_sequence > 0 or per_token > 0 (use `fixed` otherwise)");
+    }
+    auto at_one = checked_add(affine->fixed, affine->per_sequence);
+    if (at_one) at_one = checked_add(*at_one, affine->per_token);
+    if (!at_one) {
+      return formula_error(formula,
+                           fmt::format("fixed {} + per_sequence {} + per_token {} overflows u64",
+                                       affine->fixed, affine->per_sequence, affine->per_token));
+    }
+  } else if (const auto* pages = std::get_if<WorkspacePages>(&formula)) {
+    if (pages->bytes_per_page == 0) return formula_error(formula, "must have bytes_per_page > 0");
+    if (pages->maximum_pages == 0) return formula_error(formula, "must have maximum_pages > 0");
+    if (!checked_mul(pages->bytes_per_page, pages->maximum_pages)) {
+      return formula_error(formula,
+                           fmt::format("bytes_per_page {} * maximum_pages {} overflows u64",
+                                       pages->bytes_per_page, pages->maximum_pages));
+    }
+  }
+  return {};
+}
+
+nlohmann::json workspace_formula_to_json(const ProviderWorkspaceSizeFormula& formula) {
+  using nlohmann::json;
+  return std::visit(
+      Overloaded{
+          [](const WorkspaceFixed& f) { return json{{"fixed", {{"bytes", f.bytes}}}}; },
+          [](const WorkspaceActualSequences& f) {
+            return json{{"actual_sequences", {{"bytes_per_sequence", f.bytes_per_sequence}}}};
+          },
+          [](const WorkspaceTokens& f) {
+            return json{{"tokens", {{"bytes_per_token", f.bytes_per_token}}}};
+          },
+          [](const WorkspaceAffine& f) {
+            return json{{"affine",
+                         {{"fixed", f.fixed},
+                          {"per_sequence", f.per_sequence},
+                          {"per_token", f.per_token}}}};
+          },
+          [](const WorkspacePages& f) {
+            return json{{"pages",
+                         {{"bytes_per_page", f.bytes_per_page},
+                          {"maximum_pages", f.maximum_pages}}}};
+          },
+      },
+      formula);
+}
+
+Result<void> ProviderWorkspaceRequirement::validate() const {
+  FERRITE_RETURN_IF_ERROR(validate_workspace_formula(formula));
+  const std::string_view scope_name = provider_workspace_scope_name(scope);
+  if (!is_power_of_two(alignment_bytes)) {
+    return invalid_plan(fmt::format(
+        "{}-scoped provider workspace alignment {} is not a non-zero power of two", scope_name,
+        alignment_bytes));
+  }
+  if (scope == ProviderWorkspaceScope::kPlan && !std::holds_alternative<WorkspaceFixed>(formula)) {
+    return invalid_plan(fmt::format(
+        "plan-scoped provider workspace requires a `fixed` formula, found `{}`",
+        workspace_formula_kind(formula)));
+  }
+  if (scope == ProviderWorkspaceScope::kSequence) {
+    const auto* affine = std::get_if<WorkspaceAffine>(&formula);
+    if (std::holds_alternative<WorkspaceActualSequences>(formula) ||
+        (affine != nullptr && affine->per_sequence != 0)) {
+      return invalid_plan(fmt::format(
+          "sequence-scoped provider workspace formula `{}` must not scale per sequence",
+          workspace_formula_kind(formula)));
+    }
+  }
+  if (storage.accepted_profiles.empty()) {
+    return invalid_plan(fmt::format(
+        "{}-scoped provider workspace storage accepts no dynamic storage profile", scope_name));
+  }
+  FERRITE_RETURN_IF_ERROR(minimum_bytes());
+  return {};
+}
+
+Result<uint64_t> ProviderWorkspaceRequirement::bytes_for_shape(uint64_t sequences,
+                                                               uint64_t tokens,
+                                                               uint64_t pages) const {
+  FERRITE_RETURN_IF_ERROR(validate_workspace_formula(formula));
+  const std::string shape =
+      fmt::format("{} sequences, {} tokens, {} pages", sequences, tokens, pages);
+  std::optional<uint64_t> bytes;
+  if (const auto* fixed = std::get_if<WorkspaceFixed>(&formula)) {
+    bytes = fixed->bytes;
+  } else if (const auto* per_sequence = std::get_if<WorkspaceActualSequences>(&formula)) {
+    bytes = checked_mul(per_sequence->bytes_per_sequence, sequences);
+  } else if (const auto* per_token = std::get_if<WorkspaceTokens>(&formula)) {
+    bytes = checked_mul(per_token->bytes_per_token, tokens);
+  } else if (const auto* affine = std::get_if<WorkspaceAffine>(&formula)) {
+    bytes = multiply_add(affine->per_sequence, sequences, affine->fixed);
+    if (bytes) bytes = multiply_add(affine->per_token, tokens, *bytes);
+  } else if (const auto* paged = std::get_if<WorkspacePages>(&formula)) {
+    if (pages > paged->maximum_pages) {
+      return invalid_plan(fmt::format(
+          "provider workspace needs {} pages but the provider bound is {} pages", pages,
+          paged->maximum_pages));
+    }
+    bytes = checked_mul(paged->bytes_per_page, pages);
+  }
+  if (!bytes) {
+    return invalid_plan(fmt::format("provider workspace formula `{}` overflows u64 at {}",
+                                    workspace_formula_kind(formula), shape));
+  }
+  if (*bytes == 0) {
+    return invalid_plan(fmt::format("provider workspace formula `{}` evaluates to 0 bytes at {}",
+                                    workspace_formula_kind(formula), shape));
+  }
+  auto aligned = checked_align_up(*bytes, alignment_bytes);
+  if (!aligned) {
+    return invalid_plan(fmt::format(
+        "provider workspace of {} bytes cannot be aligned to {} (overflow or invalid alignment)",
+        *bytes, alignment_bytes));
+  }
+  return *aligned;
+}
+
+Result<uint64_t> ProviderWorkspaceRequirement::bytes_for(uint64_t sequences,
+                                                         uint64_t tokens) const {
+  uint64_t pages = 1;
+  if (const auto* paged = std::get_if<WorkspacePages>(&formula)) pages = paged->maximum_pages;
+  return bytes_for_shape(sequences, tokens, pages);
+}
+
+Result<uint64_t> ProviderWorkspaceRequirement::minimum_bytes() const {
+  return bytes_for_shape(1, 1, 1);
+}
+
+nlohmann::json ProviderWorkspaceRequirement::to_json() const {
+  nlohmann::json profiles = nlohmann::json::array();
+  for (const DynamicStorageProfile& profile : storage.accepted_profiles) {
+    profiles.push_back(profile.to_string());
+  }
+  return nlohmann::json{{"formula", workspace_formula_to_json(formula)},
+                        {"alignment_bytes", alignment_bytes},
+                        {"scope", std::string(provider_workspace_scope_name(scope))},
+                        {"storage", std::move(profiles)}};
+}
+
+}  // namespace ferrite

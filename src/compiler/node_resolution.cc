@@ -1,0 +1,442 @@
+#include "ferrite/compiler/node_resolution.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ferrite/compiler/tensor_inference.h"
+#include "ferrite/core/fingerprint.h"
+
+namespace ferrite {
+namespace {
+
+using nlohmann::json;
+
+Error node_error(const NodeId& node, std::string message) {
+  return make_error(
+      Status(ErrorCode::kInvalidExecutionPlan, std::move(message)).with_field("node_id", node.str()));
+}
+
+// Byte-range overlap of two storages in a shared resource.
+bool storages_overlap(const ResolvedValueStorage& a, const ResolvedValueStorage& b) {
+  return a.overlaps(b);
+}
+
+Result<void> check_weight_requirements(const NodeResolutionContext& context, const ProgramNode& node,
+                                       const std::vector<ResolvedValueBinding>& bindings,
+                                       std::set<WeightFormatId>& weight_formats,
+                                       std::set<QuantizationFormatId>& quantization_formats) {
+  const ModelProgram& program = context.family.program();
+  for (const auto& binding : bindings) {
+    if (binding.usage() != BufferUsage::kWeights) continue;
+    const WeightReference* weight = program.find_weight_by_value(binding.value_id());
+    if (!weight || !binding.weight() || binding.weight()->weight_id != weight->weight_id) {
+      return node_error(node.id, fmt::format("node `{}` {} is not bound to its program weight",
+                                             node.id.str(), binding.describe()));
+    }
+    if (binding.weight()->has_quantized_components()) {
+      weight_formats.insert(binding.weight()->format_id);
+      const auto formats = binding.weight()->quantization_formats();
+      quantization_formats.insert(formats.begin(), formats.end());
+    }
+  }
+  return {};
+}
+
+// Each binding's usage and tensor must match what the program says it is.
+Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
+                                        const ProgramNode& node,
+                                        const std::vector<ResolvedValueBinding>& bindings) {
+  const ModelProgram& program = context.family.program();
+  for (const auto& binding : bindings) {
+    if (const WeightReference* weight = program.find_weight_by_value(binding.value_id())) {
+      FERRITE_ASSIGN_OR_RETURN(auto tensor, weight->tensor.resolve());
+      FERRITE_ASSIGN_OR_RETURN(auto contract, ResolvedWeightBinding::from_schema(
+                                                  context.execution_weight_schema, weight->weight_id));
+      if (binding.usage() != BufferUsage::kWeights || binding.access() != TensorAccess::kRead ||
+          !(binding.tensor() == tensor) || binding.weight() != contract) {
+        return node_error(node.id, fmt::format("node `{}` {} differs from weight `{}` semantics",
+                                               node.id.str(), binding.describe(),
+                                               weight->weight_id.str()));
+      }
+    } else if (const StateSpec* state = program.find_state_by_value(binding.value_id())) {
+      FERRITE_ASSIGN_OR_RETURN(auto tensor, state->tensor.resolve());
+      if (binding.usage() != BufferUsage::kState || !(binding.tensor() == tensor)) {
+        return node_error(node.id, fmt::format("node `{}` {} differs from state `{}` semantics",
+                                               node.id.str(), binding.describe(), state->id.str()));
+      }
+    } else if (binding.usage() != BufferUsage::kActivations) {
+      return node_error(node.id, fmt::format("node `{}` {} must be bound as an activation",
+                                             node.id.str(), binding.describe()));
+    }
+  }
+  return {};
+}
+
+Result<void> validate_program_bindings(const ProgramNode& node,
+                                       const std::vector<ResolvedValueBinding>& bindings) {
+  if (bindings.size() != node.inputs.size() + node.outputs.size()) {
+    return node_error(node.id, fmt::format("node `{}` has {} bindings for {} inputs and {} outputs",
+                                           node.id.str(), bindings.size(), node.inputs.size(),
+                                           node.outputs.size()));
+  }
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    const bool input = i < node.inputs.size();
+    const auto& expected = input ? node.inputs[i] : node.outputs[i - node.inputs.size()];
+    if (bindings[i].value_id() != expected) {
+      return node_error(node.id, fmt::format("node `{}` binding {} names `{}`, expected `{}`",
+                                             node.id.str(), i, bindings[i].value_id().str(),
+                                             expected.str()));
+    }
+  }
+  return {};
+}
+
+std::vector<ResourceId> sorted_ids(std::set<ResourceId> ids) { return {ids.begin(), ids.end()}; }
+
+Result<void> check_workspace_presence(const NodeId& node, const OperationDescriptor& op,
+                                      const ProviderResourcePlan& plan) {
+  auto check = [&](std::string_view kind, ResourcePresence presence, bool present) -> Result<void> {
+    if (!presence_accepts(presence, present)) {
+      return node_error(node, fmt::format("node `{}` provider `{}` {} the {} workspace that operation "
+                                          "`{}` marks {}",
+                                          node.str(), plan.provider_id().str(),
+                                          present ? "requests" : "omits", kind, op.id.str(),
+                                          resource_presence_name(presence)));
+    }
+    return {};
+  };
+  FERRITE_RETURN_IF_ERROR(check("scratch", op.resources.scratch, plan.scratch().has_value()));
+  FERRITE_RETURN_IF_ERROR(check("binding", op.resources.binding, plan.binding().has_value()));
+  FERRITE_RETURN_IF_ERROR(check("persistent", op.resources.persistent, plan.persistent().has_value()));
+  return {};
+}
+
+}  // namespace
+
+Result<EstimatorRegistry> EstimatorRegistry::create(
+    std::vector<std::shared_ptr<const OperationResourceEstimator>> estimators) {
+  EstimatorRegistry registry;
+  for (auto& estimator : estimators) {
+    if (!estimator) return invalid_plan("estimator registry received a null estimator");
+    const ProviderId id = estimator->descriptor().provider_id;
+    if (!registry.estimators_.emplace(id, std::move(estimator)).second) {
+      return invalid_plan(fmt::format("provider `{}` has more than one resource estimator", id.str()));
+    }
+  }
+  return registry;
+}
+
+const OperationResourceEstimator* EstimatorRegistry::find(const ProviderId& provider) const {
+  auto it = estimators_.find(provider);
+  return it == estimators_.end() ? nullptr : it->second.get();
+}
+
+std::string describe_plan_reject_reason(const PlanProviderRejectReason& reason) {
+  if (std::holds_alternative<ProviderNotRegistered>(reason)) {
+    return "not registered for this operation";
+  }
+  if (const auto* incompatible = std::get_if<ProviderIncompatible>(&reason)) {
+    std::vector<std::string> parts;
+    for (const auto& r : incompatible->reasons) parts.push_back(describe_reject_reason(r));
+    return fmt::format("incompatible: {}", fmt::join(parts, "; "));
+  }
+  std::vector<std::string> ids;
+  for (const auto& id : std::get<ProviderStorageIncompatible>(reason).resource_ids) {
+    ids.push_back(id.str());
+  }
+  return fmt::format("no available storage profile for {}", fmt::join(ids, ", "));
+}
+
+json plan_reject_reason_to_json(const PlanProviderRejectReason& reason) {
+  if (std::holds_alternative<ProviderNotRegistered>(reason)) return "not_registered";
+  if (const auto* incompatible = std::get_if<ProviderIncompatible>(&reason)) {
+    json reasons = json::array();
+    for (const auto& r : incompatible->reasons) reasons.push_back(reject_reason_to_json(r));
+    return json{{"incompatible", reasons}};
+  }
+  json ids = json::array();
+  for (const auto& id : std::get<ProviderStorageIncompatible>(reason).resource_ids) {
+    ids.push_back(id.str());
+  }
+  return json{{"storage_incompatible", ids}};
+}
+
+Result<ResourceId> workspace_base_id(const NodeId& node, std::string_view kind,
+                                     const std::string& estimate_fingerprint) {
+  if (!is_canonical_sha256(estimate_fingerprint)) {
+    return invalid_plan("workspace estimate fingerprint is not a canonical sha256");
+  }
+  std::string material = std::string(kind);
+  material.push_back('\0');
+  material += node.str();
+  material.push_back('\0');
+  material += estimate_fingerprint;
+  return ResourceId::create(fmt::format("resource/{}/sha256/{}", kind, sha256_hex(material)));
+}
+
+bool profile_available(const RuntimePolicy& policy, const DeviceDescriptor& device,
+                       const DynamicStorageRequirement& requirement) {
+  return std::any_of(policy.storage_profile_order.begin(), policy.storage_profile_order.end(),
+                     [&](const DynamicStorageProfile& p) {
+                       return device.dynamic_storage_profiles.contains(p) && requirement.accepts(p);
+                     });
+}
+
+Result<PlanNodeResolution> PlanNodeResolution::create(
+    NodeId node_id, std::vector<ResolvedValueBinding> values,
+    std::set<CapabilityId> required_capabilities, std::optional<ProviderId> preferred_provider,
+    std::vector<ProviderResourcePlan> candidates,
+    std::map<ProviderId, PlanProviderRejectReason> rejections) {
+  if (candidates.empty()) {
+    return node_error(node_id, fmt::format("node `{}` has no provider whose binding and workspace "
+                                           "storage requirements intersect runtime offers and policy",
+                                           node_id.str()));
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [](const ProviderResourcePlan& a, const ProviderResourcePlan& b) {
+              return a.provider_id() < b.provider_id();
+            });
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    FERRITE_RETURN_IF_ERROR(candidates[i].validate_shape());
+    if (i > 0 && candidates[i - 1].provider_id() == candidates[i].provider_id()) {
+      return node_error(node_id, fmt::format("node `{}` lists provider `{}` twice", node_id.str(),
+                                             candidates[i].provider_id().str()));
+    }
+    if (rejections.contains(candidates[i].provider_id())) {
+      return node_error(node_id, fmt::format("node `{}` provider `{}` is both a candidate and "
+                                             "rejected",
+                                             node_id.str(), candidates[i].provider_id().str()));
+    }
+  }
+  for (const auto& [provider, reason] : rejections) {
+    const auto* storage = std::get_if<ProviderStorageIncompatible>(&reason);
+    if (!storage || storage->resource_ids.empty() ||
+        !std::is_sorted(storage->resource_ids.begin(), storage->resource_ids.end()) ||
+        std::adjacent_find(storage->resource_ids.begin(), storage->resource_ids.end()) !=
+            storage->resource_ids.end()) {
+      return node_error(node_id, fmt::format("node `{}` resolution rejection of `{}` must be a "
+                                             "sorted, non-empty storage incompatibility",
+                                             node_id.str(), provider.str()));
+    }
+  }
+  PlanNodeResolution resolution(std::move(node_id));
+  resolution.values_ = std::move(values);
+  resolution.required_capabilities_ = std::move(required_capabilities);
+  resolution.preferred_provider_ = std::move(preferred_provider);
+  resolution.candidates_ = std::move(candidates);
+  resolution.rejections_ = std::move(rejections);
+  return resolution;
+}
+
+const ProviderResourcePlan* PlanNodeResolution::candidate(const ProviderId& provider) const {
+  for (const auto& plan : candidates_) {
+    if (plan.provider_id() == provider) return &plan;
+  }
+  return nullptr;
+}
+
+uint64_t PlanNodeResolution::maximum_value_alignment() const {
+  uint64_t out = 0;
+  for (const auto& plan : candidates_) out = std::max(out, plan.value_alignment_bytes());
+  return out;
+}
+
+Result<void> validate_resolved_bindings(const NodeId& node_id, const OperationDescriptor& op,
+                                        const std::vector<ResolvedValueBinding>& bindings) {
+  const size_t inputs = op.inputs.size();
+  if (bindings.size() != inputs + op.outputs.size()) {
+    return node_error(node_id, fmt::format("node `{}` binds {} values; operation `{}` has {} slots",
+                                           node_id.str(), bindings.size(), op.id.str(),
+                                           inputs + op.outputs.size()));
+  }
+  TensorSymbols symbols;
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    const auto& b = bindings[i];
+    const bool is_input = i < inputs;
+    const uint32_t ordinal = static_cast<uint32_t>(is_input ? i : i - inputs);
+    const TensorContract& contract = is_input ? op.inputs[ordinal] : op.outputs[ordinal];
+    if (b.role() != (is_input ? ValueBindingRole::kInput : ValueBindingRole::kOutput) ||
+        b.ordinal() != ordinal) {
+      return node_error(node_id, fmt::format("node `{}` binding {} is {}, out of slot order",
+                                             node_id.str(), i, b.describe()));
+    }
+    const AliasPolicy expected_alias = is_input ? AliasPolicy(NoAlias{}) : contract.alias();
+    if (b.access() != contract.access() || b.alias() != expected_alias) {
+      return node_error(node_id, fmt::format("node `{}` {} access or alias differs from operation "
+                                             "`{}`",
+                                             node_id.str(), b.describe(), op.id.str()));
+    }
+    FERRITE_RETURN_IF_ERROR(unify_tensor(contract, b.tensor(), symbols, node_id,
+                                         is_input ? "input" : "output", ordinal, b.value_id()));
+  }
+  // Inputs may share storage only as the same read-only value.
+  for (size_t i = 0; i < inputs; ++i) {
+    for (size_t j = i + 1; j < inputs; ++j) {
+      const auto& a = bindings[i];
+      const auto& b = bindings[j];
+      if (!storages_overlap(a.storage(), b.storage())) continue;
+      const bool same_read_value = a.value_id() == b.value_id() &&
+                                   a.access() == TensorAccess::kRead &&
+                                   b.access() == TensorAccess::kRead && a.tensor() == b.tensor() &&
+                                   a.storage() == b.storage() && a.usage() == b.usage();
+      if (!same_read_value) {
+        return node_error(node_id, fmt::format("node `{}` {} and {} overlap in storage",
+                                               node_id.str(), a.describe(), b.describe()));
+      }
+    }
+  }
+  // Outputs overlap inputs only as their alias policy allows, never each other.
+  for (size_t o = inputs; o < bindings.size(); ++o) {
+    const auto& out = bindings[o];
+    std::set<uint32_t> overlapping;
+    for (size_t i = 0; i < inputs; ++i) {
+      if (storages_overlap(out.storage(), bindings[i].storage())) {
+        overlapping.insert(static_cast<uint32_t>(i));
+      }
+    }
+    std::optional<uint32_t> target;
+    bool must = false;
+    if (const auto* may = std::get_if<MayAlias>(&out.alias())) target = may->tensor_index;
+    if (const auto* m = std::get_if<MustAlias>(&out.alias())) {
+      target = m->tensor_index;
+      must = true;
+    }
+    bool ok = overlapping.empty() && !must;
+    if (target && !overlapping.empty()) {
+      ok = overlapping == std::set<uint32_t>{*target} &&
+           out.storage() == bindings[*target].storage();
+    }
+    if (must && overlapping.empty()) ok = false;
+    if (!ok) {
+      return node_error(node_id, fmt::format("node `{}` {} storage overlap violates its alias "
+                                             "policy {}",
+                                             node_id.str(), out.describe(),
+                                             describe_alias_policy(out.alias())));
+    }
+    for (size_t p = o + 1; p < bindings.size(); ++p) {
+      if (storages_overlap(out.storage(), bindings[p].storage())) {
+        return node_error(node_id, fmt::format("node `{}` outputs {} and {} overlap in storage",
+                                               node_id.str(), out.describe(),
+                                               bindings[p].describe()));
+      }
+    }
+  }
+  return {};
+}
+
+Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
+                                        const ProgramNode& node,
+                                        std::vector<ResolvedValueBinding> bindings,
+                                        std::set<CapabilityId> requested_capabilities,
+                                        std::optional<ProviderId> preferred_provider) {
+  // 1. Policy, node, operation.
+  FERRITE_RETURN_IF_ERROR(context.policy.validate());
+  if (bindings.empty()) return node_error(node.id, "node resolution requires bindings");
+  if (!context.family.program().find_node(node.id)) {
+    return node_error(node.id, fmt::format("program has no node `{}`", node.id.str()));
+  }
+  FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
+                           context.catalog.operation_for_node(node.id, node.operation_id));
+  // 2. Attributes and bindings.
+  FERRITE_RETURN_IF_ERROR(op->validate_attributes(node.id, node.attributes));
+  FERRITE_RETURN_IF_ERROR(validate_resolved_bindings(node.id, *op, bindings));
+  FERRITE_RETURN_IF_ERROR(validate_program_bindings(node, bindings));
+  FERRITE_RETURN_IF_ERROR(validate_semantic_bindings(context, node, bindings));
+  // 3. Compatibility, before any estimator runs.
+  std::set<WeightFormatId> weight_formats;
+  std::set<QuantizationFormatId> quantization_formats;
+  FERRITE_RETURN_IF_ERROR(
+      check_weight_requirements(context, node, bindings, weight_formats, quantization_formats));
+  std::set<CapabilityId> capabilities = op->provider.required_capabilities;
+  capabilities.insert(requested_capabilities.begin(), requested_capabilities.end());
+  ProviderCompatibilityRequest request{.operation_id = node.operation_id,
+                                       .required_version = node.required_version,
+                                       .required_capabilities = capabilities,
+                                       .required_weight_formats = weight_formats,
+                                       .required_quantization_formats = quantization_formats};
+  FERRITE_ASSIGN_OR_RETURN(auto compatible,
+                           context.catalog.require_compatible_for_node(node.id, request));
+  FERRITE_ASSIGN_OR_RETURN(std::string operation_fingerprint, op->fingerprint());
+  // 4. Per compatible provider: storage, estimate, trusted plan.
+  std::vector<ProviderResourcePlan> candidates;
+  std::map<ProviderId, PlanProviderRejectReason> rejections;
+  const DeviceDescriptor& device = context.catalog.device();
+  for (const ProviderId& provider_id : compatible) {
+    const OperationProviderDescriptor* descriptor =
+        context.catalog.find_provider(node.operation_id, provider_id);
+    if (!descriptor) {
+      return node_error(node.id, fmt::format("provider `{}` vanished from the catalog",
+                                             provider_id.str()));
+    }
+    std::set<ResourceId> blocked;
+    for (const auto& binding : bindings) {
+      if (binding.usage() == BufferUsage::kWeights) continue;
+      const auto* requirement = descriptor->dynamic_storage_for(binding.role(), binding.ordinal());
+      if (!requirement || !profile_available(context.policy, device, *requirement)) {
+        const auto ids = binding.storage().resource_ids();
+        blocked.insert(ids.begin(), ids.end());
+      }
+    }
+    if (!blocked.empty()) {
+      rejections.emplace(provider_id, ProviderStorageIncompatible{sorted_ids(std::move(blocked))});
+      continue;
+    }
+    const OperationResourceEstimator* estimator = context.estimators.find(provider_id);
+    if (!estimator || !(estimator->descriptor() == *descriptor)) {
+      return node_error(node.id, fmt::format("node `{}` provider `{}` has no registered estimator "
+                                             "whose descriptor equals the catalog's",
+                                             node.id.str(), provider_id.str()));
+    }
+    FERRITE_ASSIGN_OR_RETURN(
+        std::string input_fingerprint,
+        estimator_input_fingerprint(context.family.fingerprint(), operation_fingerprint, node.id,
+                                    node.operation_id, node.required_version, node.attributes,
+                                    provider_id, bindings, capabilities, weight_formats,
+                                    quantization_formats));
+    OperationResourceEstimateRequest estimate_request{
+        .node_id = node.id,
+        .operation = op,
+        .attributes = node.attributes,
+        .provider_id = provider_id,
+        .values = bindings,
+        .required_capabilities = capabilities,
+        .required_weight_formats = weight_formats,
+        .required_quantization_formats = quantization_formats,
+        .input_fingerprint = input_fingerprint};
+    FERRITE_RETURN_IF_ERROR(estimate_request.validate());
+    FERRITE_ASSIGN_OR_RETURN(auto estimate, estimator->estimate_resources(estimate_request));
+    FERRITE_ASSIGN_OR_RETURN(auto plan, ProviderResourcePlan::from_provider_output(
+                                            *descriptor, input_fingerprint, estimate));
+    const uint64_t minimum = op->resources.minimum_value_alignment_bytes;
+    if (plan.value_alignment_bytes() < minimum || plan.value_alignment_bytes() % minimum != 0) {
+      return node_error(node.id, fmt::format("node `{}` provider `{}` value alignment {} does not "
+                                             "honour operation minimum {}",
+                                             node.id.str(), provider_id.str(),
+                                             plan.value_alignment_bytes(), minimum));
+    }
+    FERRITE_RETURN_IF_ERROR(check_workspace_presence(node.id, *op, plan));
+    std::set<ResourceId> blocked_workspaces;
+    const std::pair<std::string_view, const std::optional<ProviderWorkspaceRequirement>*> kinds[] = {
+        {"scratch", &plan.scratch()}, {"binding", &plan.binding()}, {"persistent", &plan.persistent()}};
+    for (const auto& [kind, workspace] : kinds) {
+      if (!workspace->has_value()) continue;
+      if (!profile_available(context.policy, device, (*workspace)->storage)) {
+        FERRITE_ASSIGN_OR_RETURN(auto id, workspace_base_id(node.id, kind, plan.estimate_fingerprint()));
+        blocked_workspaces.insert(std::move(id));
+      }
+    }
+    if (!blocked_workspaces.empty()) {
+      rejections.emplace(provider_id,
+                         ProviderStorageIncompatible{sorted_ids(std::move(blocked_workspaces))});
+      continue;
+    }
+    candidates.push_back(std::move(plan));
+  }
+  return PlanNodeResolution::create(node.id, std::move(bindings), std::move(requested_capabilities),
+                                    std::move(preferred_provider), std::move(candidates),
+                                    std::move(rejections));
+}
+
+}  // namespace ferrite

@@ -1,0 +1,157 @@
+#include "ferrite/compiler/value_placement.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ferrite/core/checked_math.h"
+#include "ferrite/core/fingerprint.h"
+
+namespace ferrite {
+namespace {
+
+// Components referenced by the program's weights, in schema (id) order.
+Result<std::vector<const WeightComponentSpec*>> referenced_components(
+    const PreparedModelFamily& family, const WeightSchema& schema) {
+  std::set<WeightId> referenced;
+  for (const auto& weight : family.program().weights()) {
+    FERRITE_ASSIGN_OR_RETURN(auto refs, schema.physical_component_refs(weight.weight_id));
+    for (const auto* component : refs) referenced.insert(component->id);
+  }
+  std::vector<const WeightComponentSpec*> out;
+  for (const auto& component : schema.components) {
+    if (referenced.contains(component.id)) out.push_back(&component);
+  }
+  return out;
+}
+
+Result<ResolvedValueStorage> activation_storage(const ProgramValueId& value,
+                                                const ValueTensors& tensors,
+                                                const std::string& family_fingerprint) {
+  auto it = tensors.find(value);
+  if (it == tensors.end()) {
+    return invalid_plan(fmt::format("activation `{}` has no resolved tensor", value.str()));
+  }
+  FERRITE_ASSIGN_OR_RETURN(auto id, hashed_resource_id("activation", family_fingerprint, value.str()));
+  return ResolvedValueStorage::single(std::move(id), 0, it->second.minimum_storage_bytes(),
+                                      it->second.element_type());
+}
+
+}  // namespace
+
+Result<ResourceId> hashed_resource_id(std::string_view kind, std::string_view fingerprint,
+                                      std::string_view semantic_identity) {
+  std::string material(kind);
+  material.push_back('\0');
+  material.append(fingerprint);
+  material.push_back('\0');
+  material.append(semantic_identity);
+  return ResourceId::create(fmt::format("resource/{}/sha256/{}", kind, sha256_hex(material)));
+}
+
+Result<WeightLocations> probe_weight_locations(const PreparedModelFamily& family,
+                                               const ExecutionWeightPlan& weights) {
+  FERRITE_ASSIGN_OR_RETURN(auto components, referenced_components(family, weights.schema()));
+  WeightLocations locations;
+  for (const auto* component : components) {
+    FERRITE_ASSIGN_OR_RETURN(uint64_t length, component->physical_bytes());
+    FERRITE_ASSIGN_OR_RETURN(auto id, hashed_resource_id("weight-probe", weights.fingerprint(),
+                                                         component->id.str()));
+    locations.emplace(component->id, WeightComponentLocation{std::move(id), 0, length,
+                                                             component->physical_element_type()});
+  }
+  return locations;
+}
+
+Result<WeightLocations> arena_weight_locations(const PreparedModelFamily& family,
+                                               const ExecutionWeightPlan& weights,
+                                               uint64_t provider_alignment_bytes) {
+  FERRITE_ASSIGN_OR_RETURN(auto components, referenced_components(family, weights.schema()));
+  std::map<ElementType, uint64_t> next_offsets;
+  WeightLocations locations;
+  for (const auto* component : components) {
+    const ElementType type = component->physical_element_type();
+    const uint64_t alignment = std::max(provider_alignment_bytes, element_type_size_bytes(type));
+    auto offset = checked_align_up(next_offsets[type], alignment);
+    if (!offset) return invalid_plan("weight arena alignment is invalid or overflows u64");
+    FERRITE_ASSIGN_OR_RETURN(uint64_t length, component->physical_bytes());
+    auto end = checked_add(*offset, length);
+    if (!end) return invalid_plan("weight arena byte range overflows u64");
+    next_offsets[type] = *end;
+    const std::string key = nlohmann::json(element_type_name(type)).dump();  // "\"f32\""
+    FERRITE_ASSIGN_OR_RETURN(auto id, hashed_resource_id("weight-arena", weights.fingerprint(), key));
+    locations.emplace(component->id, WeightComponentLocation{std::move(id), *offset, length, type});
+  }
+  return locations;
+}
+
+Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
+    const PreparedModelFamily& family, const ExecutionWeightPlan& weights,
+    const OperationCatalog& operations, const ValueTensors& tensors,
+    const WeightLocations& locations) {
+  const ModelProgram& program = family.program();
+  const std::string& family_fp = family.fingerprint();
+  std::map<ProgramValueId, ResolvedValueStorage> storages;
+  for (const auto& input : program.inputs()) {
+    FERRITE_ASSIGN_OR_RETURN(auto storage, activation_storage(input, tensors, family_fp));
+    storages.insert_or_assign(input, std::move(storage));
+  }
+  for (const auto& weight : program.weights()) {
+    FERRITE_ASSIGN_OR_RETURN(auto refs, weights.schema().physical_component_refs(weight.weight_id));
+    std::vector<ResolvedStorageComponent> components;
+    for (const auto* component : refs) {
+      auto it = locations.find(component->id);
+      if (it == locations.end()) {
+        return invalid_plan(fmt::format("weight component `{}` has no physical location",
+                                        component->id.str()));
+      }
+      FERRITE_ASSIGN_OR_RETURN(auto placed, ResolvedStorageComponent::create(
+                                                component->id, it->second.resource_id,
+                                                it->second.offset_bytes, it->second.length_bytes,
+                                                it->second.element_type));
+      components.push_back(std::move(placed));
+    }
+    FERRITE_ASSIGN_OR_RETURN(auto storage, ResolvedValueStorage::composite(std::move(components)));
+    storages.insert_or_assign(weight.value_id, std::move(storage));
+  }
+  for (const auto& state : program.states()) {
+    auto it = tensors.find(state.value_id);
+    if (it == tensors.end()) {
+      return invalid_plan(fmt::format("state `{}` has no resolved tensor", state.id.str()));
+    }
+    const auto& tensor = it->second;
+    FERRITE_ASSIGN_OR_RETURN(uint64_t demand, capacity_minimum_bytes(state.capacity_demand,
+                                                                      tensor.minimum_storage_bytes()));
+    auto length = checked_round_up(demand, element_type_size_bytes(tensor.element_type()));
+    if (!length) return invalid_plan(fmt::format("state `{}` size overflows u64", state.id.str()));
+    FERRITE_ASSIGN_OR_RETURN(auto id, hashed_resource_id("state", family_fp, state.id.str()));
+    FERRITE_ASSIGN_OR_RETURN(auto storage, ResolvedValueStorage::single(std::move(id), 0, *length,
+                                                                         tensor.element_type()));
+    storages.insert_or_assign(state.value_id, std::move(storage));
+  }
+  for (const ProgramNode* node : program.nodes()) {
+    FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
+                             operations.operation_for_node(node->id, node->operation_id));
+    for (size_t ordinal = 0; ordinal < node->outputs.size() && ordinal < op->outputs.size();
+         ++ordinal) {
+      const auto& value = node->outputs[ordinal];
+      if (const auto* must = std::get_if<MustAlias>(&op->outputs[ordinal].alias())) {
+        if (must->tensor_index >= node->inputs.size()) {
+          return invalid_plan(fmt::format("node `{}` aliases an absent input", node->id.str()));
+        }
+        const auto& input = node->inputs[must->tensor_index];
+        auto it = storages.find(input);
+        if (it == storages.end()) {
+          return invalid_plan(fmt::format("node `{}` alias input `{}` has no storage",
+                                          node->id.str(), input.str()));
+        }
+        storages.insert_or_assign(value, it->second);
+      } else {
+        FERRITE_ASSIGN_OR_RETURN(auto storage, activation_storage(value, tensors, family_fp));
+        storages.insert_or_assign(value, std::move(storage));
+      }
+    }
+  }
+  return storages;
+}
+
+}  // namespace ferrite

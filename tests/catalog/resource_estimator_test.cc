@@ -1,0 +1,445 @@
+#include "ferrite/catalog/resource_estimator.h"
+
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "ferrite/catalog/resource_estimate.h"
+#include "ferrite/core/fingerprint.h"
+#include "support/fixtures.h"
+
+namespace ferrite {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::unwrap;
+
+const std::string kImplementation = sha256_hex("estimator implementation");
+const std::string kInput = sha256_hex("estimator input");
+const std::string kFamily = sha256_hex("prepared family");
+
+OperationProviderDescriptor provider_descriptor() {
+  OperationProviderDescriptor descriptor{
+      .provider_id = ProviderId::literal("provider.main.reference"),
+      .operation_id = OperationId::literal("operation.main"),
+      .operation_fingerprint = unwrap(testing::synthetic_operation().fingerprint()),
+      .provider_implementation_fingerprint = sha256_hex("provider implementation"),
+      .version = {1, 0},
+      .device_id = DeviceId::literal("device.cpu"),
+      .capabilities = {CapabilityId::literal("capability.compute")},
+      .accepted_weight_formats = {},
+      .accepted_quantization_formats = {},
+      .dynamic_storage_bindings = {{ValueBindingRole::kOutput, 0,
+                                    DynamicStorageRequirement::contiguous()}},
+      .resource_estimator_id = "estimator.main",
+      .resource_estimator_version = {1, 2},
+      .resource_estimator_implementation_fingerprint = kImplementation};
+  return descriptor;
+}
+
+ProviderWorkspaceRequirement workspace(ProviderWorkspaceScope scope,
+                                       ProviderWorkspaceSizeFormula formula = WorkspaceFixed{64}) {
+  return ProviderWorkspaceRequirement{formula, 16, scope, DynamicStorageRequirement::contiguous()};
+}
+
+OperationResourceEstimate good_estimate() {
+  return OperationResourceEstimate{
+      .estimator_id = "estimator.main",
+      .estimator_version = {1, 2},
+      .estimator_implementation_fingerprint = kImplementation,
+      .claimed_input_fingerprint = kInput,
+      .value_alignment_bytes = 64,
+      .scratch = workspace(ProviderWorkspaceScope::kInvocation, WorkspaceTokens{128}),
+      .binding = std::nullopt,
+      .persistent = workspace(ProviderWorkspaceScope::kSequence)};
+}
+
+Result<ProviderResourcePlan> plan_from(const OperationResourceEstimate& estimate,
+                                       const OperationProviderDescriptor& descriptor =
+                                           provider_descriptor(),
+                                       const std::string& input = kInput) {
+  return ProviderResourcePlan::from_provider_output(descriptor, input, estimate);
+}
+
+template <class T>
+void expect_plan_error(const Result<T>& result, std::initializer_list<std::string_view> needles) {
+  ASSERT_FALSE(result.has_value()) << "expected an error containing " << *needles.begin();
+  EXPECT_EQ(result.error().code(), ErrorCode::kInvalidExecutionPlan) << result.error().to_string();
+  for (std::string_view needle : needles) {
+    EXPECT_THAT(result.error().message(), HasSubstr(std::string(needle)));
+  }
+}
+
+// ---- ProviderResourcePlan --------------------------------------------------------------
+
+TEST(ProviderResourcePlanTest, CopiesTrustedFieldsFromDescriptor) {
+  auto plan = plan_from(good_estimate());
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  EXPECT_EQ(plan->provider_id(), ProviderId::literal("provider.main.reference"));
+  EXPECT_EQ(plan->estimator_id(), "estimator.main");
+  EXPECT_EQ(plan->estimator_version(), (ContractVersion{1, 2}));
+  EXPECT_EQ(plan->estimator_implementation_fingerprint(), kImplementation);
+  EXPECT_EQ(plan->estimator_input_fingerprint(), kInput);
+  EXPECT_EQ(plan->value_alignment_bytes(), 64u);
+  EXPECT_EQ(plan->scratch(), good_estimate().scratch);
+  EXPECT_FALSE(plan->binding().has_value());
+  EXPECT_EQ(plan->persistent(), good_estimate().persistent);
+  EXPECT_TRUE(is_canonical_sha256(plan->estimate_fingerprint()));
+  EXPECT_TRUE(plan->validate_shape());
+}
+
+TEST(ProviderResourcePlanTest, RejectsWrongEstimatorId) {
+  OperationResourceEstimate estimate = good_estimate();
+  estimate.estimator_id = "estimator.other";
+  auto plan = plan_from(estimate);
+  expect_plan_error(plan, {"provider `provider.main.reference`", "estimator `estimator.other`",
+                           "registers estimator `estimator.main`"});
+  EXPECT_EQ(plan.error().fields().at("provider_id"), "provider.main.reference");
+}
+
+TEST(ProviderResourcePlanTest, RejectsWrongEstimatorVersion) {
+  OperationResourceEstimate estimate = good_estimate();
+  estimate.estimator_version = {1, 3};
+  expect_plan_error(plan_from(estimate), {"provider `provider.main.reference`",
+                                          "`estimator.main`", "version 1.3",
+                                          "registers version 1.2"});
+}
+
+TEST(ProviderResourcePlanTest, RejectsWrongImplementationFingerprint) {
+  OperationResourceEstimate estimate = good_estimate();
+  estimate.estimator_implementation_fingerprint = sha256_hex("other implementation");
+  expect_plan_error(plan_from(estimate), {"provider `provider.main.reference`",
+                                          "`estimator.main`", "implementation fingerprint",
+                                          kImplementation});
+}
+
+TEST(ProviderResourcePlanTest, RejectsWrongInputClaim) {
+  OperationResourceEstimate estimate = good_estimate();
+  estimate.claimed_input_fingerprint = sha256_hex("stale input");
+  expect_plan_error(plan_from(estimate), {"provider `provider.main.reference`",
+                                          "claims input fingerprint", "core computed", kInput});
+}
+
+TEST(ProviderResourcePlanTest, RejectsNonPowerOfTwoAlignment) {
+  OperationResourceEstimate estimate = good_estimate();
+  estimate.value_alignment_bytes = 3;
+  expect_plan_error(plan_from(estimate), {"provider `provider.main.reference`",
+                                          "`estimator.main`", "value_alignment_bytes 3"});
+  estimate.value_alignment_bytes = 0;
+  expect_plan_error(plan_from(estimate), {"value_alignment_bytes 0"});
+}
+
+TEST(ProviderResourcePlanTest, RejectsPlanScopedScratch) {
+  OperationResourceEstimate estimate = good_estimate();
+  estimate.scratch = workspace(ProviderWorkspaceScope::kPlan);
+  expect_plan_error(plan_from(estimate), {"provider `provider.main.reference`",
+                                          "scratch workspace with scope `plan`",
+                                          "must be invocation"});
+}
+
+TEST(ProviderResourcePlanTest, RejectsNonInvocationBinding) {
+  OperationResourceEstimate estimate = good_estimate();
+  estimate.binding = workspace(ProviderWorkspaceScope::kStep);
+  expect_plan_error(plan_from(estimate), {"binding workspace with scope `step`"});
+}
+
+TEST(ProviderResourcePlanTest, RejectsInvocationPersistent) {
+  OperationResourceEstimate estimate = good_estimate();
+  estimate.persistent = workspace(ProviderWorkspaceScope::kInvocation);
+  expect_plan_error(plan_from(estimate), {"persistent workspace with scope `invocation`"});
+}
+
+TEST(ProviderResourcePlanTest, RejectsInvalidWorkspace) {
+  OperationResourceEstimate estimate = good_estimate();
+  estimate.scratch = workspace(ProviderWorkspaceScope::kInvocation, WorkspaceTokens{0});
+  expect_plan_error(plan_from(estimate), {"invalid scratch workspace", "bytes_per_token > 0"});
+}
+
+TEST(ProviderResourcePlanTest, RejectsNonPortableEstimatorId) {
+  OperationProviderDescriptor descriptor = provider_descriptor();
+  descriptor.resource_estimator_id = "estimator main";
+  OperationResourceEstimate estimate = good_estimate();
+  estimate.estimator_id = "estimator main";
+  expect_plan_error(plan_from(estimate, descriptor), {"invalid estimator id", "non-portable"});
+  descriptor.resource_estimator_id = std::string(161, 'e');
+  estimate.estimator_id = descriptor.resource_estimator_id;
+  expect_plan_error(plan_from(estimate, descriptor), {"invalid estimator id", "160"});
+}
+
+TEST(ProviderResourcePlanTest, RejectsUnstableEstimatorVersion) {
+  OperationProviderDescriptor descriptor = provider_descriptor();
+  descriptor.resource_estimator_version = {0, 9};
+  OperationResourceEstimate estimate = good_estimate();
+  estimate.estimator_version = {0, 9};
+  expect_plan_error(plan_from(estimate, descriptor), {"`estimator.main`", "unstable", "0.9"});
+}
+
+TEST(ProviderResourcePlanTest, RejectsNonCanonicalImplementationFingerprint) {
+  OperationProviderDescriptor descriptor = provider_descriptor();
+  descriptor.resource_estimator_implementation_fingerprint = "ABC";
+  OperationResourceEstimate estimate = good_estimate();
+  estimate.estimator_implementation_fingerprint = "ABC";
+  expect_plan_error(plan_from(estimate, descriptor),
+                    {"implementation fingerprint `ABC`", "canonical sha256"});
+}
+
+TEST(ProviderResourcePlanTest, RejectsNonCanonicalInputFingerprint) {
+  OperationResourceEstimate estimate = good_estimate();
+  estimate.claimed_input_fingerprint = "not-a-sha";
+  expect_plan_error(plan_from(estimate, provider_descriptor(), "not-a-sha"),
+                    {"input fingerprint `not-a-sha`", "canonical sha256"});
+}
+
+TEST(ProviderResourcePlanTest, EstimateFingerprintIsStableAndCoversEveryField) {
+  const ProviderResourcePlan base = unwrap(plan_from(good_estimate()));
+  EXPECT_EQ(base, unwrap(plan_from(good_estimate())));
+  EXPECT_EQ(base.estimate_fingerprint(), unwrap(plan_from(good_estimate())).estimate_fingerprint());
+
+  // The fingerprint is the canonical fingerprint of the JSON without itself.
+  nlohmann::json material = base.to_json();
+  EXPECT_EQ(material["estimate_fingerprint"], base.estimate_fingerprint());
+  material.erase("estimate_fingerprint");
+  EXPECT_EQ(canonical_fingerprint(material), base.estimate_fingerprint());
+
+  using Mutation = std::function<void(OperationProviderDescriptor&, OperationResourceEstimate&,
+                                      std::string&)>;
+  const std::vector<std::pair<std::string, Mutation>> mutations = {
+      {"provider_id",
+       [](auto& d, auto&, auto&) { d.provider_id = ProviderId::literal("provider.other"); }},
+      {"estimator_id",
+       [](auto& d, auto& e, auto&) { d.resource_estimator_id = e.estimator_id = "estimator.b"; }},
+      {"estimator_version",
+       [](auto& d, auto& e, auto&) {
+         d.resource_estimator_version = e.estimator_version = {1, 3};
+       }},
+      {"estimator_implementation_fingerprint",
+       [](auto& d, auto& e, auto&) {
+         d.resource_estimator_implementation_fingerprint =
+             e.estimator_implementation_fingerprint = sha256_hex("implementation b");
+       }},
+      {"estimator_input_fingerprint",
+       [](auto&, auto& e, auto& input) {
+         input = e.claimed_input_fingerprint = sha256_hex("input b");
+       }},
+      {"value_alignment_bytes", [](auto&, auto& e, auto&) { e.value_alignment_bytes = 128; }},
+      {"scratch formula",
+       [](auto&, auto& e, auto&) {
+         e.scratch = workspace(ProviderWorkspaceScope::kInvocation, WorkspaceTokens{129});
+       }},
+      {"scratch absent", [](auto&, auto& e, auto&) { e.scratch = std::nullopt; }},
+      {"scratch alignment", [](auto&, auto& e, auto&) { e.scratch->alignment_bytes = 32; }},
+      {"scratch storage",
+       [](auto&, auto& e, auto&) {
+         e.scratch->storage.accepted_profiles.insert(
+             unwrap(DynamicStorageProfile::parse("fixed_block:4096/contiguous")));
+       }},
+      {"binding",
+       [](auto&, auto& e, auto&) { e.binding = workspace(ProviderWorkspaceScope::kInvocation); }},
+      {"persistent scope",
+       [](auto&, auto& e, auto&) { e.persistent->scope = ProviderWorkspaceScope::kRequest; }},
+      {"persistent absent", [](auto&, auto& e, auto&) { e.persistent = std::nullopt; }},
+  };
+  std::set<std::string> seen{base.estimate_fingerprint()};
+  for (const auto& [name, mutate] : mutations) {
+    OperationProviderDescriptor descriptor = provider_descriptor();
+    OperationResourceEstimate estimate = good_estimate();
+    std::string input = kInput;
+    mutate(descriptor, estimate, input);
+    auto plan = plan_from(estimate, descriptor, input);
+    ASSERT_TRUE(plan) << name << ": " << plan.error().to_string();
+    EXPECT_TRUE(seen.insert(plan->estimate_fingerprint()).second)
+        << "fingerprint did not change with " << name;
+    EXPECT_TRUE(plan->validate_shape()) << name;
+  }
+}
+
+TEST(ProviderResourcePlanTest, Json) {
+  const ProviderResourcePlan plan = unwrap(plan_from(good_estimate()));
+  const nlohmann::json json = plan.to_json();
+  EXPECT_EQ(json["provider_id"], "provider.main.reference");
+  EXPECT_EQ(json["estimator_id"], "estimator.main");
+  EXPECT_EQ(json["estimator_version"], "1.2");
+  EXPECT_EQ(json["estimator_implementation_fingerprint"], kImplementation);
+  EXPECT_EQ(json["estimator_input_fingerprint"], kInput);
+  EXPECT_EQ(json["value_alignment_bytes"], 64);
+  EXPECT_EQ(json["scratch"], good_estimate().scratch->to_json());
+  EXPECT_TRUE(json["binding"].is_null());
+  EXPECT_EQ(json["persistent"], good_estimate().persistent->to_json());
+  EXPECT_EQ(json.size(), 10u);
+}
+
+// ---- estimator input fingerprint -------------------------------------------------------
+
+ResolvedTensorSpec tensor(ElementType type = ElementType::kF32) {
+  return unwrap(ResolvedTensorSpec::create({4}, type, ContiguousLayout{}));
+}
+
+// The synthetic node's bindings: input, weight, state, output. `input_offset` moves the input.
+std::vector<ResolvedValueBinding> node_values(uint64_t input_offset = 0) {
+  const ResourceId arena = ResourceId::literal("resource.activations");
+  const ResourceId weights = ResourceId::literal("resource.weights");
+  const ResourceId state = ResourceId::literal("resource.state");
+  std::vector<ResolvedValueBinding> values;
+  values.push_back(unwrap(ResolvedValueBinding::create(
+      testing::value("value.input"), ValueBindingRole::kInput, 0, tensor(), TensorAccess::kRead,
+      NoAlias{}, BufferUsage::kActivations, std::nullopt,
+      unwrap(ResolvedValueStorage::single(arena, input_offset, 16, ElementType::kF32)))));
+  values.push_back(unwrap(ResolvedValueBinding::create(
+      testing::value("value.weight"), ValueBindingRole::kInput, 1, tensor(), TensorAccess::kRead,
+      NoAlias{}, BufferUsage::kWeights,
+      unwrap(ResolvedWeightBinding::from_schema(testing::dense_weight_schema(),
+                                                WeightId::literal("weight.matrix"))),
+      unwrap(ResolvedValueStorage::composite({ResolvedStorageComponent{
+          WeightId::literal("weight.component"), weights, 0, 16, ElementType::kF32}})))));
+  values.push_back(unwrap(ResolvedValueBinding::create(
+      testing::value("value.state"), ValueBindingRole::kInput, 2, tensor(ElementType::kU8),
+      TensorAccess::kRead, NoAlias{}, BufferUsage::kState, std::nullopt,
+      unwrap(ResolvedValueStorage::single(state, 0, 4, ElementType::kU8)))));
+  values.push_back(unwrap(ResolvedValueBinding::create(
+      testing::value("value.output"), ValueBindingRole::kOutput, 0, tensor(),
+      TensorAccess::kWrite, NoAlias{}, BufferUsage::kActivations, std::nullopt,
+      unwrap(ResolvedValueStorage::single(arena, 64, 16, ElementType::kF32)))));
+  return values;
+}
+
+struct InputArgs {
+  std::string family = kFamily;
+  std::string operation = unwrap(testing::synthetic_operation().fingerprint());
+  NodeId node = NodeId::literal("node.main");
+  OperationId operation_id = OperationId::literal("operation.main");
+  ContractVersion version{1, 0};
+  std::map<AttributeId, SemanticValue> attributes;
+  ProviderId provider = ProviderId::literal("provider.main.reference");
+  std::vector<ResolvedValueBinding> values = node_values();
+  std::set<CapabilityId> capabilities{CapabilityId::literal("capability.compute")};
+  std::set<WeightFormatId> weight_formats;
+  std::set<QuantizationFormatId> quantization_formats;
+
+  Result<std::string> fingerprint() const {
+    return estimator_input_fingerprint(family, operation, node, operation_id, version, attributes,
+                                       provider, values, capabilities, weight_formats,
+                                       quantization_formats);
+  }
+};
+
+TEST(EstimatorInputTest, FingerprintIsCanonicalAndDeterministic) {
+  auto a = InputArgs{}.fingerprint();
+  ASSERT_TRUE(a) << a.error().to_string();
+  EXPECT_TRUE(is_canonical_sha256(*a));
+  EXPECT_EQ(*a, InputArgs{}.fingerprint().value());
+}
+
+TEST(EstimatorInputTest, ChangesWhenAStorageOffsetChanges) {
+  InputArgs moved;
+  moved.values = node_values(32);
+  EXPECT_NE(InputArgs{}.fingerprint().value(), moved.fingerprint().value());
+}
+
+TEST(EstimatorInputTest, ChangesWithEveryInput) {
+  using Mutation = std::function<void(InputArgs&)>;
+  const std::vector<std::pair<std::string, Mutation>> mutations = {
+      {"family", [](InputArgs& a) { a.family = sha256_hex("family b"); }},
+      {"operation fingerprint", [](InputArgs& a) { a.operation = sha256_hex("operation b"); }},
+      {"node", [](InputArgs& a) { a.node = NodeId::literal("node.other"); }},
+      {"operation id", [](InputArgs& a) { a.operation_id = OperationId::literal("operation.b"); }},
+      {"version", [](InputArgs& a) { a.version = {1, 1}; }},
+      {"attributes",
+       [](InputArgs& a) { a.attributes[AttributeId::literal("attr.eps")] = SemanticUnsigned{1}; }},
+      {"provider", [](InputArgs& a) { a.provider = ProviderId::literal("provider.b"); }},
+      {"values", [](InputArgs& a) { a.values.pop_back(); }},
+      {"capabilities",
+       [](InputArgs& a) { a.capabilities.insert(CapabilityId::literal("capability.b")); }},
+      {"weight formats",
+       [](InputArgs& a) { a.weight_formats.insert(WeightFormatId::literal("format.b")); }},
+      {"quantization formats",
+       [](InputArgs& a) {
+         a.quantization_formats.insert(QuantizationFormatId::literal("quant.b"));
+       }},
+  };
+  std::set<std::string> seen{InputArgs{}.fingerprint().value()};
+  for (const auto& [name, mutate] : mutations) {
+    InputArgs args;
+    mutate(args);
+    auto fingerprint = args.fingerprint();
+    ASSERT_TRUE(fingerprint) << name << ": " << fingerprint.error().to_string();
+    EXPECT_TRUE(seen.insert(*fingerprint).second) << "fingerprint did not change with " << name;
+  }
+}
+
+TEST(EstimatorInputTest, RejectsNonCanonicalFamilyFingerprint) {
+  InputArgs args;
+  args.family = std::string(64, 'A');
+  expect_plan_error(args.fingerprint(),
+                    {"node `node.main`", "provider `provider.main.reference`",
+                     "prepared family fingerprint", "canonical sha256"});
+}
+
+TEST(EstimatorInputTest, RejectsNonCanonicalOperationFingerprint) {
+  InputArgs args;
+  args.operation = "deadbeef";
+  expect_plan_error(args.fingerprint(),
+                    {"node `node.main`", "operation `operation.main`", "`deadbeef`"});
+}
+
+// ---- estimate request ------------------------------------------------------------------
+
+OperationResourceEstimateRequest make_request(const OperationDescriptor* operation) {
+  return OperationResourceEstimateRequest{
+      .node_id = NodeId::literal("node.main"),
+      .operation = operation,
+      .attributes = {},
+      .provider_id = ProviderId::literal("provider.main.reference"),
+      .values = node_values(),
+      .required_capabilities = {CapabilityId::literal("capability.compute")},
+      .required_weight_formats = {},
+      .required_quantization_formats = {},
+      .input_fingerprint = InputArgs{}.fingerprint().value()};
+}
+
+TEST(EstimateRequestTest, ValidRequest) {
+  const OperationDescriptor operation = testing::synthetic_operation();
+  auto valid = make_request(&operation).validate();
+  EXPECT_TRUE(valid) << valid.error().to_string();
+}
+
+TEST(EstimateRequestTest, RequiresOperation) {
+  expect_plan_error(make_request(nullptr).validate(), {"node `node.main`", "no operation"});
+}
+
+TEST(EstimateRequestTest, RequiresOneBindingPerSlotInOrder) {
+  const OperationDescriptor operation = testing::synthetic_operation();
+  OperationResourceEstimateRequest request = make_request(&operation);
+  request.values.pop_back();
+  expect_plan_error(request.validate(),
+                    {"node `node.main`", "3 value bindings", "`operation.main`", "3 inputs"});
+  request = make_request(&operation);
+  std::swap(request.values[0], request.values[3]);
+  expect_plan_error(request.validate(), {"node `node.main`", "output[0] `value.output`",
+                                         "slot 0 is input[0]"});
+}
+
+TEST(EstimateRequestTest, RequiresCanonicalInputFingerprint) {
+  const OperationDescriptor operation = testing::synthetic_operation();
+  OperationResourceEstimateRequest request = make_request(&operation);
+  request.input_fingerprint = "abc";
+  expect_plan_error(request.validate(), {"node `node.main`", "input fingerprint `abc`"});
+}
+
+TEST(EstimateRequestTest, ValidatesAttributes) {
+  const OperationDescriptor operation = testing::synthetic_operation();
+  OperationResourceEstimateRequest request = make_request(&operation);
+  request.attributes[AttributeId::literal("attr.unknown")] = SemanticBool{true};
+  auto valid = request.validate();
+  ASSERT_FALSE(valid);
+  EXPECT_THAT(valid.error().message(), HasSubstr("node.main"));
+}
+
+}  // namespace
+}  // namespace ferrite

@@ -1,0 +1,297 @@
+// The compiler's front half on the reference fixture: probe pass, arena
+// alignment fixed point, provider compatibility before estimation, and
+// estimator misbehaviour (spec §12 cases 3, 4, 5, 10, 15, 22, 24-25 at the
+// resolution level).
+#include "ferrite/compiler/program_plan_compiler.h"
+
+#include <atomic>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "ferrite/core/fingerprint.h"
+#include "support/fixtures.h"
+
+namespace ferrite {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::dense;
+using testing::synthetic_operation;
+using testing::unwrap;
+using testing::value;
+
+constexpr std::string_view kDevice = "device.reference.0";
+
+enum class Behaviour { kCorrect, kArenaNeeds64, kWrongId, kWrongVersion, kWrongImplementation,
+                       kWrongInputClaim, kAlignment3, kMissingScratch };
+
+DynamicStorageProfile linear() { return DynamicStorageProfile::linear_contiguous(); }
+
+DeviceDescriptor device() {
+  return DeviceDescriptor{.id = DeviceId::literal(kDevice),
+                          .device_class = DeviceClass::kReference,
+                          .ordinal = 0,
+                          .total_memory_bytes = 1 << 20,
+                          .runtime_implementation_fingerprint = sha256_hex("runtime"),
+                          .capabilities = {CapabilityId::literal("capability.compute")},
+                          .dynamic_storage_profiles = {linear()}};
+}
+
+OperationProviderDescriptor provider(std::string_view id, const OperationDescriptor& op,
+                                     std::vector<ProviderStorageBindingRequirement> slots) {
+  return OperationProviderDescriptor{
+      .provider_id = ProviderId::literal(id),
+      .operation_id = op.id,
+      .operation_fingerprint = unwrap(op.fingerprint()),
+      .provider_implementation_fingerprint = sha256_hex(std::string(id)),
+      .version = {1, 0},
+      .device_id = DeviceId::literal(kDevice),
+      .capabilities = {CapabilityId::literal("capability.compute")},
+      .accepted_weight_formats = {WeightFormatId::literal("weight-format.dense")},
+      .accepted_quantization_formats = {},
+      .dynamic_storage_bindings = std::move(slots),
+      .resource_estimator_id = "estimator.reference",
+      .resource_estimator_version = {1, 0},
+      .resource_estimator_implementation_fingerprint = sha256_hex("estimator.reference")};
+}
+
+std::vector<ProviderStorageBindingRequirement> contiguous_slots() {
+  return {{ValueBindingRole::kInput, 0, DynamicStorageRequirement::contiguous()},
+          {ValueBindingRole::kInput, 2, DynamicStorageRequirement::contiguous()},
+          {ValueBindingRole::kOutput, 0, DynamicStorageRequirement::contiguous()}};
+}
+
+class CountingEstimator final : public OperationResourceEstimator {
+ public:
+  CountingEstimator(OperationProviderDescriptor descriptor, Behaviour behaviour)
+      : descriptor_(std::move(descriptor)), behaviour_(behaviour) {}
+  const OperationProviderDescriptor& descriptor() const override { return descriptor_; }
+  Result<OperationResourceEstimate> estimate_resources(
+      const OperationResourceEstimateRequest& request) const override {
+    ++calls;
+    OperationResourceEstimate e{
+        .estimator_id = descriptor_.resource_estimator_id,
+        .estimator_version = descriptor_.resource_estimator_version,
+        .estimator_implementation_fingerprint =
+            descriptor_.resource_estimator_implementation_fingerprint,
+        .claimed_input_fingerprint = request.input_fingerprint,
+        .value_alignment_bytes = 16,
+        .scratch = ProviderWorkspaceRequirement{WorkspaceFixed{64}, 16,
+                                                ProviderWorkspaceScope::kInvocation,
+                                                DynamicStorageRequirement::contiguous()},
+        .binding = std::nullopt,
+        .persistent = ProviderWorkspaceRequirement{WorkspaceFixed{32}, 16,
+                                                   ProviderWorkspaceScope::kPlan,
+                                                   DynamicStorageRequirement::contiguous()}};
+    switch (behaviour_) {
+      case Behaviour::kArenaNeeds64:
+        for (const auto& b : request.values) {
+          for (const auto& c : b.storage().components()) {
+            if (c.resource_id.str().starts_with("resource/weight-arena/")) e.value_alignment_bytes = 64;
+          }
+        }
+        break;
+      case Behaviour::kWrongId: e.estimator_id = "estimator.other"; break;
+      case Behaviour::kWrongVersion: e.estimator_version = {2, 0}; break;
+      case Behaviour::kWrongImplementation: e.estimator_implementation_fingerprint = sha256_hex("x"); break;
+      case Behaviour::kWrongInputClaim: e.claimed_input_fingerprint = sha256_hex("forged"); break;
+      case Behaviour::kAlignment3: e.value_alignment_bytes = 3; break;
+      case Behaviour::kMissingScratch: e.scratch.reset(); break;
+      case Behaviour::kCorrect: break;
+    }
+    return e;
+  }
+  mutable std::atomic<int> calls{0};
+
+ private:
+  OperationProviderDescriptor descriptor_;
+  Behaviour behaviour_;
+};
+
+RuntimePolicy policy() {
+  return RuntimePolicy{.id = PolicyId::literal("policy.test"),
+                       .version = {1, 0},
+                       .memory_capacity_bytes = 4096,
+                       .memory_reserve_bytes = 128,
+                       .maximum_active_sequences = 3,
+                       .maximum_scheduled_tokens = 4096,
+                       .storage_profile_order = {linear()}};
+}
+
+struct Harness {
+  OperationDescriptor op = synthetic_operation();
+  std::vector<OperationProviderDescriptor> providers{
+      provider("provider.operation.reference", op, contiguous_slots())};
+  Behaviour behaviour = Behaviour::kCorrect;
+  std::vector<std::shared_ptr<CountingEstimator>> estimators;
+
+  Result<ProgramResolution> run(const PreparedModelFamily& family,
+                                const ProgramPlanCompileOptions& options) {
+    auto catalog = CapabilityCatalog::create(device(), unwrap(OperationCatalog::create({op})),
+                                             providers);
+    if (!catalog) return make_error(catalog.error());
+    std::vector<std::shared_ptr<const OperationResourceEstimator>> list;
+    estimators.clear();
+    for (const auto& p : providers) {
+      estimators.push_back(std::make_shared<CountingEstimator>(p, behaviour));
+      list.push_back(estimators.back());
+    }
+    auto registry = unwrap(EstimatorRegistry::create(list));
+    return ProgramPlanCompiler::resolve(family, *catalog, policy(), registry,
+                                        WeightMaterializerRegistry::identity_only(), options);
+  }
+  int calls() const {
+    int total = 0;
+    for (const auto& e : estimators) total += e->calls;
+    return total;
+  }
+};
+
+TEST(ProgramResolutionTest, Case3SyntheticProgramResolvesThroughTheRegisteredProvider) {
+  Harness h;
+  auto r = h.run(testing::synthetic_family(), testing::synthetic_options());
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_EQ(r->node_resolutions.size(), 1u);
+  const auto& resolution = r->node_resolutions[0];
+  ASSERT_EQ(resolution.candidates().size(), 1u);
+  EXPECT_EQ(resolution.candidates()[0].provider_id().str(), "provider.operation.reference");
+  EXPECT_EQ(r->value_tensors.at(value("value.output")).dimensions(), std::vector<uint64_t>{4});
+  const auto& weight = resolution.values()[1];
+  ASSERT_TRUE(weight.weight());
+  EXPECT_EQ(weight.weight()->weight_id.str(), "weight.matrix");
+  EXPECT_EQ(weight.weight()->format_id.str(), "weight-format.dense");
+  EXPECT_EQ(weight.weight()->layout_id.str(), "weight-layout.dense");
+  ASSERT_EQ(weight.storage().components().size(), 1u);
+  const auto& component = weight.storage().components()[0];
+  EXPECT_TRUE(component.resource_id.str().starts_with("resource/weight-arena/sha256/"));
+  EXPECT_EQ(component.offset_bytes % resolution.candidates()[0].value_alignment_bytes(), 0u);
+  EXPECT_GE(h.calls(), 2);  // probe + final
+  EXPECT_EQ(r->execution_weights.materializer().id.str(), "weight-materializer.identity");
+  EXPECT_EQ(r->execution_weights.schema(), testing::synthetic_family().weight_schema());
+}
+
+TEST(ProgramResolutionTest, Case4DenseBindingInMixedCheckpointDoesNotRequireTheContainerFormat) {
+  Harness h;
+  auto family = unwrap(PreparedModelFamily::create(
+      ModelFamilyId::literal("family.synthetic"), nlohmann::json{{"width", 4}},
+      testing::dense_weight_schema("weight-format.safetensors.mixed-gptq"),
+      testing::synthetic_program()));
+  auto r = h.run(family, testing::synthetic_options());
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->node_resolutions[0].values()[1].weight()->format_id.str(),
+            "weight-format.safetensors.mixed-gptq");
+}
+
+TEST(ProgramResolutionTest, Case5QuantizedBindingRequiresItsFormatBeforeEstimation) {
+  WeightSchema schema = testing::dense_weight_schema("weight-format.synthetic.quantized");
+  schema.components[0] = WeightComponentSpec{
+      .id = WeightId::literal("weight.component"),
+      .role = WeightComponentRole::kPackedValues,
+      .external_names = {"matrix"},
+      .dimensions = {1},
+      .encoding = BlockQuantizedEncoding{QuantizationFormatId::literal("quantization.synthetic.int4"),
+                                         4, 2},
+      .required = true};
+  schema.tensors[0].physical_layout = BlockQuantizedLayout{WeightId::literal("weight.component"), 0};
+  auto family = unwrap(PreparedModelFamily::create(ModelFamilyId::literal("family.synthetic"),
+                                                   nlohmann::json{{"width", 4}}, schema,
+                                                   testing::synthetic_program()));
+  Harness h;
+  auto r = h.run(family, testing::synthetic_options());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), ErrorCode::kUnsupportedOperation);
+  EXPECT_THAT(r.error().message(), HasSubstr("all providers were rejected"));
+  EXPECT_THAT(r.error().message(), HasSubstr("weight-format.synthetic.quantized"));
+  EXPECT_THAT(r.error().message(), HasSubstr("quantization.synthetic.int4"));
+  EXPECT_EQ(h.calls(), 0);
+}
+
+TEST(ProgramResolutionTest, Case10WeightArenaReachesProviderAlignmentFixedPoint) {
+  Harness h;
+  h.behaviour = Behaviour::kArenaNeeds64;
+  auto r = h.run(testing::synthetic_family(), testing::synthetic_options());
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->value_alignment_bytes, 64u);
+  EXPECT_EQ(r->node_resolutions[0].candidates()[0].value_alignment_bytes(), 64u);
+  for (const auto& binding : r->node_resolutions[0].values()) {
+    if (binding.usage() != BufferUsage::kWeights) continue;
+    for (const auto& c : binding.storage().components()) EXPECT_EQ(c.offset_bytes % 64, 0u);
+  }
+  EXPECT_GE(h.calls(), 3);  // probe (16), arena round 1 (64 > 16), arena round 2 (stable)
+  EXPECT_EQ(r->fixed_point_rounds, 2);
+}
+
+TEST(ProgramResolutionTest, Case15UnsupportedVersionFailsBeforeEstimation) {
+  ProgramNode node = testing::synthetic_node();
+  node.required_version = {2, 0};
+  auto program = unwrap(ModelProgram::create(
+      ModelFamilyId::literal("family.synthetic"), {value("value.input")},
+      {ProgramBlock{"block.main", {node}}}, {testing::synthetic_state()},
+      {testing::synthetic_weight()}, {value("value.output")}));
+  auto family = unwrap(PreparedModelFamily::create(ModelFamilyId::literal("family.synthetic"),
+                                                   nlohmann::json{{"width", 4}},
+                                                   testing::dense_weight_schema(), program));
+  Harness h;
+  auto r = h.run(family, testing::synthetic_options());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), ErrorCode::kIncompatibleOperationVersion);
+  EXPECT_EQ(r.error().fields().at("node_id"), "node.main");
+  EXPECT_EQ(r.error().fields().at("operation_id"), "operation.main");
+  EXPECT_EQ(h.calls(), 0);
+}
+
+TEST(ProgramResolutionTest, Case22EstimatorMisbehaviourIsAResolutionError) {
+  const std::pair<Behaviour, const char*> cases[] = {
+      {Behaviour::kWrongId, "estimator"},          {Behaviour::kWrongVersion, "version"},
+      {Behaviour::kWrongImplementation, "implementation"},
+      {Behaviour::kWrongInputClaim, "input"},      {Behaviour::kAlignment3, "alignment"},
+      {Behaviour::kMissingScratch, "scratch"}};
+  for (const auto& [behaviour, needle] : cases) {
+    Harness h;
+    h.behaviour = behaviour;
+    auto r = h.run(testing::synthetic_family(), testing::synthetic_options());
+    ASSERT_FALSE(r) << needle;
+    EXPECT_THAT(r.error().message(), HasSubstr(needle));
+    EXPECT_EQ(h.calls(), 1) << needle;  // fails on the first (probe) estimate
+  }
+}
+
+TEST(ProgramResolutionTest, Case25PreferredProviderWithUnavailableStorageIsRejectedWithEvidence) {
+  Harness h;
+  auto paged = unwrap(DynamicStorageProfile::parse("fixed_block:65536/paged:65536"));
+  DynamicStorageRequirement paged_only{{paged}};
+  h.providers.insert(h.providers.begin(),
+                     provider("provider.operation.accelerated", h.op,
+                              {{ValueBindingRole::kInput, 0, paged_only},
+                               {ValueBindingRole::kInput, 2, paged_only},
+                               {ValueBindingRole::kOutput, 0, paged_only}}));
+  auto options = testing::synthetic_options();
+  options.prefer_provider(testing::node_id("node.main"),
+                          ProviderId::literal("provider.operation.accelerated"));
+  auto r = h.run(testing::synthetic_family(), options);
+  ASSERT_TRUE(r) << r.error().to_string();
+  const auto& resolution = r->node_resolutions[0];
+  ASSERT_EQ(resolution.candidates().size(), 1u);
+  EXPECT_EQ(resolution.candidates()[0].provider_id().str(), "provider.operation.reference");
+  EXPECT_EQ(resolution.preferred_provider()->str(), "provider.operation.accelerated");
+  const auto& rejection =
+      resolution.rejections().at(ProviderId::literal("provider.operation.accelerated"));
+  const auto* storage = std::get_if<ProviderStorageIncompatible>(&rejection);
+  ASSERT_NE(storage, nullptr);
+  EXPECT_EQ(storage->resource_ids.size(), 3u);  // input, state, output resources
+  EXPECT_TRUE(std::is_sorted(storage->resource_ids.begin(), storage->resource_ids.end()));
+}
+
+TEST(ProgramResolutionTest, ResolutionIsDeterministic) {
+  Harness a, b;
+  auto ra = a.run(testing::synthetic_family(), testing::synthetic_options());
+  auto rb = b.run(testing::synthetic_family(), testing::synthetic_options());
+  ASSERT_TRUE(ra && rb);
+  EXPECT_EQ(ra->node_resolutions, rb->node_resolutions);
+  EXPECT_EQ(ra->node_resolutions[0].candidates()[0].estimate_fingerprint(),
+            rb->node_resolutions[0].candidates()[0].estimate_fingerprint());
+}
+
+}  // namespace
+}  // namespace ferrite
