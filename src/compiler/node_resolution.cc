@@ -185,7 +185,7 @@ bool profile_available(const RuntimePolicy& policy, const DeviceDescriptor& devi
 }
 
 Result<PlanNodeResolution> PlanNodeResolution::create(
-    NodeId node_id, std::vector<ResolvedValueBinding> values,
+    NodeId node_id, OperationId operation_id, std::vector<ResolvedValueBinding> values,
     std::set<CapabilityId> required_capabilities, std::optional<ProviderId> preferred_provider,
     std::vector<ProviderResourcePlan> candidates,
     std::map<ProviderId, PlanProviderRejectReason> rejections) {
@@ -221,7 +221,7 @@ Result<PlanNodeResolution> PlanNodeResolution::create(
                                              node_id.str(), provider.str()));
     }
   }
-  PlanNodeResolution resolution(std::move(node_id));
+  PlanNodeResolution resolution(std::move(node_id), std::move(operation_id));
   resolution.values_ = std::move(values);
   resolution.required_capabilities_ = std::move(required_capabilities);
   resolution.preferred_provider_ = std::move(preferred_provider);
@@ -434,7 +434,8 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
     }
     candidates.push_back(std::move(plan));
   }
-  return PlanNodeResolution::create(node.id, std::move(bindings), std::move(requested_capabilities),
+  return PlanNodeResolution::create(node.id, node.operation_id, std::move(bindings),
+                                    std::move(requested_capabilities),
                                     std::move(preferred_provider), std::move(candidates),
                                     std::move(rejections));
 }

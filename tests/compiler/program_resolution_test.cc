@@ -3,6 +3,7 @@
 // estimator misbehaviour (spec §12 cases 3, 4, 5, 10, 15, 22, 24-25 at the
 // resolution level).
 #include "ferrite/compiler/program_plan_compiler.h"
+#include "ferrite/compiler/joint_selection.h"
 
 #include <atomic>
 
@@ -291,6 +292,98 @@ TEST(ProgramResolutionTest, ResolutionIsDeterministic) {
   EXPECT_EQ(ra->node_resolutions, rb->node_resolutions);
   EXPECT_EQ(ra->node_resolutions[0].candidates()[0].estimate_fingerprint(),
             rb->node_resolutions[0].candidates()[0].estimate_fingerprint());
+}
+
+}  // namespace
+}  // namespace ferrite
+
+namespace ferrite {
+namespace {
+
+// --- Joint provider/storage selection (spec §8.3, cases 24–26) ---------------
+
+TEST(JointSelectionTest, Case25PreferredProviderLosesWithStorageEvidence) {
+  Harness h;
+  auto paged = unwrap(DynamicStorageProfile::parse("fixed_block:65536/paged:65536"));
+  DynamicStorageRequirement paged_only{{paged}};
+  h.providers.push_back(provider("provider.operation.secondary", h.op,
+                                 {{ValueBindingRole::kInput, 0, paged_only},
+                                  {ValueBindingRole::kInput, 2, paged_only},
+                                  {ValueBindingRole::kOutput, 0, paged_only}}));
+  auto options = testing::synthetic_options();
+  options.prefer_provider(testing::node_id("node.main"),
+                          ProviderId::literal("provider.operation.secondary"));
+  auto r = h.run(testing::synthetic_family(), options);
+  ASSERT_TRUE(r) << r.error().to_string();
+  auto catalog = unwrap(CapabilityCatalog::create(device(), unwrap(OperationCatalog::create({h.op})),
+                                                  h.providers));
+  auto selection = select_providers_jointly(r->node_resolutions, catalog, policy());
+  ASSERT_TRUE(selection) << selection.error().to_string();
+  EXPECT_EQ(selection->chosen.at(testing::node_id("node.main")).str(),
+            "provider.operation.reference");
+  const auto& evidence = selection->preferred_rejections.at(testing::node_id("node.main"));
+  EXPECT_EQ(evidence.first.str(), "provider.operation.secondary");
+  EXPECT_EQ(evidence.second.resource_ids.size(), 3u);
+}
+
+TEST(JointSelectionTest, Case26ProfileRankBeatsProviderIdTieBreak) {
+  Harness h;
+  auto paged = unwrap(DynamicStorageProfile::parse("fixed_block:65536/paged:65536"));
+  DynamicStorageRequirement paged_only{{paged}};
+  // "provider.a..." sorts first but only takes the second-ranked profile.
+  h.providers.push_back(provider("provider.a.paged", h.op,
+                                 {{ValueBindingRole::kInput, 0, paged_only},
+                                  {ValueBindingRole::kInput, 2, paged_only},
+                                  {ValueBindingRole::kOutput, 0, paged_only}}));
+  auto both_device = device();
+  both_device.dynamic_storage_profiles.insert(paged);
+  auto both_policy = policy();
+  both_policy.storage_profile_order.push_back(paged);
+  auto catalog = unwrap(CapabilityCatalog::create(both_device,
+                                                  unwrap(OperationCatalog::create({h.op})),
+                                                  h.providers));
+  std::vector<std::shared_ptr<const OperationResourceEstimator>> list;
+  for (const auto& p : h.providers) list.push_back(std::make_shared<CountingEstimator>(p, Behaviour::kCorrect));
+  auto registry = unwrap(EstimatorRegistry::create(list));
+  auto r = ProgramPlanCompiler::resolve(testing::synthetic_family(), catalog, both_policy, registry,
+                                        WeightMaterializerRegistry::identity_only(),
+                                        testing::synthetic_options());
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_EQ(r->node_resolutions[0].candidates().size(), 2u);
+  auto selection = select_providers_jointly(r->node_resolutions, catalog, both_policy);
+  ASSERT_TRUE(selection) << selection.error().to_string();
+  EXPECT_EQ(selection->chosen.at(testing::node_id("node.main")).str(),
+            "provider.operation.reference");
+  for (const auto& [id, profile] : selection->profiles) {
+    EXPECT_EQ(profile, DynamicStorageProfile::linear_contiguous()) << id.str();
+  }
+  // Preferring the paged provider makes it win: preference outranks profile rank.
+  auto options = testing::synthetic_options();
+  options.prefer_provider(testing::node_id("node.main"), ProviderId::literal("provider.a.paged"));
+  auto preferred = ProgramPlanCompiler::resolve(testing::synthetic_family(), catalog, both_policy,
+                                                registry, WeightMaterializerRegistry::identity_only(),
+                                                options);
+  ASSERT_TRUE(preferred);
+  auto chosen = select_providers_jointly(preferred->node_resolutions, catalog, both_policy);
+  ASSERT_TRUE(chosen);
+  EXPECT_EQ(chosen->chosen.at(testing::node_id("node.main")).str(), "provider.a.paged");
+  EXPECT_TRUE(chosen->preferred_rejections.empty());
+}
+
+TEST(JointSelectionTest, Case24UnregisteredPreferenceFallsBackDeterministically) {
+  Harness h;
+  auto options = testing::synthetic_options();
+  options.prefer_provider(testing::node_id("node.main"), ProviderId::literal("provider.missing"));
+  auto r = h.run(testing::synthetic_family(), options);
+  ASSERT_TRUE(r) << r.error().to_string();
+  auto catalog = unwrap(CapabilityCatalog::create(device(), unwrap(OperationCatalog::create({h.op})),
+                                                  h.providers));
+  auto selection = select_providers_jointly(r->node_resolutions, catalog, policy());
+  ASSERT_TRUE(selection);
+  EXPECT_EQ(selection->chosen.at(testing::node_id("node.main")).str(),
+            "provider.operation.reference");
+  // No storage evidence: the plan build records NotRegistered instead.
+  EXPECT_TRUE(selection->preferred_rejections.empty());
 }
 
 }  // namespace

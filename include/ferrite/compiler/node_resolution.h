@@ -90,13 +90,15 @@ class PlanNodeResolution {
   // Shape rules (spec §6.5 step 9): at least one candidate; candidates sorted
   // by provider id and unique; no provider both candidate and rejected; every
   // stored rejection is StorageIncompatible with sorted, unique, non-empty ids.
-  static Result<PlanNodeResolution> create(NodeId node_id, std::vector<ResolvedValueBinding> values,
+  static Result<PlanNodeResolution> create(NodeId node_id, OperationId operation_id,
+                                           std::vector<ResolvedValueBinding> values,
                                            std::set<CapabilityId> required_capabilities,
                                            std::optional<ProviderId> preferred_provider,
                                            std::vector<ProviderResourcePlan> candidates,
                                            std::map<ProviderId, PlanProviderRejectReason> rejections);
 
   const NodeId& node_id() const { return node_id_; }
+  const OperationId& operation_id() const { return operation_id_; }
   const std::vector<ResolvedValueBinding>& values() const { return values_; }
   const std::set<CapabilityId>& required_capabilities() const { return required_capabilities_; }
   const std::optional<ProviderId>& preferred_provider() const { return preferred_provider_; }
@@ -110,8 +112,10 @@ class PlanNodeResolution {
   friend bool operator==(const PlanNodeResolution&, const PlanNodeResolution&) = default;
 
  private:
-  explicit PlanNodeResolution(NodeId node_id) : node_id_(std::move(node_id)) {}
+  PlanNodeResolution(NodeId node_id, OperationId operation_id)
+      : node_id_(std::move(node_id)), operation_id_(std::move(operation_id)) {}
   NodeId node_id_;
+  OperationId operation_id_;
   std::vector<ResolvedValueBinding> values_;
   std::set<CapabilityId> required_capabilities_;
   std::optional<ProviderId> preferred_provider_;
