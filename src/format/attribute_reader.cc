@@ -25,26 +25,26 @@ Result<SemanticValue> read_semantic_value(const JsonCursor& cursor) {
   const auto& [kind, body] = entry;
   if (kind == "bool") {
     FERRITE_ASSIGN_OR_RETURN(bool value, body.boolean());
-    return SemanticValue(SemanticBool{value});
+    return SemanticBool{value};
   }
   if (kind == "integer") {
     FERRITE_ASSIGN_OR_RETURN(int64_t value, body.i64());
-    return SemanticValue(SemanticInteger{value});
+    return SemanticInteger{value};
   }
   if (kind == "unsigned") {
     FERRITE_ASSIGN_OR_RETURN(uint64_t value, body.u64());
-    return SemanticValue(SemanticUnsigned{value});
+    return SemanticUnsigned{value};
   }
   if (kind == "rational") {
     FERRITE_ASSIGN_OR_RETURN(CanonicalRational value, read_rational(body));
-    return SemanticValue(SemanticRational{value});
+    return SemanticRational{value};
   }
   if (kind == "text") {
     FERRITE_ASSIGN_OR_RETURN(std::string value, body.string());
-    return SemanticValue(SemanticText{std::move(value)});
+    return SemanticText{std::move(value)};
   }
   FERRITE_ASSIGN_OR_RETURN(std::vector<int64_t> values, body.i64_array());
-  return SemanticValue(SemanticIntegers{std::move(values)});
+  return SemanticIntegers{std::move(values)};
 }
 
 Result<std::map<AttributeId, SemanticValue>> read_attribute_values(const JsonCursor& cursor) {
@@ -83,7 +83,7 @@ Result<std::pair<T, T>> read_pair(const JsonCursor& cursor, Read&& read) {
 Result<AttributeConstraint> read_attribute_constraint(const JsonCursor& cursor) {
   if (cursor.is_string()) {
     FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-    if (name == "none") return AttributeConstraint(NoAttributeConstraint{});
+    if (name == "none") return NoAttributeConstraint{};
     return make_error(
         cursor.error(fmt::format("must be \"none\" or a constraint object, found string `{}`", name)));
   }
@@ -95,21 +95,21 @@ Result<AttributeConstraint> read_attribute_constraint(const JsonCursor& cursor) 
   const auto& [kind, body] = entry;
   if (kind == "bool_equals") {
     FERRITE_ASSIGN_OR_RETURN(bool value, body.boolean());
-    return AttributeConstraint(BoolEqualsConstraint{value});
+    return BoolEqualsConstraint{value};
   }
   if (kind == "integer_range") {
     FERRITE_ASSIGN_OR_RETURN(auto range,
                              read_pair<int64_t>(body, [](const JsonCursor& c) { return c.i64(); }));
-    return AttributeConstraint(IntegerRangeConstraint{range.first, range.second});
+    return IntegerRangeConstraint{range.first, range.second};
   }
   if (kind == "unsigned_range") {
     FERRITE_ASSIGN_OR_RETURN(auto range,
                              read_pair<uint64_t>(body, [](const JsonCursor& c) { return c.u64(); }));
-    return AttributeConstraint(UnsignedRangeConstraint{range.first, range.second});
+    return UnsignedRangeConstraint{range.first, range.second};
   }
   if (kind == "rational_range") {
     FERRITE_ASSIGN_OR_RETURN(auto range, read_pair<CanonicalRational>(body, read_rational));
-    return AttributeConstraint(RationalRangeConstraint{range.first, range.second});
+    return RationalRangeConstraint{range.first, range.second};
   }
   if (kind == "text_choices") {
     FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> items, body.array());
@@ -120,11 +120,11 @@ Result<AttributeConstraint> read_attribute_constraint(const JsonCursor& cursor) 
         return make_error(item.error("repeats an earlier text choice"));
       }
     }
-    return AttributeConstraint(TextChoicesConstraint{std::move(choices)});
+    return TextChoicesConstraint{std::move(choices)};
   }
   FERRITE_ASSIGN_OR_RETURN(auto length,
                            read_pair<uint64_t>(body, [](const JsonCursor& c) { return c.u64(); }));
-  return AttributeConstraint(IntegerListLengthConstraint{length.first, length.second});
+  return IntegerListLengthConstraint{length.first, length.second};
 }
 
 Result<AttributeSpec> read_attribute_spec(const JsonCursor& cursor) {

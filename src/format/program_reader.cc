@@ -14,7 +14,7 @@ namespace ferrite {
 Result<ProgramNodeWorkSpec> read_work_spec(const JsonCursor& cursor) {
   if (cursor.is_string()) {
     FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-    if (name == "fixed") return ProgramNodeWorkSpec(WorkFixed{});
+    if (name == "fixed") return WorkFixed{};
     return make_error(cursor.error(
         fmt::format("must be \"fixed\" or {{\"tokens\":{{...}}}}, found string `{}`", name)));
   }
@@ -23,13 +23,13 @@ Result<ProgramNodeWorkSpec> read_work_spec(const JsonCursor& cursor) {
   FERRITE_ASSIGN_OR_RETURN(ObjectReader tokens, entry.second.object({"value", "axis"}));
   FERRITE_ASSIGN_OR_RETURN(ProgramValueId value, tokens.required_identity<ProgramValueId>("value"));
   FERRITE_ASSIGN_OR_RETURN(uint32_t axis, tokens.required_u32("axis"));
-  return ProgramNodeWorkSpec(WorkTokens{std::move(value), axis});
+  return WorkTokens{std::move(value), axis};
 }
 
 Result<StateCapacityDemand> read_capacity_demand(const JsonCursor& cursor) {
   if (cursor.is_string()) {
     FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-    if (name == "fixed_per_scope") return StateCapacityDemand(StateCapacityFixedPerScope{});
+    if (name == "fixed_per_scope") return StateCapacityFixedPerScope{};
     return make_error(cursor.error(fmt::format(
         "must be \"fixed_per_scope\" or {{\"token_scaled\":{{...}}}}, found string `{}`", name)));
   }
@@ -41,7 +41,7 @@ Result<StateCapacityDemand> read_capacity_demand(const JsonCursor& cursor) {
                            entry.second.object({"bytes_per_token", "maximum_tokens"}));
   FERRITE_ASSIGN_OR_RETURN(uint64_t bytes_per_token, scaled.required_u64("bytes_per_token"));
   FERRITE_ASSIGN_OR_RETURN(uint64_t maximum_tokens, scaled.required_u64("maximum_tokens"));
-  return StateCapacityDemand(StateCapacityTokenScaled{bytes_per_token, maximum_tokens});
+  return StateCapacityTokenScaled{bytes_per_token, maximum_tokens};
 }
 
 Result<StateSpec> read_state_spec(const JsonCursor& cursor) {

@@ -20,7 +20,7 @@ namespace {
 Result<BlockedTensorPadding> read_blocked_padding(const JsonCursor& cursor) {
   if (cursor.is_string()) {
     FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-    if (name == "exact") return BlockedTensorPadding(BlockedPaddingExact{});
+    if (name == "exact") return BlockedPaddingExact{};
     return make_error(cursor.error(
         fmt::format("must be \"exact\" or {{\"zero_fill\":[...]}}, found string `{}`", name)));
   }
@@ -29,7 +29,7 @@ Result<BlockedTensorPadding> read_blocked_padding(const JsonCursor& cursor) {
   }
   FERRITE_ASSIGN_OR_RETURN(auto entry, cursor.single_key({"zero_fill"}));
   FERRITE_ASSIGN_OR_RETURN(std::vector<uint64_t> physical, entry.second.u64_array());
-  return BlockedTensorPadding(BlockedPaddingZeroFill{std::move(physical)});
+  return BlockedPaddingZeroFill{std::move(physical)};
 }
 
 }  // namespace
@@ -37,7 +37,7 @@ Result<BlockedTensorPadding> read_blocked_padding(const JsonCursor& cursor) {
 Result<ResolvedTensorLayout> read_tensor_layout(const JsonCursor& cursor) {
   if (cursor.is_string()) {
     FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-    if (name == "contiguous") return ResolvedTensorLayout(ContiguousLayout{});
+    if (name == "contiguous") return ContiguousLayout{};
     return make_error(cursor.error(fmt::format(
         "must be \"contiguous\", {{\"strided\":...}} or {{\"blocked\":...}}, found string `{}`",
         name)));
@@ -50,7 +50,7 @@ Result<ResolvedTensorLayout> read_tensor_layout(const JsonCursor& cursor) {
   const JsonCursor& body = entry.second;
   if (entry.first == "strided") {
     FERRITE_ASSIGN_OR_RETURN(std::vector<uint64_t> strides, body.u64_array());
-    return ResolvedTensorLayout(StridedLayout{std::move(strides)});
+    return StridedLayout{std::move(strides)};
   }
   FERRITE_ASSIGN_OR_RETURN(ObjectReader blocked, body.object({"block", "axis_order", "padding"}));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor block, blocked.required("block"));
@@ -85,17 +85,17 @@ Result<ResolvedTensorSpec> read_resolved_tensor_spec(const JsonCursor& cursor) {
 Result<DimensionConstraint> read_dimension_constraint(const JsonCursor& cursor) {
   if (cursor.is_integer()) {
     FERRITE_ASSIGN_OR_RETURN(uint64_t value, cursor.u64());
-    return DimensionConstraint(DimensionExact{value});
+    return DimensionExact{value};
   }
   if (cursor.is_string()) {
     FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-    return DimensionConstraint(DimensionSymbol{std::move(name)});
+    return DimensionSymbol{std::move(name)};
   }
   if (cursor.is_object()) {
     FERRITE_ASSIGN_OR_RETURN(ObjectReader range, cursor.object({"min", "max"}));
     FERRITE_ASSIGN_OR_RETURN(uint64_t minimum, range.required_u64("min"));
     FERRITE_ASSIGN_OR_RETURN(uint64_t maximum, range.required_u64("max"));
-    return DimensionConstraint(DimensionRange{minimum, maximum});
+    return DimensionRange{minimum, maximum};
   }
   return make_error(cursor.type_error(
       "an unsigned integer (exact), a string (symbol) or {\"min\":N,\"max\":N} (range)"));
@@ -104,7 +104,7 @@ Result<DimensionConstraint> read_dimension_constraint(const JsonCursor& cursor) 
 Result<LayoutConstraint> read_layout_constraint(const JsonCursor& cursor) {
   if (cursor.is_string()) {
     FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-    if (name == "contiguous") return LayoutConstraint(ContiguousLayoutConstraint{});
+    if (name == "contiguous") return ContiguousLayoutConstraint{};
     return make_error(cursor.error(fmt::format(
         "must be \"contiguous\", {{\"strided\":...}} or {{\"blocked\":...}}, found string `{}`",
         name)));
@@ -130,14 +130,14 @@ Result<LayoutConstraint> read_layout_constraint(const JsonCursor& cursor) {
         return make_error(item.type_error("an unsigned integer (bytes) or a string (symbol)"));
       }
     }
-    return LayoutConstraint(StridedLayoutConstraint{std::move(strides)});
+    return StridedLayoutConstraint{std::move(strides)};
   }
   FERRITE_ASSIGN_OR_RETURN(ObjectReader blocked, body.object({"block", "axis_order"}));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor block, blocked.required("block"));
   FERRITE_ASSIGN_OR_RETURN(std::vector<uint64_t> block_extents, block.u64_array());
   FERRITE_ASSIGN_OR_RETURN(JsonCursor order, blocked.required("axis_order"));
   FERRITE_ASSIGN_OR_RETURN(std::vector<uint32_t> axis_order, order.u32_array());
-  return LayoutConstraint(BlockedLayoutConstraint{std::move(block_extents), std::move(axis_order)});
+  return BlockedLayoutConstraint{std::move(block_extents), std::move(axis_order)};
 }
 
 Result<TensorAccess> read_tensor_access(const JsonCursor& cursor) {
@@ -150,7 +150,7 @@ Result<TensorAccess> read_tensor_access(const JsonCursor& cursor) {
 Result<AliasPolicy> read_alias_policy(const JsonCursor& cursor) {
   if (cursor.is_string()) {
     FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-    if (name == "no_alias") return AliasPolicy(NoAlias{});
+    if (name == "no_alias") return NoAlias{};
     return make_error(cursor.error(fmt::format(
         "must be \"no_alias\", {{\"may_alias\":N}} or {{\"must_alias\":N}}, found string `{}`",
         name)));
@@ -160,8 +160,8 @@ Result<AliasPolicy> read_alias_policy(const JsonCursor& cursor) {
   }
   FERRITE_ASSIGN_OR_RETURN(auto entry, cursor.single_key({"may_alias", "must_alias"}));
   FERRITE_ASSIGN_OR_RETURN(uint32_t index, entry.second.u32());
-  if (entry.first == "may_alias") return AliasPolicy(MayAlias{index});
-  return AliasPolicy(MustAlias{index});
+  if (entry.first == "may_alias") return MayAlias{index};
+  return MustAlias{index};
 }
 
 Result<TensorContract> read_tensor_contract(const JsonCursor& cursor) {

@@ -64,7 +64,7 @@ Result<PhysicalWeightLayout> read_layout_at_depth(const JsonCursor& cursor, size
   if (kind == "dense") {
     FERRITE_ASSIGN_OR_RETURN(ObjectReader object, cursor.object({"kind", "component_id"}));
     FERRITE_ASSIGN_OR_RETURN(WeightId component, object.required_identity<WeightId>("component_id"));
-    return PhysicalWeightLayout(DenseLayout{std::move(component)});
+    return DenseLayout{std::move(component)};
   }
   if (kind == "quantized") {
     FERRITE_ASSIGN_OR_RETURN(ObjectReader object,
@@ -75,14 +75,14 @@ Result<PhysicalWeightLayout> read_layout_at_depth(const JsonCursor& cursor, size
     FERRITE_ASSIGN_OR_RETURN(std::optional<WeightId> zero_points,
                              object.required_nullable_identity<WeightId>("zero_points"));
     FERRITE_ASSIGN_OR_RETURN(uint32_t group_axis, object.required_u32("group_axis"));
-    return PhysicalWeightLayout(QuantizedLayout{std::move(packed), std::move(scales),
-                                                std::move(zero_points), group_axis});
+    return QuantizedLayout{std::move(packed), std::move(scales),
+                                                std::move(zero_points), group_axis};
   }
   if (kind == "block_quantized") {
     FERRITE_ASSIGN_OR_RETURN(ObjectReader object, cursor.object({"kind", "blocks", "block_axis"}));
     FERRITE_ASSIGN_OR_RETURN(WeightId blocks, object.required_identity<WeightId>("blocks"));
     FERRITE_ASSIGN_OR_RETURN(uint32_t block_axis, object.required_u32("block_axis"));
-    return PhysicalWeightLayout(BlockQuantizedLayout{std::move(blocks), block_axis});
+    return BlockQuantizedLayout{std::move(blocks), block_axis};
   }
   if (kind == "composite") {
     FERRITE_ASSIGN_OR_RETURN(ObjectReader object, cursor.object({"kind", "parts"}));
@@ -118,7 +118,7 @@ Result<WeightEncoding> read_weight_encoding(const JsonCursor& cursor) {
     FERRITE_ASSIGN_OR_RETURN(ObjectReader object, cursor.object({"kind", "element_type"}));
     FERRITE_ASSIGN_OR_RETURN(JsonCursor type_cursor, object.required("element_type"));
     FERRITE_ASSIGN_OR_RETURN(ElementType type, read_element_type(type_cursor));
-    return WeightEncoding(DenseEncoding{type});
+    return DenseEncoding{type};
   }
   if (kind == "dense_affine") {
     FERRITE_ASSIGN_OR_RETURN(ObjectReader object,
@@ -129,7 +129,7 @@ Result<WeightEncoding> read_weight_encoding(const JsonCursor& cursor) {
     FERRITE_ASSIGN_OR_RETURN(AffineRational scale, read_affine_rational(scale_cursor));
     FERRITE_ASSIGN_OR_RETURN(JsonCursor bias_cursor, object.required("bias"));
     FERRITE_ASSIGN_OR_RETURN(AffineRational bias, read_affine_rational(bias_cursor));
-    return WeightEncoding(DenseAffineEncoding{type, scale, bias});
+    return DenseAffineEncoding{type, scale, bias};
   }
   if (kind == "quantized") {
     FERRITE_ASSIGN_OR_RETURN(ObjectReader object,
@@ -152,7 +152,7 @@ Result<WeightEncoding> read_weight_encoding(const JsonCursor& cursor) {
     }
     QuantizationSpec spec{std::move(format_id), bits,       group_size,
                           packing,              scale_type, zero_point_type};
-    return WeightEncoding(QuantizedEncoding{std::move(spec)});
+    return QuantizedEncoding{std::move(spec)};
   }
   if (kind == "block_quantized") {
     FERRITE_ASSIGN_OR_RETURN(ObjectReader object,
@@ -162,7 +162,7 @@ Result<WeightEncoding> read_weight_encoding(const JsonCursor& cursor) {
                              object.required_identity<QuantizationFormatId>("format_id"));
     FERRITE_ASSIGN_OR_RETURN(uint64_t values, object.required_u64("logical_values_per_block"));
     FERRITE_ASSIGN_OR_RETURN(uint64_t bytes, object.required_u64("bytes_per_block"));
-    return WeightEncoding(BlockQuantizedEncoding{std::move(format_id), values, bytes});
+    return BlockQuantizedEncoding{std::move(format_id), values, bytes};
   }
   return make_error(unknown_kind(cursor, kind, kKinds));
 }

@@ -1,7 +1,8 @@
-#include "ferrite/compiler/program_plan_compiler.h"
+#include "ferrite/plan/program_plan_compiler.h"
 
 #include <fmt/format.h>
 
+#include "ferrite/compiler/joint_selection.h"
 #include "ferrite/core/checked_math.h"
 
 namespace ferrite {
@@ -123,6 +124,20 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
     alignment = observed;
   }
   return invalid_plan("provider value alignment did not reach a bounded monotonic fixed point");
+}
+
+Result<ProgramPlanCompilation> ProgramPlanCompiler::compile(
+    const PreparedModelFamily& family, const CapabilityCatalog& catalog, const RuntimePolicy& policy,
+    const EstimatorRegistry& estimators, const WeightMaterializerRegistry& materializers,
+    const ProgramPlanCompileOptions& options) {
+  FERRITE_ASSIGN_OR_RETURN(auto resolution,
+                           resolve(family, catalog, policy, estimators, materializers, options));
+  FERRITE_ASSIGN_OR_RETURN(auto selection,
+                           select_providers_jointly(resolution.node_resolutions, catalog, policy));
+  FERRITE_ASSIGN_OR_RETURN(auto plan, ExecutionPlan::build(family, catalog, policy, resolution,
+                                                           selection,
+                                                           options.completion_retention()));
+  return ProgramPlanCompilation{std::move(plan), std::move(resolution)};
 }
 
 }  // namespace ferrite

@@ -1,4 +1,8 @@
-// ferrite/compiler/program_plan_compiler.h — the compiler's front half.
+// ferrite/plan/program_plan_compiler.h — the whole compiler: program → plan.
+//
+// It lives in plan/ because it assembles the compiler passes (compiler/) into
+// an ExecutionPlan (plan/); compiler/ never includes plan/, so includes point
+// one way.
 //
 // Contract (spec §11.3 steps 1–7): `ProgramPlanCompiler::resolve` selects the
 // execution weights (materializer registry), validates the options, infers
@@ -13,13 +17,17 @@
 //     did not reach a bounded monotonic fixed point" otherwise).
 // Estimators see placements through their input fingerprint, so moving
 // weights into a shared arena re-asks every estimator.
-// The plan build (provider choice, aliases, state effects, memory summary,
-// hash) consumes this result; it is the next milestone.
+// `compile` (spec §11.3) = resolve + select_providers_jointly (§8.3) +
+// ExecutionPlan::build (§8.2) with the options' completion retention; the same
+// trusted inputs always give the byte-identical plan.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto resolved, ProgramPlanCompiler::resolve(
 //       family, catalog, policy, estimators, WeightMaterializerRegistry::identity_only(), options));
 //   resolved.value_alignment_bytes;  // e.g. 64
+//   FERRITE_ASSIGN_OR_RETURN(auto compiled, ProgramPlanCompiler::compile(
+//       family, catalog, policy, estimators, WeightMaterializerRegistry::identity_only(), options));
+//   compiled.plan.plan_id();  // "plan/sha256/…"
 #pragma once
 
 #include <map>
@@ -32,6 +40,7 @@
 #include "ferrite/compiler/tensor_inference.h"
 #include "ferrite/compiler/value_placement.h"
 #include "ferrite/compiler/weight_materializer.h"
+#include "ferrite/plan/execution_plan.h"
 
 namespace ferrite {
 
@@ -46,6 +55,11 @@ struct ProgramResolution {
   int fixed_point_rounds = 0;
 };
 
+struct ProgramPlanCompilation {
+  ExecutionPlan plan;
+  ProgramResolution resolution;
+};
+
 class ProgramPlanCompiler {
  public:
   static Result<ProgramResolution> resolve(const PreparedModelFamily& family,
@@ -54,6 +68,12 @@ class ProgramPlanCompiler {
                                            const EstimatorRegistry& estimators,
                                            const WeightMaterializerRegistry& materializers,
                                            const ProgramPlanCompileOptions& options);
+  static Result<ProgramPlanCompilation> compile(const PreparedModelFamily& family,
+                                                const CapabilityCatalog& catalog,
+                                                const RuntimePolicy& policy,
+                                                const EstimatorRegistry& estimators,
+                                                const WeightMaterializerRegistry& materializers,
+                                                const ProgramPlanCompileOptions& options);
 };
 
 }  // namespace ferrite

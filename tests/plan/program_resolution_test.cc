@@ -2,7 +2,7 @@
 // alignment fixed point, provider compatibility before estimation, and
 // estimator misbehaviour (spec §12 cases 3, 4, 5, 10, 15, 22, 24-25 at the
 // resolution level).
-#include "ferrite/compiler/program_plan_compiler.h"
+#include "ferrite/plan/program_plan_compiler.h"
 #include "ferrite/compiler/joint_selection.h"
 
 #include <atomic>

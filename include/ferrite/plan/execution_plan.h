@@ -1,0 +1,88 @@
+// ferrite/plan/execution_plan.h — the immutable, hashed execution plan.
+//
+// Contract (spec §8.2): `ExecutionPlan::build` turns a resolved program and a
+// joint provider selection into a plan:
+//   1. the policy validates; capacity ≤ the device's memory;
+//   2. provenance fingerprints (family, program, catalog, device runtime,
+//      policy, execution weights, weight/quantization formats);
+//   3. one resolution per program node, in program order;
+//   4. `build_plan_node` per node (plan_node_builder.h);
+//   5. semantic coverage: every program input, weight, state and output is
+//      bound by some node ("semantic values lack physical bindings"); a value
+//      has identical tensor, usage and storage at every node binding it;
+//   6. global aliasing: overlapping bytes of distinct values are allowed only
+//      inside one exact-alias class with identical storage;
+//   7. retained completion values (retained_completion.h);
+//   8. the memory summary and capacity check (memory_summary.h);
+//   9. payload (schema `kPlanSchema`), plan_hash = canonical_fingerprint of
+//      the payload without `plan_id`, plan_id = "plan/sha256/{hash}".
+// No accessor mutates; `to_json()` = {"payload": …, "plan_hash": …} and
+// `canonical_text()` is its canonical JSON text (what verification compares).
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(auto plan, ExecutionPlan::build(family, catalog, policy, resolution,
+//                                                            selection, retention));
+//   plan.plan_id();  // "plan/sha256/…"
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ferrite/catalog/capability_catalog.h"
+#include "ferrite/compiler/compile_options.h"
+#include "ferrite/compiler/joint_selection.h"
+#include "ferrite/compiler/runtime_policy.h"
+#include "ferrite/plan/memory_summary.h"
+#include "ferrite/plan/plan_node.h"
+#include "ferrite/plan/retained_completion.h"
+#include "ferrite/program/prepared_model_family.h"
+
+namespace ferrite {
+
+struct ProgramResolution;  // ferrite/plan/program_plan_compiler.h
+
+inline constexpr std::string_view kPlanSchema = "ferrite.plan/1";
+inline constexpr size_t kMaxPlanJsonBytes = size_t{16} << 20;
+
+class ExecutionPlan {
+ public:
+  static Result<ExecutionPlan> build(const PreparedModelFamily& family,
+                                     const CapabilityCatalog& catalog, const RuntimePolicy& policy,
+                                     const ProgramResolution& resolution,
+                                     const JointProviderSelection& selection,
+                                     const CompletionRetentionSpec& retention);
+
+  const std::string& plan_id() const { return plan_id_; }
+  const std::string& plan_hash() const { return plan_hash_; }
+  const std::vector<PlanNode>& nodes() const { return nodes_; }
+  const PlanMemorySummary& memory() const { return memory_; }
+  const std::vector<RetainedCompletionValue>& retained_completion_values() const {
+    return retained_;
+  }
+  const nlohmann::json& payload() const { return payload_; }
+
+  nlohmann::json to_json() const;
+  std::string canonical_text() const;
+
+  friend bool operator==(const ExecutionPlan& a, const ExecutionPlan& b) {
+    return a.payload_ == b.payload_ && a.plan_hash_ == b.plan_hash_;
+  }
+
+ private:
+  ExecutionPlan() = default;
+
+  std::string plan_id_;
+  std::string plan_hash_;
+  std::vector<PlanNode> nodes_;
+  PlanMemorySummary memory_;
+  std::vector<RetainedCompletionValue> retained_;
+  nlohmann::json payload_;
+};
+
+// canonical_fingerprint of `payload` with its "plan_id" member removed.
+std::string plan_payload_hash(const nlohmann::json& payload);
+
+}  // namespace ferrite

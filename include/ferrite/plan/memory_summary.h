@@ -1,0 +1,64 @@
+// ferrite/plan/memory_summary.h — per-resource sizes and the capacity check.
+//
+// Contract (spec §8.6, summarized): every binding component's offset is a
+// multiple of its node's chosen provider value alignment; bindings of one
+// resource must agree on usage and element type ("resource has conflicting
+// usage, dtype, lifetime, or demand"); size = max end offset rounded up to the
+// alignment (max provider alignment of its bindings). Workspaces are resources
+// too (usage scratch/binding/persistent, u8). Kinds: static (weight arenas,
+// Plan-scope persistent workspaces), state, activation, workspace. Feasibility:
+// static bytes + minimum runnable bytes (states + activations + non-static
+// workspaces at 1 sequence / 1 token) ≤ capacity − reserve, else
+// "minimum runnable plan requires N bytes, exceeding usable capacity M".
+// Dynamic resources carry the storage profile joint selection gave them.
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(auto memory, build_memory_summary(nodes, selection, policy));
+//   memory.static_bytes;
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ferrite/compiler/joint_selection.h"
+#include "ferrite/compiler/runtime_policy.h"
+#include "ferrite/plan/plan_node.h"
+
+namespace ferrite {
+
+enum class PlanResourceKind : uint8_t { kStatic, kState, kActivation, kWorkspace };
+std::string_view plan_resource_kind_name(PlanResourceKind kind);
+
+struct PlanResourceSummary {
+  ResourceId resource_id;
+  BufferUsage usage = BufferUsage::kActivations;
+  ElementType element_type = ElementType::kU8;
+  uint64_t size_bytes = 0;
+  uint64_t alignment_bytes = 1;
+  PlanResourceKind kind = PlanResourceKind::kActivation;
+  std::optional<std::string> storage_profile;  // dynamic resources only
+
+  nlohmann::json to_json() const;
+  friend bool operator==(const PlanResourceSummary&, const PlanResourceSummary&) = default;
+};
+
+struct PlanMemorySummary {
+  std::vector<PlanResourceSummary> resources;  // sorted by resource id
+  uint64_t static_bytes = 0;
+  uint64_t minimum_runnable_bytes = 0;
+  uint64_t usable_capacity_bytes = 0;
+
+  nlohmann::json to_json() const;
+  friend bool operator==(const PlanMemorySummary&, const PlanMemorySummary&) = default;
+};
+
+Result<PlanMemorySummary> build_memory_summary(const std::vector<PlanNode>& nodes,
+                                               const JointProviderSelection& selection,
+                                               const RuntimePolicy& policy);
+
+}  // namespace ferrite

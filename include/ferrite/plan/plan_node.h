@@ -1,0 +1,99 @@
+// ferrite/plan/plan_node.h — one scheduled node of an execution plan.
+//
+// Contract (spec §8.4 step 10): a `PlanNode` records, for one program node,
+// everything the runtime needs and everything a verifier re-derives: its
+// dependencies (earlier nodes only, sorted), the operation and chosen provider
+// with the typed selection evidence (`selection_reason`, and every rejected
+// provider with its reason, sorted by provider id), the trusted resource plan
+// of the chosen provider, the physical value bindings, exact-alias edges,
+// state effects (one per state, sorted by state id), the workspace resource
+// ids and the sorted unique union of every resource it touches. Plain data:
+// `ExecutionPlan::build` is the only producer; `to_json()` is canonical (the
+// plan payload embeds it and the plan hash covers it).
+//
+// Example:
+//   const PlanNode& node = plan.nodes()[0];
+//   node.selection_reason == PlanSelectionReason::kPreferredCompatible;
+//   node.to_json()["provider_id"];  // "provider.operation.reference"
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ferrite/catalog/resource_estimate.h"
+#include "ferrite/catalog/value_binding.h"
+#include "ferrite/compiler/node_resolution.h"
+#include "ferrite/core/contract_version.h"
+#include "ferrite/core/identity.h"
+#include "ferrite/program/model_program.h"
+#include "ferrite/program/state_spec.h"
+
+namespace ferrite {
+
+enum class PlanSelectionReason : uint8_t {
+  kPreferredCompatible,      // the preferred provider was chosen
+  kFallbackFromPreferred,    // a preference existed, another provider was chosen
+  kDeterministicCompatible,  // no preference: the joint selection decided
+};
+// "preferred_compatible", "fallback_from_preferred", "deterministic_compatible".
+std::string_view plan_selection_reason_name(PlanSelectionReason reason);
+
+enum class PlanAliasKind : uint8_t { kMay, kMust };
+std::string_view plan_alias_kind_name(PlanAliasKind kind);  // "may", "must"
+
+// An output that shares exactly the storage of one of the node's inputs.
+struct PlanExactAlias {
+  ProgramValueId output_value_id;
+  uint32_t output_ordinal = 0;
+  ProgramValueId input_value_id;
+  uint32_t input_ordinal = 0;
+  PlanAliasKind kind = PlanAliasKind::kMay;
+
+  nlohmann::json to_json() const;
+  friend bool operator==(const PlanExactAlias&, const PlanExactAlias&) = default;
+};
+
+// What one node does to one program state (union of its bindings' accesses).
+struct StateEffect {
+  StateId state_id;
+  TensorAccess access = TensorAccess::kRead;
+  StateLifetime lifetime = StateLifetime::kSequence;
+  std::vector<ResourceId> resource_ids;  // sorted, unique
+
+  nlohmann::json to_json() const;
+  friend bool operator==(const StateEffect&, const StateEffect&) = default;
+};
+
+struct PlanNode {
+  NodeId id;
+  std::vector<NodeId> dependencies;  // sorted, earlier nodes only
+  OperationId operation_id;
+  ContractVersion operation_version;  // the node's required version
+  std::string operation_fingerprint;
+  std::string provider_implementation_fingerprint;
+  std::set<CapabilityId> required_capabilities;  // node-requested only
+  std::map<AttributeId, SemanticValue> attributes;
+  ProgramNodeWorkSpec work = WorkFixed{};
+  ProviderId provider_id;
+  PlanSelectionReason selection_reason = PlanSelectionReason::kDeterministicCompatible;
+  std::map<ProviderId, PlanProviderRejectReason> rejected_providers;
+  ProviderResourcePlan provider_resources;
+  std::vector<ResolvedValueBinding> values;  // inputs in ordinal order, then outputs
+  std::vector<PlanExactAlias> exact_aliases;
+  std::vector<StateEffect> state_effects;  // sorted by state id
+  std::optional<ResourceId> scratch_resource;
+  std::optional<ResourceId> binding_resource;
+  std::optional<ResourceId> persistent_resource;
+  std::vector<ResourceId> resources;  // sorted, unique
+
+  nlohmann::json to_json() const;
+  friend bool operator==(const PlanNode&, const PlanNode&) = default;
+};
+
+}  // namespace ferrite

@@ -1,0 +1,62 @@
+// ferrite/plan/plan_node_builder.h — turn one resolved node into a PlanNode.
+//
+// Contract (spec §8.4): `build_plan_node` is called once per program node in
+// program order. It re-runs provider compatibility, requires the jointly
+// chosen provider to be a compatible resolution candidate, records the typed
+// selection evidence (compatibility rejections as Incompatible, NotRegistered
+// for an unknown preferred provider, the joint storage rejection; a preferred
+// provider that lost MUST appear: "fallback lacks typed rejection evidence"),
+// emits exact aliases (MustAlias without equal storage is an error; an aliased
+// input must be a non-output Activations value whose last consumer is this
+// node), state effects (union of accesses per state, sorted) and dependencies
+// (producers of inputs ∪ RAW/WAR/WAW state hazards, sorted). `StateHazards`
+// carries the per-state history between calls.
+//
+// Example:
+//   StateHazards hazards;
+//   for (size_t i = 0; i < nodes.size(); ++i) {
+//     FERRITE_ASSIGN_OR_RETURN(auto node, build_plan_node(context, i, hazards));
+//   }
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "ferrite/catalog/capability_catalog.h"
+#include "ferrite/compiler/joint_selection.h"
+#include "ferrite/compiler/node_resolution.h"
+#include "ferrite/plan/plan_node.h"
+#include "ferrite/program/prepared_model_family.h"
+
+namespace ferrite {
+
+// Per-state access history: the last writer and the readers since it.
+class StateHazards {
+ public:
+  // Node indices this access must wait for; then records the access.
+  std::set<size_t> record(const StateId& state, size_t node_index, TensorAccess access);
+
+ private:
+  struct History {
+    std::optional<size_t> last_writer;
+    std::set<size_t> readers_since_write;
+  };
+  std::map<StateId, History> states_;
+};
+
+struct PlanNodeBuildContext {
+  const PreparedModelFamily& family;
+  const CapabilityCatalog& catalog;
+  const JointProviderSelection& selection;
+  const std::vector<const ProgramNode*>& program_nodes;        // program order
+  const std::map<ProgramValueId, size_t>& producers;            // value → node index
+  const std::map<ProgramValueId, size_t>& last_consumers;       // value → node index
+};
+
+Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t node_index,
+                                 const PlanNodeResolution& resolution, StateHazards& hazards);
+
+}  // namespace ferrite

@@ -1,0 +1,41 @@
+// ferrite/plan/plan_verify.h — accept a plan from the wire only if the trusted
+// inputs rebuild it byte for byte.
+//
+// Contract (spec §8.7, revalidate): `verify_plan_json`
+//   1. rejects text over kMaxPlanJsonBytes (16 MiB) and malformed JSON
+//      (kSerialization);
+//   2. reads ONLY `payload.schema` first: anything but kPlanSchema is
+//      kUnsupportedPlanSchema, before any nested field is looked at;
+//   3. recomputes the hash of the given payload (without plan_id) and compares
+//      it with `plan_hash` (kPlanHashMismatch);
+//   4. compiles the trusted inputs again and requires the canonical JSON to be
+//      identical; otherwise kInvalidExecutionPlan naming the first differing
+//      JSON path, e.g. "$.payload.nodes[0].provider_id".
+// Wire data never contributes a decision: it is only compared.
+//
+// Example:
+//   FERRITE_RETURN_IF_ERROR(verify_plan_json(text, family, catalog, policy, estimators,
+//                                            WeightMaterializerRegistry::identity_only(), options));
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "ferrite/plan/program_plan_compiler.h"
+
+namespace ferrite {
+
+Result<void> verify_plan_json(std::string_view plan_text, const PreparedModelFamily& family,
+                              const CapabilityCatalog& catalog, const RuntimePolicy& policy,
+                              const EstimatorRegistry& estimators,
+                              const WeightMaterializerRegistry& materializers,
+                              const ProgramPlanCompileOptions& options);
+
+// The first JSON path where `actual` differs from `expected` ("$" if the roots
+// differ in kind), or empty when they are equal.
+std::string first_json_difference(const nlohmann::json& expected, const nlohmann::json& actual,
+                                  const std::string& path = "$");
+
+}  // namespace ferrite

@@ -1,0 +1,206 @@
+#include "ferrite/plan/execution_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "ferrite/plan/program_plan_compiler.h"
+#include "ferrite/core/fingerprint.h"
+#include "ferrite/plan/plan_node_builder.h"
+
+namespace ferrite {
+namespace {
+
+using nlohmann::json;
+
+Result<void> validate_policy(const CapabilityCatalog& catalog, const RuntimePolicy& policy) {
+  FERRITE_RETURN_IF_ERROR(policy.validate());
+  if (policy.memory_capacity_bytes == 0 ||
+      policy.memory_capacity_bytes > catalog.device().total_memory_bytes ||
+      policy.memory_reserve_bytes >= policy.memory_capacity_bytes ||
+      policy.maximum_scheduled_tokens == 0 || policy.maximum_active_sequences == 0) {
+    return invalid_plan(fmt::format("policy `{}` capacity {} / reserve {} does not fit device `{}` "
+                                    "memory {} or has a zero ceiling",
+                                    policy.id.str(), policy.memory_capacity_bytes,
+                                    policy.memory_reserve_bytes, catalog.device().id.str(),
+                                    catalog.device().total_memory_bytes));
+  }
+  return {};
+}
+
+// Every value must look the same wherever it is bound.
+Result<std::map<ProgramValueId, const ResolvedValueBinding*>> bound_values(
+    const std::vector<PlanNode>& nodes) {
+  std::map<ProgramValueId, const ResolvedValueBinding*> out;
+  for (const auto& node : nodes) {
+    for (const auto& b : node.values) {
+      auto [it, inserted] = out.emplace(b.value_id(), &b);
+      if (!inserted && (!(it->second->tensor() == b.tensor()) || it->second->usage() != b.usage() ||
+                        !(it->second->storage() == b.storage()))) {
+        return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                                 fmt::format("value `{}` has different tensor, usage or storage at "
+                                             "node `{}`",
+                                             b.value_id().str(), node.id.str()))
+                              .with_field("value_id", b.value_id().str()));
+      }
+    }
+  }
+  return out;
+}
+
+Result<void> check_coverage(const ModelProgram& program,
+                            const std::map<ProgramValueId, const ResolvedValueBinding*>& bound) {
+  std::vector<std::string> missing;
+  auto need = [&](const ProgramValueId& v) {
+    if (!bound.contains(v)) missing.push_back(v.str());
+  };
+  for (const auto& v : program.inputs()) need(v);
+  for (const auto& w : program.weights()) need(w.value_id);
+  for (const auto& s : program.states()) need(s.value_id);
+  for (const auto& v : program.outputs()) need(v);
+  if (!missing.empty()) {
+    std::sort(missing.begin(), missing.end());
+    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+    return invalid_plan(fmt::format("semantic values lack physical bindings: {}",
+                                    fmt::join(missing, ", ")));
+  }
+  return {};
+}
+
+ProgramValueId find_root(std::map<ProgramValueId, ProgramValueId>& parent, const ProgramValueId& v) {
+  auto it = parent.find(v);
+  if (it == parent.end()) return v;
+  ProgramValueId root = find_root(parent, it->second);
+  it->second = root;
+  return root;
+}
+
+Result<void> check_global_aliasing(
+    const std::vector<PlanNode>& nodes,
+    const std::map<ProgramValueId, const ResolvedValueBinding*>& bound) {
+  std::map<ProgramValueId, ProgramValueId> parent;
+  for (const auto& node : nodes) {
+    for (const auto& alias : node.exact_aliases) {
+      ProgramValueId a = find_root(parent, alias.output_value_id);
+      ProgramValueId b = find_root(parent, alias.input_value_id);
+      if (a != b) parent.insert_or_assign(std::max(a, b), std::min(a, b));
+    }
+  }
+  for (auto a = bound.begin(); a != bound.end(); ++a) {
+    for (auto b = std::next(a); b != bound.end(); ++b) {
+      if (!a->second->storage().overlaps(b->second->storage())) continue;
+      const bool same_class = find_root(parent, a->first) == find_root(parent, b->first);
+      if (!same_class || !(a->second->storage() == b->second->storage())) {
+        return invalid_plan(fmt::format("values `{}` and `{}` overlap in storage without an exact "
+                                        "alias",
+                                        a->first.str(), b->first.str()));
+      }
+    }
+  }
+  return {};
+}
+
+json weight_format_set(const std::set<QuantizationFormatId>& formats) {
+  json out = json::array();
+  for (const auto& f : formats) out.push_back(f.str());
+  return out;
+}
+
+}  // namespace
+
+std::string plan_payload_hash(const json& payload) {
+  json material = payload;
+  if (material.is_object()) material.erase("plan_id");
+  return canonical_fingerprint(material);
+}
+
+json ExecutionPlan::to_json() const { return json{{"payload", payload_}, {"plan_hash", plan_hash_}}; }
+
+std::string ExecutionPlan::canonical_text() const { return canonical_json(to_json()); }
+
+Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
+                                           const CapabilityCatalog& catalog,
+                                           const RuntimePolicy& policy,
+                                           const ProgramResolution& resolution,
+                                           const JointProviderSelection& selection,
+                                           const CompletionRetentionSpec& retention) {
+  FERRITE_RETURN_IF_ERROR(validate_policy(catalog, policy));
+  const ModelProgram& program = family.program();
+  const auto& program_nodes = program.nodes();
+  if (program_nodes.empty() || resolution.node_resolutions.size() != program_nodes.size()) {
+    return invalid_plan(fmt::format("plan needs one resolution per program node: {} nodes, {} "
+                                    "resolutions",
+                                    program_nodes.size(), resolution.node_resolutions.size()));
+  }
+  std::set<NodeId> seen;
+  for (const auto& r : resolution.node_resolutions) {
+    if (!seen.insert(r.node_id()).second) {
+      return invalid_plan(fmt::format("duplicate resolution for node `{}`", r.node_id().str()));
+    }
+  }
+
+  // Producers and last consumers, in program order.
+  std::map<ProgramValueId, size_t> producers;
+  std::map<ProgramValueId, size_t> last_consumers;
+  for (size_t i = 0; i < program_nodes.size(); ++i) {
+    for (const auto& v : program_nodes[i]->inputs) last_consumers[v] = i;
+    for (const auto& v : program_nodes[i]->outputs) producers.emplace(v, i);
+  }
+
+  ExecutionPlan plan;
+  const PlanNodeBuildContext context{family, catalog, selection, program_nodes, producers,
+                                     last_consumers};
+  StateHazards hazards;
+  for (size_t i = 0; i < program_nodes.size(); ++i) {
+    FERRITE_ASSIGN_OR_RETURN(auto node,
+                             build_plan_node(context, i, resolution.node_resolutions[i], hazards));
+    plan.nodes_.push_back(std::move(node));
+  }
+  FERRITE_ASSIGN_OR_RETURN(auto bound, bound_values(plan.nodes_));
+  FERRITE_RETURN_IF_ERROR(check_coverage(program, bound));
+  FERRITE_RETURN_IF_ERROR(check_global_aliasing(plan.nodes_, bound));
+  FERRITE_ASSIGN_OR_RETURN(plan.retained_,
+                           resolve_retained_completion_values(family, plan.nodes_, retention));
+  FERRITE_ASSIGN_OR_RETURN(plan.memory_, build_memory_summary(plan.nodes_, selection, policy));
+
+  const WeightSchema& weights = resolution.execution_weights.schema();
+  json nodes = json::array();
+  for (const auto& n : plan.nodes_) nodes.push_back(n.to_json());
+  json retained = json::array();
+  for (const auto& r : plan.retained_) retained.push_back(r.to_json());
+  json payload{
+      {"schema", kPlanSchema},
+      {"plan_id", ""},
+      {"family_id", family.family_id().str()},
+      {"device_id", catalog.device().id.str()},
+      {"device_runtime_implementation_fingerprint",
+       catalog.device().runtime_implementation_fingerprint},
+      {"prepared_family_fingerprint", family.fingerprint()},
+      {"program_fingerprint", program.fingerprint()},
+      {"capability_catalog_fingerprint", catalog.fingerprint()},
+      {"policy_id", policy.id.str()},
+      {"policy_version", policy.version.to_string()},
+      {"policy_fingerprint", policy.fingerprint()},
+      {"maximum_scheduled_tokens", policy.maximum_scheduled_tokens},
+      {"weight_format", weights.format_id.str()},
+      {"quantization_formats", weight_format_set(weights.quantization_formats())},
+      {"execution_weights_fingerprint", resolution.execution_weights.fingerprint()},
+      {"value_alignment_bytes", resolution.value_alignment_bytes},
+      {"retained_completion_values", std::move(retained)},
+      {"nodes", std::move(nodes)},
+      {"memory", plan.memory_.to_json()}};
+  plan.plan_hash_ = plan_payload_hash(payload);
+  plan.plan_id_ = "plan/sha256/" + plan.plan_hash_;
+  payload["plan_id"] = plan.plan_id_;
+  const std::string text = canonical_json(json{{"payload", payload}, {"plan_hash", plan.plan_hash_}});
+  if (text.size() > kMaxPlanJsonBytes) {
+    return invalid_plan(fmt::format("plan JSON is {} bytes, over the {} byte limit", text.size(),
+                                    kMaxPlanJsonBytes));
+  }
+  plan.payload_ = std::move(payload);
+  return plan;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,164 @@
+#include "ferrite/plan/memory_summary.h"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "ferrite/core/checked_math.h"
+
+namespace ferrite {
+
+using nlohmann::json;
+
+std::string_view plan_resource_kind_name(PlanResourceKind kind) {
+  switch (kind) {
+    case PlanResourceKind::kStatic: return "static";
+    case PlanResourceKind::kState: return "state";
+    case PlanResourceKind::kActivation: return "activation";
+    case PlanResourceKind::kWorkspace: return "workspace";
+  }
+  return "unknown";
+}
+
+json PlanResourceSummary::to_json() const {
+  return json{{"resource_id", resource_id.str()},
+              {"usage", buffer_usage_name(usage)},
+              {"element_type", element_type_name(element_type)},
+              {"size_bytes", size_bytes},
+              {"alignment_bytes", alignment_bytes},
+              {"kind", plan_resource_kind_name(kind)},
+              {"storage_profile", storage_profile ? json(*storage_profile) : json(nullptr)}};
+}
+
+json PlanMemorySummary::to_json() const {
+  json rows = json::array();
+  for (const auto& r : resources) rows.push_back(r.to_json());
+  return json{{"resources", std::move(rows)},
+              {"static_bytes", static_bytes},
+              {"minimum_runnable_bytes", minimum_runnable_bytes},
+              {"usable_capacity_bytes", usable_capacity_bytes}};
+}
+
+namespace {
+
+struct Accumulator {
+  PlanResourceSummary summary;
+  uint64_t end = 0;
+  uint64_t minimum_bytes = 0;  // workspaces: bytes at 1 sequence / 1 token
+};
+
+Error resource_error(const ResourceId& id, std::string message) {
+  return make_error(Status(ErrorCode::kInvalidExecutionPlan, std::move(message))
+                        .with_field("resource_id", id.str()));
+}
+
+Result<void> merge(std::map<ResourceId, Accumulator>& rows, const ResourceId& id, BufferUsage usage,
+                   ElementType type, uint64_t end, uint64_t alignment, PlanResourceKind kind,
+                   uint64_t minimum_bytes) {
+  auto it = rows.find(id);
+  if (it == rows.end()) {
+    it = rows.emplace(id, Accumulator{PlanResourceSummary{id, usage, type, 0, alignment, kind,
+                                                          std::nullopt},
+                                      0, 0})
+             .first;
+  } else if (it->second.summary.usage != usage || it->second.summary.element_type != type ||
+             it->second.summary.kind != kind) {
+    return resource_error(id, fmt::format("resource `{}` has conflicting usage, dtype, lifetime, "
+                                          "or demand",
+                                          id.str()));
+  }
+  Accumulator& row = it->second;
+  row.end = std::max(row.end, end);
+  row.summary.alignment_bytes = std::max(row.summary.alignment_bytes, alignment);
+  row.minimum_bytes = std::max(row.minimum_bytes, minimum_bytes);
+  return {};
+}
+
+PlanResourceKind kind_of(BufferUsage usage) {
+  switch (usage) {
+    case BufferUsage::kWeights: return PlanResourceKind::kStatic;
+    case BufferUsage::kState: return PlanResourceKind::kState;
+    default: return PlanResourceKind::kActivation;
+  }
+}
+
+}  // namespace
+
+Result<PlanMemorySummary> build_memory_summary(const std::vector<PlanNode>& nodes,
+                                               const JointProviderSelection& selection,
+                                               const RuntimePolicy& policy) {
+  std::map<ResourceId, Accumulator> rows;
+  for (const auto& node : nodes) {
+    const uint64_t alignment = node.provider_resources.value_alignment_bytes();
+    for (const auto& binding : node.values) {
+      for (const auto& c : binding.storage().components()) {
+        if (alignment == 0 || c.offset_bytes % alignment != 0) {
+          return resource_error(c.resource_id,
+                                fmt::format("node `{}` {} offset {} in resource `{}` is not a "
+                                            "multiple of provider `{}` value alignment {}",
+                                            node.id.str(), binding.describe(), c.offset_bytes,
+                                            c.resource_id.str(), node.provider_id.str(), alignment));
+        }
+        auto end = checked_add(c.offset_bytes, c.length_bytes);
+        if (!end) {
+          return resource_error(c.resource_id, fmt::format("resource `{}` range overflows",
+                                                           c.resource_id.str()));
+        }
+        FERRITE_RETURN_IF_ERROR(merge(rows, c.resource_id, binding.usage(), c.element_type, *end,
+                                      alignment, kind_of(binding.usage()), 0));
+      }
+    }
+    const std::tuple<const std::optional<ResourceId>*,
+                     const std::optional<ProviderWorkspaceRequirement>*, BufferUsage>
+        workspaces[] = {
+            {&node.scratch_resource, &node.provider_resources.scratch(), BufferUsage::kScratch},
+            {&node.binding_resource, &node.provider_resources.binding(), BufferUsage::kBinding},
+            {&node.persistent_resource, &node.provider_resources.persistent(),
+             BufferUsage::kPersistent}};
+    for (const auto& [id, requirement, usage] : workspaces) {
+      if (!id->has_value() || !requirement->has_value()) continue;
+      const ProviderWorkspaceRequirement& w = **requirement;
+      FERRITE_ASSIGN_OR_RETURN(uint64_t bytes, w.bytes_for(1, 1));
+      const bool plan_scope = w.scope == ProviderWorkspaceScope::kPlan;
+      FERRITE_RETURN_IF_ERROR(merge(rows, **id, usage, ElementType::kU8, bytes, w.alignment_bytes,
+                                    plan_scope ? PlanResourceKind::kStatic
+                                               : PlanResourceKind::kWorkspace,
+                                    bytes));
+    }
+  }
+
+  PlanMemorySummary out;
+  out.usable_capacity_bytes = policy.plannable_bytes();
+  for (auto& [id, row] : rows) {
+    auto size = checked_align_up(row.end, row.summary.alignment_bytes);
+    if (!size) {
+      return resource_error(id, fmt::format("resource `{}` size overflows or alignment {} is not "
+                                            "a power of two",
+                                            id.str(), row.summary.alignment_bytes));
+    }
+    row.summary.size_bytes = *size;
+    if (row.summary.kind != PlanResourceKind::kStatic) {
+      if (auto it = selection.profiles.find(id); it != selection.profiles.end()) {
+        row.summary.storage_profile = it->second.to_string();
+      }
+    }
+    const uint64_t bytes = row.summary.size_bytes;
+    std::optional<uint64_t> total = row.summary.kind == PlanResourceKind::kStatic
+                                        ? checked_add(out.static_bytes, bytes)
+                                        : checked_add(out.minimum_runnable_bytes, bytes);
+    if (!total) return resource_error(id, "plan memory total overflows");
+    (row.summary.kind == PlanResourceKind::kStatic ? out.static_bytes : out.minimum_runnable_bytes) =
+        *total;
+    out.resources.push_back(std::move(row.summary));
+  }
+  auto required = checked_add(out.static_bytes, out.minimum_runnable_bytes);
+  if (!required || *required > out.usable_capacity_bytes) {
+    return invalid_plan(fmt::format("minimum runnable plan requires {} bytes, exceeding usable "
+                                    "capacity {}",
+                                    required ? fmt::format("{}", *required) : std::string("> 2^64"),
+                                    out.usable_capacity_bytes));
+  }
+  return out;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,299 @@
+#include "ferrite/plan/plan_node_builder.h"
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace ferrite {
+namespace {
+
+Error node_error(const NodeId& node, std::string message) {
+  return make_error(Status(ErrorCode::kInvalidExecutionPlan, std::move(message))
+                        .with_field("node_id", node.str()));
+}
+
+// The compatibility request resolution used (spec §6.5 step 3).
+ProviderCompatibilityRequest compatibility_request(const ProgramNode& node,
+                                                   const OperationDescriptor& op,
+                                                   const PlanNodeResolution& resolution) {
+  std::set<CapabilityId> capabilities = op.provider.required_capabilities;
+  capabilities.insert(resolution.required_capabilities().begin(),
+                      resolution.required_capabilities().end());
+  std::set<WeightFormatId> weight_formats;
+  std::set<QuantizationFormatId> quantization_formats;
+  for (const auto& binding : resolution.values()) {
+    if (binding.usage() != BufferUsage::kWeights || !binding.weight()) continue;
+    if (binding.weight()->has_quantized_components()) {
+      weight_formats.insert(binding.weight()->format_id);
+      const auto formats = binding.weight()->quantization_formats();
+      quantization_formats.insert(formats.begin(), formats.end());
+    }
+  }
+  return ProviderCompatibilityRequest{.operation_id = node.operation_id,
+                                      .required_version = node.required_version,
+                                      .required_capabilities = std::move(capabilities),
+                                      .required_weight_formats = std::move(weight_formats),
+                                      .required_quantization_formats =
+                                          std::move(quantization_formats)};
+}
+
+struct Selection {
+  ProviderId provider;
+  PlanSelectionReason reason = PlanSelectionReason::kDeterministicCompatible;
+  std::map<ProviderId, PlanProviderRejectReason> rejected;
+};
+
+Result<Selection> select_provider(const PlanNodeBuildContext& context, const ProgramNode& node,
+                                  const OperationDescriptor& op,
+                                  const PlanNodeResolution& resolution) {
+  auto chosen = context.selection.chosen.find(node.id);
+  if (chosen == context.selection.chosen.end()) {
+    return node_error(node.id, fmt::format("node `{}` has no jointly selected provider",
+                                           node.id.str()));
+  }
+  const ProviderCompatibilityReport report =
+      context.catalog.provider_compatibility(compatibility_request(node, op, resolution));
+  if (std::find(report.compatible.begin(), report.compatible.end(), chosen->second) ==
+          report.compatible.end() ||
+      resolution.candidate(chosen->second) == nullptr) {
+    return node_error(node.id, fmt::format("node `{}` selected provider `{}` is not a compatible "
+                                           "resolution candidate",
+                                           node.id.str(), chosen->second.str()));
+  }
+  Selection out{chosen->second, PlanSelectionReason::kDeterministicCompatible, {}};
+  auto add = [&](const ProviderId& id, PlanProviderRejectReason reason) -> Result<void> {
+    if (!out.rejected.emplace(id, std::move(reason)).second) {
+      return node_error(node.id, fmt::format("node `{}` has duplicate rejection evidence for "
+                                             "provider `{}`",
+                                             node.id.str(), id.str()));
+    }
+    return {};
+  };
+  for (const auto& [id, reasons] : report.rejected) {
+    FERRITE_RETURN_IF_ERROR(add(id, ProviderIncompatible{reasons}));
+  }
+  const auto& preferred = resolution.preferred_provider();
+  if (preferred) {
+    if (context.catalog.find_provider(node.operation_id, *preferred) == nullptr) {
+      FERRITE_RETURN_IF_ERROR(add(*preferred, ProviderNotRegistered{}));
+    }
+    if (auto it = context.selection.preferred_rejections.find(node.id);
+        it != context.selection.preferred_rejections.end()) {
+      FERRITE_RETURN_IF_ERROR(add(it->second.first, it->second.second));
+    }
+    out.reason = *preferred == out.provider ? PlanSelectionReason::kPreferredCompatible
+                                            : PlanSelectionReason::kFallbackFromPreferred;
+    if (*preferred != out.provider && !out.rejected.contains(*preferred)) {
+      return node_error(node.id, fmt::format("node `{}` fallback from preferred provider `{}` "
+                                             "lacks typed rejection evidence",
+                                             node.id.str(), preferred->str()));
+    }
+  }
+  return out;
+}
+
+const ResolvedValueBinding* find_binding(const std::vector<ResolvedValueBinding>& values,
+                                         ValueBindingRole role, uint32_t ordinal) {
+  for (const auto& b : values) {
+    if (b.role() == role && b.ordinal() == ordinal) return &b;
+  }
+  return nullptr;
+}
+
+Result<std::vector<PlanExactAlias>> exact_aliases(const PlanNodeBuildContext& context,
+                                                  size_t node_index, const ProgramNode& node,
+                                                  const std::vector<ResolvedValueBinding>& values) {
+  const ModelProgram& program = context.family.program();
+  std::vector<PlanExactAlias> out;
+  for (const auto& output : values) {
+    if (output.role() != ValueBindingRole::kOutput) continue;
+    std::optional<uint32_t> target;
+    PlanAliasKind kind = PlanAliasKind::kMay;
+    if (const auto* may = std::get_if<MayAlias>(&output.alias())) target = may->tensor_index;
+    if (const auto* must = std::get_if<MustAlias>(&output.alias())) {
+      target = must->tensor_index;
+      kind = PlanAliasKind::kMust;
+    }
+    if (!target) continue;
+    const ResolvedValueBinding* input = find_binding(values, ValueBindingRole::kInput, *target);
+    const bool equal = input != nullptr && input->storage() == output.storage();
+    if (!equal) {
+      if (kind == PlanAliasKind::kMust) {
+        return node_error(node.id, fmt::format("node `{}` {} must alias input[{}] but its storage "
+                                               "differs",
+                                               node.id.str(), output.describe(), *target));
+      }
+      continue;
+    }
+    // Alias liveness (spec §8.4 step 4).
+    const ProgramValueId& in = input->value_id();
+    auto last = context.last_consumers.find(in);
+    const bool is_output = std::find(program.outputs().begin(), program.outputs().end(), in) !=
+                           program.outputs().end();
+    if (program.find_state_by_value(in) != nullptr || input->usage() != BufferUsage::kActivations ||
+        last == context.last_consumers.end() || last->second != node_index || is_output) {
+      return node_error(node.id, fmt::format("node `{}` {} aliases {} which is still live, a "
+                                             "state or a program output",
+                                             node.id.str(), output.describe(), input->describe()));
+    }
+    out.push_back(PlanExactAlias{output.value_id(), output.ordinal(), in, input->ordinal(), kind});
+  }
+  return out;
+}
+
+TensorAccess merge_access(TensorAccess a, TensorAccess b) {
+  const bool reads = access_reads(a) || access_reads(b);
+  const bool writes = access_writes(a) || access_writes(b);
+  if (reads && writes) return TensorAccess::kReadWrite;
+  return writes ? TensorAccess::kWrite : TensorAccess::kRead;
+}
+
+std::vector<StateEffect> state_effects(const ModelProgram& program,
+                                       const std::vector<ResolvedValueBinding>& values) {
+  std::map<StateId, StateEffect> effects;
+  for (const auto& b : values) {
+    const StateSpec* state = program.find_state_by_value(b.value_id());
+    if (state == nullptr) continue;
+    auto it = effects.find(state->id);
+    if (it == effects.end()) {
+      it = effects.emplace(state->id, StateEffect{state->id, b.access(), state->lifetime, {}}).first;
+    } else {
+      it->second.access = merge_access(it->second.access, b.access());
+    }
+    StateEffect& effect = it->second;
+    for (const auto& id : b.storage().resource_ids()) effect.resource_ids.push_back(id);
+  }
+  std::vector<StateEffect> out;
+  for (auto& [id, effect] : effects) {
+    std::sort(effect.resource_ids.begin(), effect.resource_ids.end());
+    effect.resource_ids.erase(std::unique(effect.resource_ids.begin(), effect.resource_ids.end()),
+                              effect.resource_ids.end());
+    out.push_back(std::move(effect));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::set<size_t> StateHazards::record(const StateId& state, size_t node_index,
+                                      TensorAccess access) {
+  History& history = states_[state];
+  std::set<size_t> waits;
+  if (history.last_writer) waits.insert(*history.last_writer);  // RAW and WAW
+  if (access_writes(access)) {
+    waits.insert(history.readers_since_write.begin(), history.readers_since_write.end());  // WAR
+    history.last_writer = node_index;
+    history.readers_since_write.clear();
+  } else {
+    history.readers_since_write.insert(node_index);
+  }
+  waits.erase(node_index);
+  return waits;
+}
+
+Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t node_index,
+                                 const PlanNodeResolution& resolution, StateHazards& hazards) {
+  if (node_index >= context.program_nodes.size()) {
+    return invalid_plan(fmt::format("node index {} is outside the program", node_index));
+  }
+  const ProgramNode& node = *context.program_nodes[node_index];
+  if (resolution.node_id() != node.id) {
+    return node_error(node.id, fmt::format("resolution for node `{}` is out of program order",
+                                           resolution.node_id().str()));
+  }
+  FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
+                           context.catalog.operation_for_node(node.id, node.operation_id));
+  if (!op->version.satisfies(node.required_version)) {
+    return make_error(Status(ErrorCode::kIncompatibleOperationVersion,
+                             fmt::format("node `{}` requires operation `{}` version {}, "
+                                         "available {}",
+                                         node.id.str(), node.operation_id.str(),
+                                         node.required_version.to_string(), op->version.to_string()))
+                          .with_field("node_id", node.id.str()));
+  }
+  FERRITE_RETURN_IF_ERROR(op->validate_attributes(node.id, node.attributes));
+  FERRITE_RETURN_IF_ERROR(validate_resolved_bindings(node.id, *op, resolution.values()));
+  FERRITE_ASSIGN_OR_RETURN(auto aliases,
+                           exact_aliases(context, node_index, node, resolution.values()));
+  auto effects = state_effects(context.family.program(), resolution.values());
+  FERRITE_ASSIGN_OR_RETURN(auto selection, select_provider(context, node, *op, resolution));
+  const ProviderResourcePlan* plan = resolution.candidate(selection.provider);
+  const OperationProviderDescriptor* descriptor =
+      context.catalog.find_provider(node.operation_id, selection.provider);
+  if (plan == nullptr || descriptor == nullptr) {
+    return node_error(node.id, fmt::format("node `{}` provider `{}` vanished", node.id.str(),
+                                           selection.provider.str()));
+  }
+  FERRITE_RETURN_IF_ERROR(plan->validate_shape());
+  if (plan->estimator_id() != descriptor->resource_estimator_id ||
+      plan->estimator_version() != descriptor->resource_estimator_version ||
+      plan->estimator_implementation_fingerprint() !=
+          descriptor->resource_estimator_implementation_fingerprint) {
+    return node_error(node.id, fmt::format("node `{}` provider `{}` estimate does not come from "
+                                           "the catalog's estimator",
+                                           node.id.str(), selection.provider.str()));
+  }
+
+  // Dependencies: producers of inputs ∪ state hazards.
+  std::set<size_t> waits;
+  for (const auto& input : node.inputs) {
+    if (auto it = context.producers.find(input); it != context.producers.end()) {
+      if (it->second >= node_index) {
+        return node_error(node.id, fmt::format("node `{}` reads `{}` before it is produced",
+                                               node.id.str(), input.str()));
+      }
+      waits.insert(it->second);
+    }
+  }
+  for (const auto& effect : effects) {
+    const auto hazard = hazards.record(effect.state_id, node_index, effect.access);
+    waits.insert(hazard.begin(), hazard.end());
+  }
+  std::vector<NodeId> dependencies;
+  for (size_t w : waits) dependencies.push_back(context.program_nodes[w]->id);
+  std::sort(dependencies.begin(), dependencies.end());
+
+  // Workspaces and the resource union.
+  std::set<ResourceId> resources;
+  for (const auto& b : resolution.values()) {
+    const auto ids = b.storage().resource_ids();
+    resources.insert(ids.begin(), ids.end());
+  }
+  std::optional<ResourceId> workspace_ids[3];
+  const std::pair<std::string_view, const std::optional<ProviderWorkspaceRequirement>*> kinds[] = {
+      {"scratch", &plan->scratch()}, {"binding", &plan->binding()},
+      {"persistent", &plan->persistent()}};
+  for (size_t k = 0; k < 3; ++k) {
+    if (!kinds[k].second->has_value()) continue;
+    FERRITE_ASSIGN_OR_RETURN(auto id,
+                             workspace_base_id(node.id, kinds[k].first, plan->estimate_fingerprint()));
+    resources.insert(id);
+    workspace_ids[k] = std::move(id);
+  }
+
+  return PlanNode{.id = node.id,
+                  .dependencies = std::move(dependencies),
+                  .operation_id = node.operation_id,
+                  .operation_version = node.required_version,
+                  .operation_fingerprint = descriptor->operation_fingerprint,
+                  .provider_implementation_fingerprint =
+                      descriptor->provider_implementation_fingerprint,
+                  .required_capabilities = resolution.required_capabilities(),
+                  .attributes = node.attributes,
+                  .work = node.work,
+                  .provider_id = selection.provider,
+                  .selection_reason = selection.reason,
+                  .rejected_providers = std::move(selection.rejected),
+                  .provider_resources = *plan,
+                  .values = resolution.values(),
+                  .exact_aliases = std::move(aliases),
+                  .state_effects = std::move(effects),
+                  .scratch_resource = std::move(workspace_ids[0]),
+                  .binding_resource = std::move(workspace_ids[1]),
+                  .persistent_resource = std::move(workspace_ids[2]),
+                  .resources = std::vector<ResourceId>(resources.begin(), resources.end())};
+}
+
+}  // namespace ferrite

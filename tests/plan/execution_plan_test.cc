@@ -1,0 +1,84 @@
+// ExecutionPlan::build through ProgramPlanCompiler::compile on the reference
+// fixture: identity, determinism, capacity, retention (spec §8, §9, §12.5 27).
+#include "ferrite/plan/execution_plan.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "plan/plan_test_support.h"
+
+namespace ferrite {
+namespace {
+
+using ::testing::HasSubstr;
+using plan_testing::PlanHarness;
+
+TEST(ExecutionPlanTest, SyntheticFixtureCompilesIntoOneNodePlan) {
+  PlanHarness h;
+  auto compiled = h.compile();
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  const ExecutionPlan& plan = compiled->plan;
+  EXPECT_TRUE(plan.plan_id().starts_with("plan/sha256/"));
+  EXPECT_EQ(plan.plan_id(), "plan/sha256/" + plan.plan_hash());
+  ASSERT_EQ(plan.nodes().size(), 1u);
+  const PlanNode& node = plan.nodes()[0];
+  EXPECT_EQ(node.id.str(), "node.main");
+  EXPECT_EQ(node.provider_id.str(), "provider.operation.reference");
+  EXPECT_EQ(node.selection_reason, PlanSelectionReason::kDeterministicCompatible);
+  EXPECT_TRUE(node.dependencies.empty());
+  ASSERT_EQ(node.state_effects.size(), 1u);
+  EXPECT_EQ(node.state_effects[0].state_id.str(), "state.cache");
+  EXPECT_TRUE(node.scratch_resource.has_value());
+  EXPECT_TRUE(node.persistent_resource.has_value());
+  EXPECT_FALSE(node.binding_resource.has_value());
+  EXPECT_EQ(plan.payload()["schema"], std::string(kPlanSchema));
+  EXPECT_EQ(plan_payload_hash(plan.payload()), plan.plan_hash());
+  EXPECT_GT(plan.memory().static_bytes, 0u);
+  EXPECT_LE(plan.memory().static_bytes + plan.memory().minimum_runnable_bytes,
+            plan.memory().usable_capacity_bytes);
+}
+
+TEST(ExecutionPlanTest, TwoCompilesGiveIdenticalTextAndHash) {
+  PlanHarness h;
+  auto a = h.compile();
+  auto b = h.compile();
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->plan.canonical_text(), b->plan.canonical_text());
+  EXPECT_EQ(a->plan.plan_hash(), b->plan.plan_hash());
+  EXPECT_EQ(a->plan, b->plan);
+}
+
+TEST(ExecutionPlanTest, TinyCapacityReportsTheMinimumRunnableBytes) {
+  PlanHarness h;
+  h.runtime_policy = plan_testing::policy(256);
+  auto compiled = h.compile();
+  ASSERT_FALSE(compiled);
+  EXPECT_THAT(compiled.error().message(), HasSubstr("minimum runnable plan requires "));
+  EXPECT_THAT(compiled.error().message(), HasSubstr("exceeding usable capacity 128"));
+}
+
+TEST(ExecutionPlanTest, RetainsTheProgramOutput) {
+  PlanHarness h;
+  ASSERT_TRUE(h.options.retain_completion_value(testing::value("value.output")));
+  auto compiled = h.compile();
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  const auto& kept = compiled->plan.retained_completion_values();
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].value_id.str(), "value.output");
+  EXPECT_EQ(kept[0].producer_node_id.str(), "node.main");
+  EXPECT_EQ(kept[0].output_ordinal, 0u);
+  // Retention is part of the plan identity.
+  PlanHarness plain;
+  EXPECT_NE(plain.compile()->plan.plan_hash(), compiled->plan.plan_hash());
+}
+
+TEST(ExecutionPlanTest, RetentionOfANonOutputIsRejected) {
+  PlanHarness h;
+  h.options.retain_completion_value(testing::value("value.input"));
+  auto compiled = h.compile();
+  ASSERT_FALSE(compiled);
+  EXPECT_THAT(compiled.error().message(), HasSubstr("semantic node output"));
+}
+
+}  // namespace
+}  // namespace ferrite
