@@ -24,15 +24,6 @@ struct NodeCandidates {
   std::map<ProviderId, std::set<ResourceId>> dropped;
 };
 
-ProfileSet available_profiles(const RuntimePolicy& policy, const DeviceDescriptor& device,
-                              const DynamicStorageRequirement& requirement) {
-  ProfileSet out;
-  for (const auto& p : policy.storage_profile_order) {
-    if (device.dynamic_storage_profiles.contains(p) && requirement.accepts(p)) out.insert(p);
-  }
-  return out;
-}
-
 void constrain(ConstraintMap& map, const ResourceId& id, const ProfileSet& allowed) {
   auto [it, inserted] = map.emplace(id, allowed);
   if (inserted) return;
@@ -61,16 +52,13 @@ Result<NodeCandidates> node_candidates(const PlanNodeResolution& resolution,
       if (binding.usage() == BufferUsage::kWeights) continue;
       const auto* requirement = descriptor->dynamic_storage_for(binding.role(), binding.ordinal());
       ProfileSet allowed =
-          requirement ? available_profiles(policy, device, *requirement) : ProfileSet{};
+          requirement ? available_storage_profiles(policy, device, *requirement) : ProfileSet{};
       for (const auto& id : binding.storage().resource_ids()) constrain(candidate.allowed, id, allowed);
     }
-    const std::pair<std::string_view, const std::optional<ProviderWorkspaceRequirement>*> kinds[] = {
-        {"scratch", &plan.scratch()}, {"binding", &plan.binding()}, {"persistent", &plan.persistent()}};
-    for (const auto& [kind, workspace] : kinds) {
-      if (!workspace->has_value()) continue;
-      FERRITE_ASSIGN_OR_RETURN(auto id, workspace_base_id(resolution.node_id(), kind,
-                                                          plan.estimate_fingerprint()));
-      constrain(candidate.allowed, id, available_profiles(policy, device, (*workspace)->storage));
+    FERRITE_ASSIGN_OR_RETURN(auto workspaces, node_workspaces(resolution.node_id(), plan));
+    for (const auto& workspace : workspaces) {
+      constrain(candidate.allowed, workspace.base_id,
+                available_storage_profiles(policy, device, workspace.requirement->storage));
     }
     for (const auto& [id, allowed] : candidate.allowed) {
       if (allowed.empty()) empty.insert(id);

@@ -1,6 +1,7 @@
 #include "ferrite/compiler/node_resolution.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -176,12 +177,35 @@ Result<ResourceId> workspace_base_id(const NodeId& node, std::string_view kind,
   return ResourceId::create(fmt::format("resource/{}/sha256/{}", kind, sha256_hex(material)));
 }
 
+std::set<DynamicStorageProfile> available_storage_profiles(
+    const RuntimePolicy& policy, const DeviceDescriptor& device,
+    const DynamicStorageRequirement& requirement) {
+  std::set<DynamicStorageProfile> out;
+  for (const auto& p : policy.storage_profile_order) {
+    if (device.dynamic_storage_profiles.contains(p) && requirement.accepts(p)) out.insert(p);
+  }
+  return out;
+}
+
 bool profile_available(const RuntimePolicy& policy, const DeviceDescriptor& device,
                        const DynamicStorageRequirement& requirement) {
-  return std::any_of(policy.storage_profile_order.begin(), policy.storage_profile_order.end(),
-                     [&](const DynamicStorageProfile& p) {
-                       return device.dynamic_storage_profiles.contains(p) && requirement.accepts(p);
-                     });
+  return !available_storage_profiles(policy, device, requirement).empty();
+}
+
+Result<std::vector<NodeWorkspace>> node_workspaces(const NodeId& node,
+                                                   const ProviderResourcePlan& plan) {
+  const std::tuple<NodeWorkspace::Slot, std::string_view,
+                   const std::optional<ProviderWorkspaceRequirement>*>
+      kinds[] = {{NodeWorkspace::kScratch, "scratch", &plan.scratch()},
+                 {NodeWorkspace::kBinding, "binding", &plan.binding()},
+                 {NodeWorkspace::kPersistent, "persistent", &plan.persistent()}};
+  std::vector<NodeWorkspace> out;
+  for (const auto& [slot, kind, workspace] : kinds) {
+    if (!workspace->has_value()) continue;
+    FERRITE_ASSIGN_OR_RETURN(auto id, workspace_base_id(node, kind, plan.estimate_fingerprint()));
+    out.push_back(NodeWorkspace{slot, kind, &**workspace, std::move(id)});
+  }
+  return out;
 }
 
 Result<PlanNodeResolution> PlanNodeResolution::create(
@@ -418,13 +442,10 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
     }
     FERRITE_RETURN_IF_ERROR(check_workspace_presence(node.id, *op, plan));
     std::set<ResourceId> blocked_workspaces;
-    const std::pair<std::string_view, const std::optional<ProviderWorkspaceRequirement>*> kinds[] = {
-        {"scratch", &plan.scratch()}, {"binding", &plan.binding()}, {"persistent", &plan.persistent()}};
-    for (const auto& [kind, workspace] : kinds) {
-      if (!workspace->has_value()) continue;
-      if (!profile_available(context.policy, device, (*workspace)->storage)) {
-        FERRITE_ASSIGN_OR_RETURN(auto id, workspace_base_id(node.id, kind, plan.estimate_fingerprint()));
-        blocked_workspaces.insert(std::move(id));
+    FERRITE_ASSIGN_OR_RETURN(auto workspaces, node_workspaces(node.id, plan));
+    for (auto& workspace : workspaces) {
+      if (!profile_available(context.policy, device, workspace.requirement->storage)) {
+        blocked_workspaces.insert(std::move(workspace.base_id));
       }
     }
     if (!blocked_workspaces.empty()) {

@@ -1,5 +1,6 @@
 #include "ferrite/format/tensor_reader.h"
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,12 +33,13 @@ Result<BlockedTensorPadding> read_blocked_padding(const JsonCursor& cursor) {
   return BlockedPaddingZeroFill{std::move(physical)};
 }
 
-}  // namespace
-
-Result<ResolvedTensorLayout> read_tensor_layout(const JsonCursor& cursor) {
+// The outer shape shared by tensor layouts and layout constraints:
+// "contiguous" → nullopt; {"strided":X} or {"blocked":X} → (key, X).
+Result<std::optional<std::pair<std::string, JsonCursor>>> read_layout_shape(
+    const JsonCursor& cursor) {
   if (cursor.is_string()) {
     FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-    if (name == "contiguous") return ContiguousLayout{};
+    if (name == "contiguous") return std::nullopt;
     return make_error(cursor.error(fmt::format(
         "must be \"contiguous\", {{\"strided\":...}} or {{\"blocked\":...}}, found string `{}`",
         name)));
@@ -47,6 +49,15 @@ Result<ResolvedTensorLayout> read_tensor_layout(const JsonCursor& cursor) {
         cursor.type_error("\"contiguous\", {\"strided\":...} or {\"blocked\":...}"));
   }
   FERRITE_ASSIGN_OR_RETURN(auto entry, cursor.single_key({"strided", "blocked"}));
+  return std::optional<std::pair<std::string, JsonCursor>>(std::move(entry));
+}
+
+}  // namespace
+
+Result<ResolvedTensorLayout> read_tensor_layout(const JsonCursor& cursor) {
+  FERRITE_ASSIGN_OR_RETURN(auto shape, read_layout_shape(cursor));
+  if (!shape) return ContiguousLayout{};
+  const auto& entry = *shape;
   const JsonCursor& body = entry.second;
   if (entry.first == "strided") {
     FERRITE_ASSIGN_OR_RETURN(std::vector<uint64_t> strides, body.u64_array());
@@ -102,18 +113,9 @@ Result<DimensionConstraint> read_dimension_constraint(const JsonCursor& cursor) 
 }
 
 Result<LayoutConstraint> read_layout_constraint(const JsonCursor& cursor) {
-  if (cursor.is_string()) {
-    FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-    if (name == "contiguous") return ContiguousLayoutConstraint{};
-    return make_error(cursor.error(fmt::format(
-        "must be \"contiguous\", {{\"strided\":...}} or {{\"blocked\":...}}, found string `{}`",
-        name)));
-  }
-  if (!cursor.is_object()) {
-    return make_error(
-        cursor.type_error("\"contiguous\", {\"strided\":...} or {\"blocked\":...}"));
-  }
-  FERRITE_ASSIGN_OR_RETURN(auto entry, cursor.single_key({"strided", "blocked"}));
+  FERRITE_ASSIGN_OR_RETURN(auto shape, read_layout_shape(cursor));
+  if (!shape) return ContiguousLayoutConstraint{};
+  const auto& entry = *shape;
   const JsonCursor& body = entry.second;
   if (entry.first == "strided") {
     FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> items, body.array());

@@ -262,15 +262,10 @@ Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t nod
     resources.insert(ids.begin(), ids.end());
   }
   std::optional<ResourceId> workspace_ids[3];
-  const std::pair<std::string_view, const std::optional<ProviderWorkspaceRequirement>*> kinds[] = {
-      {"scratch", &plan->scratch()}, {"binding", &plan->binding()},
-      {"persistent", &plan->persistent()}};
-  for (size_t k = 0; k < 3; ++k) {
-    if (!kinds[k].second->has_value()) continue;
-    FERRITE_ASSIGN_OR_RETURN(auto id,
-                             workspace_base_id(node.id, kinds[k].first, plan->estimate_fingerprint()));
-    resources.insert(id);
-    workspace_ids[k] = std::move(id);
+  FERRITE_ASSIGN_OR_RETURN(auto workspaces, node_workspaces(node.id, *plan));
+  for (auto& workspace : workspaces) {
+    resources.insert(workspace.base_id);
+    workspace_ids[workspace.slot] = std::move(workspace.base_id);
   }
 
   return PlanNode{.id = node.id,

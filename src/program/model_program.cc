@@ -191,14 +191,22 @@ Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
 void ModelProgram::index() {
   nodes_.clear();
   value_kinds_.clear();
+  nodes_by_id_.clear();
+  weights_by_value_.clear();
+  states_by_value_.clear();
   for (const auto& input : inputs_) value_kinds_.emplace(input, ProgramValueKind::kInput);
-  for (const auto& state : states_) value_kinds_.emplace(state.value_id, ProgramValueKind::kState);
+  for (const auto& state : states_) {
+    value_kinds_.emplace(state.value_id, ProgramValueKind::kState);
+    states_by_value_.emplace(state.value_id, &state);
+  }
   for (const auto& weight : weights_) {
     value_kinds_.emplace(weight.value_id, ProgramValueKind::kWeight);
+    weights_by_value_.emplace(weight.value_id, &weight);
   }
   for (const auto& block : blocks_) {
     for (const auto& node : block.nodes) {
       nodes_.push_back(&node);
+      nodes_by_id_.emplace(node.id, &node);
       for (const auto& output : node.outputs) {
         value_kinds_.emplace(output, ProgramValueKind::kNodeOutput);
       }
@@ -224,16 +232,15 @@ ModelProgram& ModelProgram::operator=(const ModelProgram& other) {
   return *this;
 }
 
-// Moving std::vector keeps element addresses, so node pointers stay valid.
+// Moving std::vector keeps element addresses, so the node, weight and state
+// pointers in the indexes stay valid.
 ModelProgram::ModelProgram(ModelProgram&&) noexcept = default;
 ModelProgram& ModelProgram::operator=(ModelProgram&&) noexcept = default;
 ModelProgram::~ModelProgram() = default;
 
 const ProgramNode* ModelProgram::find_node(const NodeId& id) const {
-  for (const ProgramNode* node : nodes_) {
-    if (node->id == id) return node;
-  }
-  return nullptr;
+  auto it = nodes_by_id_.find(id);
+  return it == nodes_by_id_.end() ? nullptr : it->second;
 }
 
 std::optional<ProgramValueKind> ModelProgram::value_kind(const ProgramValueId& id) const {
@@ -243,17 +250,13 @@ std::optional<ProgramValueKind> ModelProgram::value_kind(const ProgramValueId& i
 }
 
 const WeightReference* ModelProgram::find_weight_by_value(const ProgramValueId& id) const {
-  for (const auto& weight : weights_) {
-    if (weight.value_id == id) return &weight;
-  }
-  return nullptr;
+  auto it = weights_by_value_.find(id);
+  return it == weights_by_value_.end() ? nullptr : it->second;
 }
 
 const StateSpec* ModelProgram::find_state_by_value(const ProgramValueId& id) const {
-  for (const auto& state : states_) {
-    if (state.value_id == id) return &state;
-  }
-  return nullptr;
+  auto it = states_by_value_.find(id);
+  return it == states_by_value_.end() ? nullptr : it->second;
 }
 
 json semantic_value_to_json(const SemanticValue& value) {

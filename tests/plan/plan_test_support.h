@@ -1,8 +1,9 @@
-// tests/plan/plan_test_support.h — the reference harness for plan tests
-// (device, provider, estimator, policy), copied from
-// tests/compiler/program_resolution_test.cc so plan tests stand alone.
+// tests/plan/plan_test_support.h — the reference harness shared by the
+// resolution, joint-selection and plan tests: the spec §12 device, provider,
+// policy, and an estimator that counts its calls and can misbehave on purpose.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,7 +31,17 @@ inline DeviceDescriptor device() {
                           .dynamic_storage_profiles = {linear()}};
 }
 
-inline OperationProviderDescriptor provider(std::string_view id, const OperationDescriptor& op) {
+// Contiguous storage for every non-weight slot of operation.main
+// (input 0 = activation, input 2 = state, output 0).
+inline std::vector<ProviderStorageBindingRequirement> contiguous_slots() {
+  return {{ValueBindingRole::kInput, 0, DynamicStorageRequirement::contiguous()},
+          {ValueBindingRole::kInput, 2, DynamicStorageRequirement::contiguous()},
+          {ValueBindingRole::kOutput, 0, DynamicStorageRequirement::contiguous()}};
+}
+
+inline OperationProviderDescriptor provider(
+    std::string_view id, const OperationDescriptor& op,
+    std::vector<ProviderStorageBindingRequirement> slots = contiguous_slots()) {
   return OperationProviderDescriptor{
       .provider_id = ProviderId::literal(id),
       .operation_id = op.id,
@@ -41,25 +52,27 @@ inline OperationProviderDescriptor provider(std::string_view id, const Operation
       .capabilities = {CapabilityId::literal("capability.compute")},
       .accepted_weight_formats = {WeightFormatId::literal("weight-format.dense")},
       .accepted_quantization_formats = {},
-      .dynamic_storage_bindings = {{ValueBindingRole::kInput, 0,
-                                    DynamicStorageRequirement::contiguous()},
-                                   {ValueBindingRole::kInput, 2,
-                                    DynamicStorageRequirement::contiguous()},
-                                   {ValueBindingRole::kOutput, 0,
-                                    DynamicStorageRequirement::contiguous()}},
+      .dynamic_storage_bindings = std::move(slots),
       .resource_estimator_id = "estimator.reference",
       .resource_estimator_version = {1, 0},
       .resource_estimator_implementation_fingerprint = sha256_hex("estimator.reference")};
 }
 
-class ReferenceEstimator final : public OperationResourceEstimator {
+// How the test estimator behaves: correctly (spec §12 "Correct": alignment 16,
+// 64 B invocation scratch, 32 B plan persistent), or in one specific wrong way.
+enum class Behaviour { kCorrect, kArenaNeeds64, kWrongId, kWrongVersion, kWrongImplementation,
+                       kWrongInputClaim, kAlignment3, kMissingScratch };
+
+class CountingEstimator final : public OperationResourceEstimator {
  public:
-  explicit ReferenceEstimator(OperationProviderDescriptor descriptor)
-      : descriptor_(std::move(descriptor)) {}
+  explicit CountingEstimator(OperationProviderDescriptor descriptor,
+                             Behaviour behaviour = Behaviour::kCorrect)
+      : descriptor_(std::move(descriptor)), behaviour_(behaviour) {}
   const OperationProviderDescriptor& descriptor() const override { return descriptor_; }
   Result<OperationResourceEstimate> estimate_resources(
       const OperationResourceEstimateRequest& request) const override {
-    return OperationResourceEstimate{
+    ++calls;
+    OperationResourceEstimate e{
         .estimator_id = descriptor_.resource_estimator_id,
         .estimator_version = descriptor_.resource_estimator_version,
         .estimator_implementation_fingerprint =
@@ -73,10 +86,33 @@ class ReferenceEstimator final : public OperationResourceEstimator {
         .persistent = ProviderWorkspaceRequirement{WorkspaceFixed{32}, 16,
                                                    ProviderWorkspaceScope::kPlan,
                                                    DynamicStorageRequirement::contiguous()}};
+    switch (behaviour_) {
+      case Behaviour::kArenaNeeds64:
+        for (const auto& b : request.values) {
+          for (const auto& c : b.storage().components()) {
+            if (c.resource_id.str().starts_with("resource/weight-arena/")) {
+              e.value_alignment_bytes = 64;
+            }
+          }
+        }
+        break;
+      case Behaviour::kWrongId: e.estimator_id = "estimator.other"; break;
+      case Behaviour::kWrongVersion: e.estimator_version = {2, 0}; break;
+      case Behaviour::kWrongImplementation:
+        e.estimator_implementation_fingerprint = sha256_hex("x");
+        break;
+      case Behaviour::kWrongInputClaim: e.claimed_input_fingerprint = sha256_hex("forged"); break;
+      case Behaviour::kAlignment3: e.value_alignment_bytes = 3; break;
+      case Behaviour::kMissingScratch: e.scratch.reset(); break;
+      case Behaviour::kCorrect: break;
+    }
+    return e;
   }
+  mutable std::atomic<int> calls{0};
 
  private:
   OperationProviderDescriptor descriptor_;
+  Behaviour behaviour_;
 };
 
 inline RuntimePolicy policy(uint64_t capacity = 4096) {
@@ -96,7 +132,7 @@ struct PlanHarness {
       device(), unwrap(OperationCatalog::create({op})),
       {provider("provider.operation.reference", op)}));
   EstimatorRegistry estimators = unwrap(EstimatorRegistry::create(
-      {std::make_shared<ReferenceEstimator>(provider("provider.operation.reference", op))}));
+      {std::make_shared<CountingEstimator>(provider("provider.operation.reference", op))}));
   WeightMaterializerRegistry materializers = WeightMaterializerRegistry::identity_only();
   PreparedModelFamily family = testing::synthetic_family();
   ProgramPlanCompileOptions options = testing::synthetic_options();

@@ -5,13 +5,10 @@
 #include "ferrite/plan/program_plan_compiler.h"
 #include "ferrite/compiler/joint_selection.h"
 
-#include <atomic>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "ferrite/core/fingerprint.h"
-#include "support/fixtures.h"
+#include "plan/plan_test_support.h"
 
 namespace ferrite {
 namespace {
@@ -22,103 +19,12 @@ using testing::synthetic_operation;
 using testing::unwrap;
 using testing::value;
 
-constexpr std::string_view kDevice = "device.reference.0";
-
-enum class Behaviour { kCorrect, kArenaNeeds64, kWrongId, kWrongVersion, kWrongImplementation,
-                       kWrongInputClaim, kAlignment3, kMissingScratch };
-
-DynamicStorageProfile linear() { return DynamicStorageProfile::linear_contiguous(); }
-
-DeviceDescriptor device() {
-  return DeviceDescriptor{.id = DeviceId::literal(kDevice),
-                          .device_class = DeviceClass::kReference,
-                          .ordinal = 0,
-                          .total_memory_bytes = 1 << 20,
-                          .runtime_implementation_fingerprint = sha256_hex("runtime"),
-                          .capabilities = {CapabilityId::literal("capability.compute")},
-                          .dynamic_storage_profiles = {linear()}};
-}
-
-OperationProviderDescriptor provider(std::string_view id, const OperationDescriptor& op,
-                                     std::vector<ProviderStorageBindingRequirement> slots) {
-  return OperationProviderDescriptor{
-      .provider_id = ProviderId::literal(id),
-      .operation_id = op.id,
-      .operation_fingerprint = unwrap(op.fingerprint()),
-      .provider_implementation_fingerprint = sha256_hex(std::string(id)),
-      .version = {1, 0},
-      .device_id = DeviceId::literal(kDevice),
-      .capabilities = {CapabilityId::literal("capability.compute")},
-      .accepted_weight_formats = {WeightFormatId::literal("weight-format.dense")},
-      .accepted_quantization_formats = {},
-      .dynamic_storage_bindings = std::move(slots),
-      .resource_estimator_id = "estimator.reference",
-      .resource_estimator_version = {1, 0},
-      .resource_estimator_implementation_fingerprint = sha256_hex("estimator.reference")};
-}
-
-std::vector<ProviderStorageBindingRequirement> contiguous_slots() {
-  return {{ValueBindingRole::kInput, 0, DynamicStorageRequirement::contiguous()},
-          {ValueBindingRole::kInput, 2, DynamicStorageRequirement::contiguous()},
-          {ValueBindingRole::kOutput, 0, DynamicStorageRequirement::contiguous()}};
-}
-
-class CountingEstimator final : public OperationResourceEstimator {
- public:
-  CountingEstimator(OperationProviderDescriptor descriptor, Behaviour behaviour)
-      : descriptor_(std::move(descriptor)), behaviour_(behaviour) {}
-  const OperationProviderDescriptor& descriptor() const override { return descriptor_; }
-  Result<OperationResourceEstimate> estimate_resources(
-      const OperationResourceEstimateRequest& request) const override {
-    ++calls;
-    OperationResourceEstimate e{
-        .estimator_id = descriptor_.resource_estimator_id,
-        .estimator_version = descriptor_.resource_estimator_version,
-        .estimator_implementation_fingerprint =
-            descriptor_.resource_estimator_implementation_fingerprint,
-        .claimed_input_fingerprint = request.input_fingerprint,
-        .value_alignment_bytes = 16,
-        .scratch = ProviderWorkspaceRequirement{WorkspaceFixed{64}, 16,
-                                                ProviderWorkspaceScope::kInvocation,
-                                                DynamicStorageRequirement::contiguous()},
-        .binding = std::nullopt,
-        .persistent = ProviderWorkspaceRequirement{WorkspaceFixed{32}, 16,
-                                                   ProviderWorkspaceScope::kPlan,
-                                                   DynamicStorageRequirement::contiguous()}};
-    switch (behaviour_) {
-      case Behaviour::kArenaNeeds64:
-        for (const auto& b : request.values) {
-          for (const auto& c : b.storage().components()) {
-            if (c.resource_id.str().starts_with("resource/weight-arena/")) e.value_alignment_bytes = 64;
-          }
-        }
-        break;
-      case Behaviour::kWrongId: e.estimator_id = "estimator.other"; break;
-      case Behaviour::kWrongVersion: e.estimator_version = {2, 0}; break;
-      case Behaviour::kWrongImplementation: e.estimator_implementation_fingerprint = sha256_hex("x"); break;
-      case Behaviour::kWrongInputClaim: e.claimed_input_fingerprint = sha256_hex("forged"); break;
-      case Behaviour::kAlignment3: e.value_alignment_bytes = 3; break;
-      case Behaviour::kMissingScratch: e.scratch.reset(); break;
-      case Behaviour::kCorrect: break;
-    }
-    return e;
-  }
-  mutable std::atomic<int> calls{0};
-
- private:
-  OperationProviderDescriptor descriptor_;
-  Behaviour behaviour_;
-};
-
-RuntimePolicy policy() {
-  return RuntimePolicy{.id = PolicyId::literal("policy.test"),
-                       .version = {1, 0},
-                       .memory_capacity_bytes = 4096,
-                       .memory_reserve_bytes = 128,
-                       .maximum_active_sequences = 3,
-                       .maximum_scheduled_tokens = 4096,
-                       .storage_profile_order = {linear()}};
-}
+using plan_testing::Behaviour;
+using plan_testing::contiguous_slots;
+using plan_testing::CountingEstimator;
+using plan_testing::device;
+using plan_testing::policy;
+using plan_testing::provider;
 
 struct Harness {
   OperationDescriptor op = synthetic_operation();
@@ -299,6 +205,12 @@ TEST(ProgramResolutionTest, ResolutionIsDeterministic) {
 
 namespace ferrite {
 namespace {
+
+using plan_testing::Behaviour;
+using plan_testing::CountingEstimator;
+using plan_testing::device;
+using plan_testing::policy;
+using plan_testing::provider;
 
 // --- Joint provider/storage selection (spec §8.3, cases 24–26) ---------------
 

@@ -85,6 +85,18 @@ nlohmann::json plan_reject_reason_to_json(const PlanProviderRejectReason& reason
 Result<ResourceId> workspace_base_id(const NodeId& node, std::string_view kind,
                                      const std::string& estimate_fingerprint);
 
+// One workspace a provider plan requests, with its content-addressed base id.
+struct NodeWorkspace {
+  enum Slot : size_t { kScratch = 0, kBinding = 1, kPersistent = 2 };
+  Slot slot;
+  std::string_view kind;  // "scratch", "binding" or "persistent"
+  const ProviderWorkspaceRequirement* requirement;  // borrowed from the plan
+  ResourceId base_id;
+};
+// The workspaces `plan` requests, in scratch, binding, persistent order.
+Result<std::vector<NodeWorkspace>> node_workspaces(const NodeId& node,
+                                                   const ProviderResourcePlan& plan);
+
 class PlanNodeResolution {
  public:
   // Shape rules (spec §6.5 step 9): at least one candidate; candidates sorted
@@ -142,7 +154,11 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
 Result<void> validate_resolved_bindings(const NodeId& node_id, const OperationDescriptor& operation,
                                         const std::vector<ResolvedValueBinding>& bindings);
 
-// Is any profile in the policy order offered by the device and accepted here?
+// The profiles in the policy order that the device offers and `requirement`
+// accepts; `profile_available` is true when there is at least one.
+std::set<DynamicStorageProfile> available_storage_profiles(
+    const RuntimePolicy& policy, const DeviceDescriptor& device,
+    const DynamicStorageRequirement& requirement);
 bool profile_available(const RuntimePolicy& policy, const DeviceDescriptor& device,
                        const DynamicStorageRequirement& requirement);
 

@@ -132,6 +132,9 @@ class ModelProgram {
   // Derived indexes (rebuilt on copy).
   std::vector<const ProgramNode*> nodes_;
   std::map<ProgramValueId, ProgramValueKind> value_kinds_;
+  std::map<NodeId, const ProgramNode*> nodes_by_id_;
+  std::map<ProgramValueId, const WeightReference*> weights_by_value_;
+  std::map<ProgramValueId, const StateSpec*> states_by_value_;
 };
 
 // JSON of node attributes / work specs, shared with the interchange readers:
