@@ -8,8 +8,39 @@
 
 #include "cli/commands.h"
 #include "cli/model_sources.h"
+#include "cli/pack_command.h"
 
 namespace ferrite::cli {
+namespace {
+
+// The compile inputs shared by compile, explain and verify (plan_sources.h).
+void add_plan_source_options(CLI::App* command, PlanSourceArgs& sources) {
+  command->add_option("--example", sources.example,
+                      fmt::format("Use a bundled example ({}) for program, catalog, policy and "
+                                  "default inputs",
+                                  fmt::join(example_names(), ", ")));
+  command->add_option("--catalog", sources.catalog_path,
+                      "Target catalog file (ferrite.catalog format_version 2)");
+  command->add_option("--policy", sources.policy_path,
+                      "Runtime policy file (default: the example's, else the device default)");
+  command->add_option("--input", sources.inputs,
+                      "Program input capacity VALUE=DTYPE[d0,d1,...] (repeatable)");
+  command->add_option("--tensor", sources.tensors,
+                      "Explicit tensor for any value VALUE=DTYPE[dims][@layout] (repeatable)");
+  command->add_option("--prefer", sources.prefer,
+                      "Preferred provider NODE=PROVIDER (a preference; repeatable)");
+  command->add_option("--require", sources.require,
+                      "Required capability NODE=CAPABILITY (repeatable)");
+  auto* retain = command->add_option("--retain", sources.retain,
+                                     "Keep VALUE readable after the run (repeatable)");
+  auto* retain_all = command->add_flag("--retain-all", sources.retain_all,
+                                       "Keep every node output readable (determinism checks)");
+  retain->excludes(retain_all);
+  command->add_option("--materializer", sources.materializer,
+                      "Weight materializer id (default weight-materializer.identity)");
+}
+
+}  // namespace
 
 int run_cli(int argc, char** argv) {
   CLI::App app{"ferrite — compile semantic model programs into execution plans", "ferrite"};
@@ -29,6 +60,47 @@ int run_cli(int argc, char** argv) {
                         "Explicit tensor for any value VALUE=DTYPE[dims][@layout] (repeatable)");
   check_cmd->add_flag("--json", check.json, "Print machine-readable JSON");
 
+  CompileArgs compile;
+  auto* compile_cmd = app.add_subcommand(
+      "compile", "Compile a program for a target catalog into a plan file; prints the plan id");
+  compile_cmd->add_option("PROGRAM", compile.sources.program_path,
+                          "Program file (ferrite.program JSON)");
+  add_plan_source_options(compile_cmd, compile.sources);
+  compile_cmd->add_option("-o,--output", compile.output_path,
+                          "Plan file to write (atomically); omitted: print the plan id only");
+  compile_cmd->add_flag("--json", compile.json, "Print machine-readable JSON");
+
+  ExplainArgs explain;
+  auto* explain_cmd = app.add_subcommand(
+      "explain",
+      "Show which provider runs each node and why, and every resource's size: from a plan file, "
+      "or from a program compiled in memory");
+  explain_cmd->add_option("FILE", explain.path, "Plan file, or program file to compile first");
+  add_plan_source_options(explain_cmd, explain.sources);
+  explain_cmd->add_flag("--json", explain.json, "Print machine-readable JSON");
+
+  VerifyArgs verify;
+  auto* verify_cmd = app.add_subcommand(
+      "verify",
+      "Rebuild a plan from the trusted program, catalog, policy and options; report the first "
+      "difference");
+  verify_cmd->add_option("PLAN", verify.plan_path, "Plan file to verify")->required();
+  verify_cmd->add_option("PROGRAM", verify.sources.program_path,
+                         "Program file (ferrite.program JSON)");
+  add_plan_source_options(verify_cmd, verify.sources);
+  verify_cmd->add_flag("--json", verify.json, "Print machine-readable JSON");
+
+  PackArgs pack;
+  auto* pack_cmd = app.add_subcommand(
+      "pack",
+      "Assign offsets to buffers with live intervals (MiniMalloc CSV id,lower,upper,size); prints "
+      "peak, LOAD and peak/LOAD");
+  pack_cmd->add_option("INSTANCE", pack.instance_path, "Instance CSV file")->required();
+  pack_cmd->add_option("-o,--output", pack.output_path,
+                       "Solution CSV to write (atomically), with an offset column");
+  pack_cmd->add_option("--effort", pack.effort,
+                       "Search effort in steps (deterministic; default 400000000)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -40,6 +112,10 @@ int run_cli(int argc, char** argv) {
     return kExitUsage;
   }
   if (check_cmd->parsed()) return run_check(check, std::cout, std::cerr);
+  if (compile_cmd->parsed()) return run_compile(compile, std::cout, std::cerr);
+  if (explain_cmd->parsed()) return run_explain(explain, std::cout, std::cerr);
+  if (verify_cmd->parsed()) return run_verify(verify, std::cout, std::cerr);
+  if (pack_cmd->parsed()) return run_pack(pack, std::cout, std::cerr);
   return kExitUsage;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/plan_sources.h"
 #include "ferrite/core/status.h"
 
 namespace ferrite::cli {
@@ -24,6 +25,27 @@ struct CheckArgs {
 };
 
 int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err);
+
+struct CompileArgs {
+  PlanSourceArgs sources;
+  std::string output_path;  // empty: print the plan id only
+  bool json = false;
+};
+int run_compile(const CompileArgs& args, std::ostream& out, std::ostream& err);
+
+struct ExplainArgs {
+  std::string path;  // a plan file, or a program file to compile first
+  PlanSourceArgs sources;
+  bool json = false;
+};
+int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err);
+
+struct VerifyArgs {
+  std::string plan_path;
+  PlanSourceArgs sources;
+  bool json = false;
+};
+int run_verify(const VerifyArgs& args, std::ostream& out, std::ostream& err);
 
 // 2 for usage / unreadable / malformed input, 1 for a rejected program.
 int exit_code_for(const Status& status);

@@ -16,7 +16,9 @@ namespace {
 
 constexpr std::string_view kProgramSuffix = ".program.json";
 
-Result<std::string_view> embedded_file(const std::string& example, std::string_view suffix) {
+}  // namespace
+
+Result<std::string_view> example_file(const std::string& example, std::string_view suffix) {
   const auto& files = embedded_examples();
   auto it = files.find(example + std::string(suffix));
   if (it == files.end()) {
@@ -25,8 +27,6 @@ Result<std::string_view> embedded_file(const std::string& example, std::string_v
   }
   return it->second;
 }
-
-}  // namespace
 
 std::vector<std::string> example_names() {
   std::vector<std::string> names;
@@ -41,7 +41,7 @@ std::vector<std::string> example_names() {
 Result<PreparedModelFamily> load_program(const std::string& path,
                                          const std::optional<std::string>& example) {
   if (example) {
-    FERRITE_ASSIGN_OR_RETURN(auto text, embedded_file(*example, kProgramSuffix));
+    FERRITE_ASSIGN_OR_RETURN(auto text, example_file(*example, kProgramSuffix));
     return read_program_file_text(text);
   }
   if (path.empty()) return invalid_argument("a PROGRAM file or --example NAME is required");
@@ -52,7 +52,7 @@ Result<OperationCatalog> load_operations(const std::string& path,
                                          const std::optional<std::string>& example) {
   if (!path.empty()) return read_catalog_file(path);
   if (example) {
-    FERRITE_ASSIGN_OR_RETURN(auto text, embedded_file(*example, ".catalog.json"));
+    FERRITE_ASSIGN_OR_RETURN(auto text, example_file(*example, ".catalog.json"));
     return read_catalog_file_text(text);
   }
   return invalid_argument("an operation catalog is required (--ops CATALOG.json)");
@@ -69,7 +69,7 @@ Result<ProgramPlanCompileOptions> build_compile_options(
     }
   }
   if (example) {
-    if (auto defaults = embedded_file(*example, ".inputs.json")) {
+    if (auto defaults = example_file(*example, ".inputs.json")) {
       FERRITE_ASSIGN_OR_RETURN(auto json, parse_strict_json(*defaults));
       if (!json.is_object()) return serialization_error("example inputs must be a JSON object");
       for (const auto& [id, tensor_text] : json.items()) {

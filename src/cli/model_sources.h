@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ferrite/catalog/operation_catalog.h"
@@ -23,6 +24,9 @@ namespace ferrite::cli {
 
 // Names of the bundled examples ("llama-decoder", "synthetic").
 std::vector<std::string> example_names();
+// The text of bundled file NAME+SUFFIX (e.g. ".policy.json"); kInvalidArgument
+// naming the available examples when there is none.
+Result<std::string_view> example_file(const std::string& example, std::string_view suffix);
 
 Result<PreparedModelFamily> load_program(const std::string& path,
                                          const std::optional<std::string>& example);

@@ -1,6 +1,7 @@
 #include "ferrite/compiler/joint_selection.h"
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -112,37 +113,90 @@ std::vector<std::vector<size_t>> independent_components(const std::vector<NodeCa
   return out;
 }
 
-// A partial selection: candidate index per node of the component so far.
-using Partial = std::vector<size_t>;
+// One step of a partial selection, shared between the DP states that extend
+// it (a persistent list: extending a state never copies its history, so a
+// chain of n nodes is solved in O(n) steps, not O(n²)).
+struct Trail {
+  Trail() = default;
+  Trail(const Trail&) = delete;
+  Trail& operator=(const Trail&) = delete;
+  // Unlinks the chain iteratively: a recursive release of a 100,000-node
+  // chain would overflow the stack.
+  ~Trail() {
+    std::shared_ptr<Trail> p = std::move(parent);
+    while (p && p.use_count() == 1) p = std::move(p->parent);
+  }
 
-// (preferred flags: true first, then provider ids) — smaller is better.
+  std::shared_ptr<Trail> parent;
+  size_t position = 0;  // index into the component's members
+  size_t choice = 0;    // candidate index at that node
+  // Resources whose last reference was this node, with their final profile.
+  std::vector<std::pair<ResourceId, DynamicStorageProfile>> closed;
+  std::vector<uint64_t> penalty;  // cumulative, counts at worst rank first
+};
+using TrailPtr = std::shared_ptr<Trail>;
+
+// The objective on partial selections of equal length (spec §8.3 step 4):
+// preferred flags position by position (true first), then the penalty
+// vector, then provider ids position by position — smaller is better. The
+// positions before the two trails' common ancestor are equal, so only the
+// diverging suffixes are compared.
 bool precedes(const std::vector<NodeCandidates>& nodes, const std::vector<size_t>& members,
-              const Partial& a, const Partial& b) {
-  for (size_t k = 0; k < a.size(); ++k) {
-    const bool pa = nodes[members[k]].candidates[a[k]].preferred;
-    const bool pb = nodes[members[k]].candidates[b[k]].preferred;
+              const TrailPtr& a, const TrailPtr& b) {
+  if (a == b) return false;
+  std::vector<const Trail*> sa, sb;
+  const Trail* x = a.get();
+  const Trail* y = b.get();
+  while (x != y) {
+    sa.push_back(x);
+    sb.push_back(y);
+    x = x->parent.get();
+    y = y->parent.get();
+  }
+  const auto candidate = [&](const Trail* t) -> const JointCandidate& {
+    return nodes[members[t->position]].candidates[t->choice];
+  };
+  for (size_t i = sa.size(); i-- > 0;) {
+    const bool pa = candidate(sa[i]).preferred;
+    const bool pb = candidate(sb[i]).preferred;
     if (pa != pb) return pa;
   }
-  for (size_t k = 0; k < a.size(); ++k) {
-    const auto& ia = nodes[members[k]].candidates[a[k]].plan->provider_id();
-    const auto& ib = nodes[members[k]].candidates[b[k]].plan->provider_id();
+  if (a->penalty != b->penalty) return a->penalty < b->penalty;
+  for (size_t i = sa.size(); i-- > 0;) {
+    const auto& ia = candidate(sa[i]).plan->provider_id();
+    const auto& ib = candidate(sb[i]).plan->provider_id();
     if (ia != ib) return ia < ib;
   }
   return false;
 }
 
 struct Solution {
-  Partial partial;
+  std::vector<size_t> partial;  // candidate index per member
   std::map<ResourceId, DynamicStorageProfile> profiles;
-  std::vector<uint64_t> penalty;  // counts at worst rank first
 };
 
+// Dynamic programming in node order. A state is the constraint map of the
+// resources still referenced by a later node of the component; a resource
+// whose last reference has been processed is closed: its profile (the first
+// still-allowed one in policy order) and penalty are final and move into the
+// trail. Two partial selections reaching the same state have identical
+// futures, and the objective is translation-invariant in the suffix, so only
+// the better one is kept — the result equals the exhaustive search.
 Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
                                  const std::vector<size_t>& members, const RuntimePolicy& policy) {
-  std::map<ConstraintMap, Partial> frontier{{ConstraintMap{}, Partial{}}};
-  for (size_t member : members) {
-    std::map<ConstraintMap, Partial> next;
-    for (const auto& [state, partial] : frontier) {
+  const auto& order = policy.storage_profile_order;
+  const size_t penalty_size = order.size() > 1 ? order.size() - 1 : 0;
+  std::map<ResourceId, size_t> last_reference;
+  for (size_t k = 0; k < members.size(); ++k) {
+    for (const auto& candidate : nodes[members[k]].candidates) {
+      for (const auto& [id, _] : candidate.allowed) last_reference[id] = k;
+    }
+  }
+  std::map<ConstraintMap, TrailPtr> frontier{{ConstraintMap{}, nullptr}};
+  for (size_t k = 0; k < members.size(); ++k) {
+    const size_t member = members[k];
+    std::map<ConstraintMap, TrailPtr> next;
+    for (const auto& [state, trail] : frontier) {
       for (size_t c = 0; c < nodes[member].candidates.size(); ++c) {
         ConstraintMap merged = state;
         bool feasible = true;
@@ -154,10 +208,28 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
           }
         }
         if (!feasible) continue;
-        Partial extended = partial;
-        extended.push_back(c);
-        auto [it, inserted] = next.emplace(std::move(merged), extended);
-        if (!inserted && precedes(nodes, members, extended, it->second)) it->second = extended;
+        auto step = std::make_shared<Trail>();
+        step->parent = trail;
+        step->position = k;
+        step->choice = c;
+        step->penalty = trail ? trail->penalty : std::vector<uint64_t>(penalty_size, 0);
+        for (auto it = merged.begin(); it != merged.end();) {
+          if (last_reference.at(it->first) != k) {
+            ++it;
+            continue;
+          }
+          for (size_t rank = 0; rank < order.size(); ++rank) {
+            if (it->second.contains(order[rank])) {
+              step->closed.emplace_back(it->first, order[rank]);
+              if (rank > 0) ++step->penalty[order.size() - 1 - rank];
+              break;
+            }
+          }
+          it = merged.erase(it);
+        }
+        TrailPtr extended = std::move(step);
+        auto [slot, inserted] = next.emplace(std::move(merged), extended);
+        if (!inserted && precedes(nodes, members, extended, slot->second)) slot->second = extended;
       }
     }
     if (next.empty()) {
@@ -169,42 +241,17 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
     }
     frontier = std::move(next);
   }
-  const auto& order = policy.storage_profile_order;
-  std::optional<Solution> best;
-  for (const auto& [state, partial] : frontier) {
-    Solution s{partial, {}, std::vector<uint64_t>(order.size() > 1 ? order.size() - 1 : 0, 0)};
-    for (const auto& [id, allowed] : state) {
-      for (size_t rank = 0; rank < order.size(); ++rank) {
-        if (allowed.contains(order[rank])) {
-          s.profiles.emplace(id, order[rank]);
-          if (rank > 0) ++s.penalty[order.size() - 1 - rank];
-          break;
-        }
-      }
-    }
-    if (!best) {
-      best = std::move(s);
-      continue;
-    }
-    // Objective: preferred flags, then penalty vector, then provider ids.
-    bool better = false;
-    bool decided = false;
-    for (size_t k = 0; k < members.size() && !decided; ++k) {
-      const bool pa = nodes[members[k]].candidates[s.partial[k]].preferred;
-      const bool pb = nodes[members[k]].candidates[best->partial[k]].preferred;
-      if (pa != pb) {
-        better = pa;
-        decided = true;
-      }
-    }
-    if (!decided && s.penalty != best->penalty) {
-      better = s.penalty < best->penalty;
-      decided = true;
-    }
-    if (!decided) better = precedes(nodes, members, s.partial, best->partial);
-    if (better) best = std::move(s);
+  // Every resource is closed by the last member: one state remains.
+  if (frontier.size() != 1 || !frontier.begin()->first.empty()) {
+    return invalid_plan("joint selection left resources without a final storage profile");
   }
-  return std::move(*best);
+  Solution solution;
+  solution.partial.assign(members.size(), 0);
+  for (const Trail* t = frontier.begin()->second.get(); t != nullptr; t = t->parent.get()) {
+    solution.partial[t->position] = t->choice;
+    for (const auto& [id, profile] : t->closed) solution.profiles.emplace(id, profile);
+  }
+  return solution;
 }
 
 }  // namespace

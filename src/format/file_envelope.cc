@@ -1,10 +1,19 @@
 #include "file_envelope.h"
 
+#include <string>
+
 #include <fmt/format.h>
 
 namespace ferrite::format_internal {
 
 Result<void> check_envelope(const JsonCursor& root, std::string_view format, uint64_t version) {
+  FERRITE_ASSIGN_OR_RETURN(uint64_t found, check_envelope_range(root, format, version, version));
+  (void)found;
+  return {};
+}
+
+Result<uint64_t> check_envelope_range(const JsonCursor& root, std::string_view format,
+                                      uint64_t min_version, uint64_t max_version) {
   if (!root.is_object()) return make_error(root.type_error(fmt::format("a `{}` object", format)));
   const auto& object = root.json();
   auto format_it = object.find("format");
@@ -29,11 +38,14 @@ Result<void> check_envelope(const JsonCursor& root, std::string_view format, uin
   }
   JsonCursor version_cursor(*version_it, json_child_path(root.path(), "format_version"));
   FERRITE_ASSIGN_OR_RETURN(uint64_t found_version, version_cursor.u64());
-  if (found_version != version) {
+  if (found_version < min_version || found_version > max_version) {
+    const std::string supported =
+        min_version == max_version ? std::to_string(min_version)
+                                   : fmt::format("{} to {}", min_version, max_version);
     return make_error(version_cursor.error(fmt::format(
-        "{} is not supported by this reader (supported: {})", found_version, version)));
+        "{} is not supported by this reader (supported: {})", found_version, supported)));
   }
-  return {};
+  return found_version;
 }
 
 Status with_file_context(Status status, const std::filesystem::path& path) {

@@ -17,6 +17,9 @@
 namespace ferrite::format_internal {
 
 Result<void> check_envelope(const JsonCursor& root, std::string_view format, uint64_t version);
+// Accepts any version in [min_version, max_version] and returns the one found.
+Result<uint64_t> check_envelope_range(const JsonCursor& root, std::string_view format,
+                                      uint64_t min_version, uint64_t max_version);
 Status with_file_context(Status status, const std::filesystem::path& path);
 
 }  // namespace ferrite::format_internal

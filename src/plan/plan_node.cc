@@ -54,6 +54,8 @@ json PlanNode::to_json() const {
     rejected.push_back(json{{"provider_id", rejected_id.str()},
                             {"reason", plan_reject_reason_to_json(reason)}});
   }
+  json compatible = json::array();
+  for (const auto& c : compatible_providers) compatible.push_back(c.str());
   json bindings = json::array();
   for (const auto& b : values) bindings.push_back(b.to_json());
   json aliases = json::array();
@@ -74,6 +76,7 @@ json PlanNode::to_json() const {
               {"provider_id", provider_id.str()},
               {"selection_reason", plan_selection_reason_name(selection_reason)},
               {"rejected_providers", std::move(rejected)},
+              {"compatible_providers", std::move(compatible)},
               {"provider_resources", provider_resources.to_json()},
               {"values", std::move(bindings)},
               {"exact_aliases", std::move(aliases)},

@@ -91,6 +91,9 @@ Result<Selection> select_provider(const PlanNodeBuildContext& context, const Pro
                                              node.id.str(), preferred->str()));
     }
   }
+  // Every provider resolution dropped for storage stays visible in the plan,
+  // preferred or not (explain shows why it could not run the node).
+  for (const auto& [id, reason] : resolution.rejections()) out.rejected.emplace(id, reason);
   return out;
 }
 
@@ -173,6 +176,12 @@ std::vector<StateEffect> state_effects(const ModelProgram& program,
     out.push_back(std::move(effect));
   }
   return out;
+}
+
+std::vector<ProviderId> compatible_provider_ids(const PlanNodeResolution& resolution) {
+  std::vector<ProviderId> ids;
+  for (const auto& candidate : resolution.candidates()) ids.push_back(candidate.provider_id());
+  return ids;  // candidates are sorted by provider id
 }
 
 }  // namespace
@@ -281,6 +290,7 @@ Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t nod
                   .provider_id = selection.provider,
                   .selection_reason = selection.reason,
                   .rejected_providers = std::move(selection.rejected),
+                  .compatible_providers = compatible_provider_ids(resolution),
                   .provider_resources = *plan,
                   .values = resolution.values(),
                   .exact_aliases = std::move(aliases),

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/fingerprint.h"
+#include "ferrite/format/json_reader.h"
 
 namespace ferrite {
 
@@ -34,17 +35,12 @@ std::string first_json_difference(const nlohmann::json& expected, const nlohmann
   return expected == actual ? std::string() : path;
 }
 
-Result<void> verify_plan_json(std::string_view plan_text, const PreparedModelFamily& family,
-                              const CapabilityCatalog& catalog, const RuntimePolicy& policy,
-                              const EstimatorRegistry& estimators,
-                              const WeightMaterializerRegistry& materializers,
-                              const ProgramPlanCompileOptions& options) {
+Result<nlohmann::json> read_plan_wire(std::string_view plan_text) {
   if (plan_text.size() > kMaxPlanJsonBytes) {
     return serialization_error(fmt::format("plan text is {} bytes, over the {} byte limit",
                                            plan_text.size(), kMaxPlanJsonBytes));
   }
-  nlohmann::json wire = nlohmann::json::parse(plan_text, nullptr, /*allow_exceptions=*/false);
-  if (wire.is_discarded()) return serialization_error("plan text is not valid JSON");
+  FERRITE_ASSIGN_OR_RETURN(nlohmann::json wire, parse_strict_json(plan_text));
   // The schema marker first, before any nested field.
   const nlohmann::json* schema = nullptr;
   if (wire.is_object() && wire.contains("payload") && wire["payload"].is_object() &&
@@ -52,12 +48,19 @@ Result<void> verify_plan_json(std::string_view plan_text, const PreparedModelFam
     schema = &wire["payload"]["schema"];
   }
   if (schema == nullptr || !schema->is_string() || schema->get<std::string>() != kPlanSchema) {
+    std::string found = schema ? schema->dump() : std::string("(missing)");
+    if (found.size() > 80) found = found.substr(0, 80) + "...";
     return make_error(ErrorCode::kUnsupportedPlanSchema,
-                      fmt::format("plan schema {} is not supported, expected `{}`",
-                                  schema ? schema->dump() : std::string("(missing)"), kPlanSchema));
+                      fmt::format("plan schema {} is not supported, expected `{}`", found,
+                                  kPlanSchema));
   }
   if (!wire.contains("plan_hash") || !wire["plan_hash"].is_string()) {
     return serialization_error("plan lacks a string `plan_hash`");
+  }
+  for (const auto& item : wire.items()) {
+    if (item.key() != "payload" && item.key() != "plan_hash") {
+      return serialization_error(fmt::format("unknown field `$.{}` in plan", item.key()));
+    }
   }
   const std::string recomputed = plan_payload_hash(wire["payload"]);
   if (recomputed != wire["plan_hash"].get<std::string>()) {
@@ -65,6 +68,50 @@ Result<void> verify_plan_json(std::string_view plan_text, const PreparedModelFam
                       fmt::format("plan hash {} differs from the payload's hash {}",
                                   wire["plan_hash"].get<std::string>(), recomputed));
   }
+  return wire;
+}
+
+namespace {
+
+const nlohmann::json* json_at_path(const nlohmann::json& root, std::string_view path) {
+  // Paths produced by first_json_difference: $, .key, [index].
+  const nlohmann::json* at = &root;
+  size_t i = 1;  // skip '$'
+  while (i < path.size() && at != nullptr) {
+    if (path[i] == '.') {
+      size_t end = path.find_first_of(".[", i + 1);
+      if (end == std::string_view::npos) end = path.size();
+      const std::string key(path.substr(i + 1, end - i - 1));
+      at = at->is_object() && at->contains(key) ? &(*at)[key] : nullptr;
+      i = end;
+    } else if (path[i] == '[') {
+      const size_t end = path.find(']', i);
+      if (end == std::string_view::npos) return nullptr;
+      const size_t index = std::stoul(std::string(path.substr(i + 1, end - i - 1)));
+      at = at->is_array() && index < at->size() ? &(*at)[index] : nullptr;
+      i = end + 1;
+    } else {
+      return nullptr;
+    }
+  }
+  return at;
+}
+
+std::string short_json(const nlohmann::json* value) {
+  if (value == nullptr) return "(absent)";
+  std::string text = value->dump();
+  if (text.size() > 96) text = text.substr(0, 96) + "...";
+  return text;
+}
+
+}  // namespace
+
+Result<void> verify_plan_json(std::string_view plan_text, const PreparedModelFamily& family,
+                              const CapabilityCatalog& catalog, const RuntimePolicy& policy,
+                              const EstimatorRegistry& estimators,
+                              const WeightMaterializerRegistry& materializers,
+                              const ProgramPlanCompileOptions& options) {
+  FERRITE_ASSIGN_OR_RETURN(nlohmann::json wire, read_plan_wire(plan_text));
   FERRITE_ASSIGN_OR_RETURN(auto rebuilt, ProgramPlanCompiler::compile(family, catalog, policy,
                                                                       estimators, materializers,
                                                                       options));
@@ -72,9 +119,12 @@ Result<void> verify_plan_json(std::string_view plan_text, const PreparedModelFam
   if (canonical_json(expected) != canonical_json(wire)) {
     std::string path = first_json_difference(expected, wire);
     if (path.empty()) path = "$";
-    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                             fmt::format("plan differs from the trusted rebuild at {}", path))
-                          .with_field("json_path", path));
+    return make_error(
+        Status(ErrorCode::kInvalidExecutionPlan,
+               fmt::format("plan differs from the trusted rebuild at {}: expected {}, found {}",
+                           path, short_json(json_at_path(expected, path)),
+                           short_json(json_at_path(wire, path))))
+            .with_field("json_path", path));
   }
   return {};
 }

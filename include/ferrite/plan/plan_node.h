@@ -83,6 +83,9 @@ struct PlanNode {
   ProviderId provider_id;
   PlanSelectionReason selection_reason = PlanSelectionReason::kDeterministicCompatible;
   std::map<ProviderId, PlanProviderRejectReason> rejected_providers;
+  // Every provider that could run the node (the resolution's candidates,
+  // sorted; includes `provider_id`): what joint selection chose among.
+  std::vector<ProviderId> compatible_providers;
   ProviderResourcePlan provider_resources;
   std::vector<ResolvedValueBinding> values;  // inputs in ordinal order, then outputs
   std::vector<PlanExactAlias> exact_aliases;

@@ -5,7 +5,9 @@
 // chosen provider to be a compatible resolution candidate, records the typed
 // selection evidence (compatibility rejections as Incompatible, NotRegistered
 // for an unknown preferred provider, the joint storage rejection; a preferred
-// provider that lost MUST appear: "fallback lacks typed rejection evidence"),
+// provider that lost MUST appear: "fallback lacks typed rejection evidence";
+// then every resolution-time StorageIncompatible rejection not already there,
+// so each provider that could not run the node is listed with its reason),
 // emits exact aliases (MustAlias without equal storage is an error; an aliased
 // input must be a non-output Activations value whose last consumer is this
 // node), state effects (union of accesses per state, sorted) and dependencies

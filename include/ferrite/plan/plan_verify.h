@@ -1,16 +1,20 @@
 // ferrite/plan/plan_verify.h — accept a plan from the wire only if the trusted
 // inputs rebuild it byte for byte.
 //
-// Contract (spec §8.7, revalidate): `verify_plan_json`
-//   1. rejects text over kMaxPlanJsonBytes (16 MiB) and malformed JSON
-//      (kSerialization);
+// Contract (spec §8.7, revalidate): `read_plan_wire` does steps 1–3 and
+// returns the document (what `explain` trusts: an intact file, not a
+// verified one); `verify_plan_json`
+//   1. rejects text over kMaxPlanJsonBytes and malformed JSON (kSerialization;
+//      strict reading, json_reader.h: no floats, no duplicate keys, nesting
+//      ≤ 64; top-level keys only `payload` and `plan_hash`);
 //   2. reads ONLY `payload.schema` first: anything but kPlanSchema is
 //      kUnsupportedPlanSchema, before any nested field is looked at;
 //   3. recomputes the hash of the given payload (without plan_id) and compares
 //      it with `plan_hash` (kPlanHashMismatch);
 //   4. compiles the trusted inputs again and requires the canonical JSON to be
 //      identical; otherwise kInvalidExecutionPlan naming the first differing
-//      JSON path, e.g. "$.payload.nodes[0].provider_id".
+//      JSON path and both values, e.g. "... at $.payload.nodes[0].provider_id:
+//      expected \"provider.a\", found \"provider.b\"" (field json_path).
 // Wire data never contributes a decision: it is only compared.
 //
 // Example:
@@ -26,6 +30,8 @@
 #include "ferrite/plan/program_plan_compiler.h"
 
 namespace ferrite {
+
+Result<nlohmann::json> read_plan_wire(std::string_view plan_text);
 
 Result<void> verify_plan_json(std::string_view plan_text, const PreparedModelFamily& family,
                               const CapabilityCatalog& catalog, const RuntimePolicy& policy,

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""Generates examples/llama-decoder.{program,catalog,policy}.json.
+"""Generates examples/llama-decoder.{program,catalog,policy}.json and the
+target part (device, providers, declarative estimators) of
+examples/synthetic.catalog.json.
 
 A small Llama-style decoder: 2 layers, dim 64, 8 heads, 4 KV heads (head_dim 8,
 kv_dim 32), FFN 172, vocab 512, context 256, f32, symbolic token count T.
 The output projection has its own weight (`output.weight`, not tied to the
 token embedding). Run from the repository root:
 
-    python3 scripts/gen_llama_example.py
+    python3 scripts/gen_examples.py
 
 The files are deterministic; CI checks them in as written.
 """
+import hashlib
 import json
 import os
 import sys
@@ -238,7 +241,119 @@ def catalog_file():
         operation("operation.token_embedding", [contract(["T"], "u32"), contract(["V", "D"])],
                   [contract(["T", "D"], access="write")]),
     ]
-    return {"format": "ferrite.catalog", "format_version": 1, "operations": ops}
+    providers = []
+    for op in ops:
+        providers.append(reference_provider(op))
+    providers.append(tiled_linear_provider(next(o for o in ops if o["id"] == "operation.linear")))
+    providers.append(paged_attention_provider(
+        next(o for o in ops if o["id"] == "operation.attention")))
+    providers.sort(key=lambda p: (p["operation"], p["id"]))
+    return {"format": "ferrite.catalog", "format_version": 2, "device": cpu_device(),
+            "operations": ops, "providers": providers}
+
+
+# ---- target: device and providers -------------------------------------------
+
+def sha256(text):
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+LINEAR = ["linear/contiguous"]
+PAGED_KV = ["fixed_block:4096/paged:4096"]
+
+
+def cpu_device():
+    return {"id": "device.cpu.0", "class": "host", "ordinal": 0,
+            "total_memory_bytes": 8 << 30,
+            "runtime_implementation_fingerprint": sha256("ferrite example runtime: host cpu"),
+            "capabilities": ["capability.f32", "capability.simd"],
+            "dynamic_storage_profiles": LINEAR}
+
+
+def slots(op, profiles_for=lambda role, ordinal, contract: LINEAR):
+    out = []
+    for role, key in (("input", "inputs"), ("output", "outputs")):
+        for ordinal, c in enumerate(op[key]):
+            out.append({"role": role, "ordinal": ordinal,
+                        "accepted_profiles": profiles_for(role, ordinal, c)})
+    return out
+
+
+def short(op_id):
+    return op_id[len("operation."):]
+
+
+def estimator(name, estimate):
+    return {"id": "estimator." + name, "version": "1.0", "estimate": estimate}
+
+
+def provider(provider_id, op, capabilities, storage, estimate):
+    return {"id": provider_id, "operation": op["id"], "version": "1.0",
+            "implementation_fingerprint": sha256("ferrite example kernel: " + provider_id),
+            "capabilities": capabilities, "accepted_weight_formats": ["weight-format.dense"],
+            "storage": storage,
+            "estimator": estimator(provider_id[len("provider."):], estimate)}
+
+
+def scratch_per_token(bytes_per_token):
+    return {"formula": {"tokens": {"bytes_per_token": bytes_per_token}},
+            "alignment_bytes": ALIGNMENT, "scope": "invocation", "storage": LINEAR}
+
+
+def reference_provider(op):
+    """Plain kernels: value alignment 64; attention needs a score row per
+    query token and head over the whole context."""
+    estimate = {"value_alignment_bytes": ALIGNMENT}
+    if op["id"] == "operation.attention":
+        estimate["scratch"] = scratch_per_token(N_HEADS * CONTEXT * 4)
+    return provider("provider.cpu.reference." + short(op["id"]), op, ["capability.f32"],
+                    slots(op), estimate)
+
+
+def tiled_linear_provider(op):
+    """A cache-blocked linear: 128-byte aligned values and a fixed packing panel."""
+    estimate = {"value_alignment_bytes": 128,
+                "scratch": {"formula": {"fixed": {"bytes": 16384}}, "alignment_bytes": 128,
+                            "scope": "invocation", "storage": LINEAR}}
+    return provider("provider.cpu.tiled.linear", op, ["capability.f32", "capability.simd"],
+                    slots(op), estimate)
+
+
+def paged_attention_provider(op):
+    """Attention over a paged KV cache: the KV state slots (inputs 4 and 5) need
+    a paged profile this example's device does not offer, so explain shows it
+    rejected with storage evidence."""
+    def profiles(role, ordinal, contract):
+        return PAGED_KV if role == "input" and ordinal in (4, 5) else LINEAR
+    return provider("provider.cpu.paged.attention", op, ["capability.f32"], slots(op, profiles),
+                    {"value_alignment_bytes": ALIGNMENT,
+                     "scratch": scratch_per_token(N_HEADS * CONTEXT * 4)})
+
+
+def synthetic_target(catalog):
+    """The spec §12 fixture's device and provider, added to the operations of
+    examples/synthetic.catalog.json."""
+    op = catalog["operations"][0]
+    def profiles(role, ordinal, contract):
+        return LINEAR
+    storage = [s for s in slots(op, profiles) if not (s["role"] == "input" and s["ordinal"] == 1)]
+    device = {"id": "device.reference.0", "class": "reference", "ordinal": 0,
+              "total_memory_bytes": 1 << 20,
+              "runtime_implementation_fingerprint": sha256("ferrite example runtime: reference"),
+              "capabilities": ["capability.compute"], "dynamic_storage_profiles": LINEAR}
+    prov = {"id": "provider.operation.reference", "operation": op["id"], "version": "1.0",
+            "implementation_fingerprint": sha256("ferrite example kernel: provider.operation.reference"),
+            "capabilities": ["capability.compute"],
+            "accepted_weight_formats": ["weight-format.dense"],
+            "accepted_quantization_formats": [], "storage": storage,
+            "estimator": {"id": "estimator.reference", "version": "1.0", "estimate": {
+                "value_alignment_bytes": 16,
+                "scratch": {"formula": {"fixed": {"bytes": 64}}, "alignment_bytes": 16,
+                            "scope": "invocation", "storage": LINEAR},
+                "persistent": {"formula": {"fixed": {"bytes": 32}}, "alignment_bytes": 16,
+                               "scope": "plan", "storage": LINEAR}}}}
+    return {"format": "ferrite.catalog", "format_version": 2, "device": device,
+            "operations": catalog["operations"], "providers": [prov]}
 
 
 def policy_file():
@@ -258,6 +373,9 @@ def main():
     write(os.path.join(out, "llama-decoder.program.json"), program_file())
     write(os.path.join(out, "llama-decoder.catalog.json"), catalog_file())
     write(os.path.join(out, "llama-decoder.policy.json"), policy_file())
+    synthetic = os.path.join(out, "synthetic.catalog.json")
+    with open(synthetic, encoding="utf-8") as f:
+        write(synthetic, synthetic_target(json.load(f)))
 
 
 if __name__ == "__main__":

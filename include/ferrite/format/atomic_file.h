@@ -1,0 +1,23 @@
+// ferrite/format/atomic_file.h — write an output file whole or not at all.
+//
+// Contract: `write_file_atomically(path, bytes)` writes `bytes` to a fresh
+// temporary file in the same directory as `path` (name
+// ".<file name>.tmp-<pid>-<n>"), flushes it to disk (fsync) and renames it over
+// `path`. Readers therefore see either the old file or the complete new one,
+// never a partial file; on any failure the temporary file is removed and a
+// kIo status names the path and the system error. The directory must exist.
+//
+// Example:
+//   FERRITE_RETURN_IF_ERROR(write_file_atomically("llama.plan.json", plan.canonical_text()));
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+#include "ferrite/core/status.h"
+
+namespace ferrite {
+
+Result<void> write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
+
+}  // namespace ferrite

@@ -1,0 +1,63 @@
+// `ferrite explain`: what a plan does and why, from a plan file or straight
+// from a program (compiled in memory with the same options as `compile`).
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/plan_explanation.h"
+#include "cli/plan_sources.h"
+#include "ferrite/format/json_reader.h"
+#include "ferrite/plan/plan_verify.h"
+
+namespace ferrite::cli {
+namespace {
+
+// A plan file is {"payload":…,"plan_hash":…}; anything else is taken as a
+// program file to compile.
+Result<bool> is_plan_file(const std::string& path, std::string& text) {
+  FERRITE_ASSIGN_OR_RETURN(text, read_text_file(path));
+  FERRITE_ASSIGN_OR_RETURN(nlohmann::json document, parse_strict_json(text));
+  return document.is_object() && document.contains("payload");
+}
+
+}  // namespace
+
+int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err) {
+  nlohmann::json wire;
+  PlanSourceArgs sources = args.sources;
+  std::string text;
+  bool from_plan = false;
+  if (!args.path.empty()) {
+    auto plan_file = is_plan_file(args.path, text);
+    if (!plan_file) return report_error(plan_file.error(), args.json, out, err);
+    from_plan = *plan_file;
+    if (!from_plan) sources.program_path = args.path;
+  } else if (!sources.example) {
+    return report_error(
+        Status(ErrorCode::kInvalidArgument, "explain needs a PLAN.json, a PROGRAM.json or --example"),
+        args.json, out, err);
+  }
+  if (from_plan) {
+    auto read = read_plan_wire(text);
+    if (!read) return report_error(read.error(), args.json, out, err);
+    wire = std::move(*read);
+  } else {
+    auto inputs = load_compile_inputs(sources);
+    if (!inputs) return report_error(inputs.error(), args.json, out, err);
+    auto compiled = compile_plan(*inputs);
+    if (!compiled) return report_error(compiled.error(), args.json, out, err);
+    wire = compiled->plan.to_json();
+  }
+  auto explanation = explain_plan(wire);
+  if (!explanation) return report_error(explanation.error(), args.json, out, err);
+  if (args.json) {
+    out << to_json(*explanation).dump(2) << "\n";
+  } else {
+    out << render_text(*explanation);
+  }
+  return kExitOk;
+}
+
+}  // namespace ferrite::cli

@@ -1,0 +1,304 @@
+#include "cli/plan_explanation.h"
+
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/text_table.h"
+#include "ferrite/core/checked_math.h"
+#include "ferrite/format/json_reader.h"
+
+namespace ferrite::cli {
+namespace {
+
+using nlohmann::json;
+
+// "resource/weight-arena/sha256/0123456789ab…" — ids stay recognisable but short.
+std::string short_id(const std::string& id) {
+  const size_t at = id.find("/sha256/");
+  if (at == std::string::npos) return id;
+  const size_t hex = at + 8;
+  return id.size() > hex + 12 ? id.substr(0, hex + 12) + "…" : id;
+}
+
+std::string compact(const json& value) {
+  std::string text = value.dump();
+  return text.size() > 160 ? text.substr(0, 160) + "…" : text;
+}
+
+std::string describe_reason(const json& reason) {
+  if (reason.is_string()) {
+    if (reason.get<std::string>() == "not_registered") {
+      return "not registered (no such provider, or no estimator for it)";
+    }
+    return reason.get<std::string>();
+  }
+  if (reason.is_object() && reason.size() == 1) {
+    const std::string key = reason.begin().key();
+    const json& detail = reason.begin().value();
+    if (key == "storage_incompatible" && detail.is_array()) {
+      std::vector<std::string> ids;
+      for (const auto& id : detail) ids.push_back(id.is_string() ? short_id(id.get<std::string>()) : compact(id));
+      return fmt::format("no storage profile offered by policy and device is accepted for {}",
+                         fmt::join(ids, ", "));
+    }
+    if (key == "incompatible" && detail.is_array()) {
+      std::vector<std::string> parts;
+      for (const auto& part : detail) {
+        if (part.is_object() && part.size() == 1) {
+          std::string name = part.begin().key();
+          const json& what = part.begin().value();
+          for (char& c : name) c = c == '_' ? ' ' : c;
+          parts.push_back(fmt::format("{} {}", name, compact(what)));
+        } else {
+          parts.push_back(compact(part));
+        }
+      }
+      return fmt::format("incompatible: {}", fmt::join(parts, "; "));
+    }
+  }
+  return compact(reason);
+}
+
+Result<std::string> string_at(const ObjectReader& object, std::string_view key) {
+  return object.required_string(key);
+}
+
+Result<ExplainedNode> read_node(const JsonCursor& cursor) {
+  // Only the fields explain shows are read; the rest of the node is allowed.
+  if (!cursor.is_object()) return make_error(cursor.type_error("an object"));
+  ObjectReader object(cursor.json(), cursor.path());
+  ExplainedNode node;
+  FERRITE_ASSIGN_OR_RETURN(node.id, string_at(object, "id"));
+  FERRITE_ASSIGN_OR_RETURN(std::string operation, string_at(object, "operation_id"));
+  FERRITE_ASSIGN_OR_RETURN(std::string version, string_at(object, "operation_version"));
+  node.operation = operation + " " + version;
+  FERRITE_ASSIGN_OR_RETURN(node.provider, string_at(object, "provider_id"));
+  FERRITE_ASSIGN_OR_RETURN(node.selection_reason, string_at(object, "selection_reason"));
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor compatible, object.required("compatible_providers"));
+  FERRITE_ASSIGN_OR_RETURN(node.compatible, compatible.string_array());
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor rejected, object.required("rejected_providers"));
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> rows, rejected.array());
+  for (const JsonCursor& row : rows) {
+    if (!row.is_object()) return make_error(row.type_error("an object"));
+    ObjectReader entry(row.json(), row.path());
+    FERRITE_ASSIGN_OR_RETURN(std::string provider, entry.required_string("provider_id"));
+    FERRITE_ASSIGN_OR_RETURN(JsonCursor reason, entry.required("reason"));
+    node.rejected.emplace_back(std::move(provider), describe_reason(reason.json()));
+  }
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor resources_cursor, object.required("provider_resources"));
+  if (!resources_cursor.is_object()) return make_error(resources_cursor.type_error("an object"));
+  ObjectReader resources(resources_cursor.json(), resources_cursor.path());
+  FERRITE_ASSIGN_OR_RETURN(node.value_alignment_bytes,
+                           resources.required_u64("value_alignment_bytes"));
+  for (std::string_view slot : {"scratch", "binding", "persistent"}) {
+    auto workspace = resources.optional(slot);
+    if (workspace && workspace->is_object()) {
+      const json& w = workspace->json();
+      std::string scope = w.contains("scope") && w["scope"].is_string()
+                              ? w["scope"].get<std::string>()
+                              : std::string("?");
+      std::string formula = w.contains("formula") ? compact(w["formula"]) : std::string("?");
+      node.workspaces.push_back(fmt::format("{} {} ({})", slot, formula, scope));
+    }
+  }
+  return node;
+}
+
+Result<ExplainedResource> read_resource(const JsonCursor& cursor) {
+  if (!cursor.is_object()) return make_error(cursor.type_error("an object"));
+  ObjectReader object(cursor.json(), cursor.path());
+  ExplainedResource resource;
+  FERRITE_ASSIGN_OR_RETURN(resource.id, object.required_string("resource_id"));
+  FERRITE_ASSIGN_OR_RETURN(resource.kind, object.required_string("kind"));
+  FERRITE_ASSIGN_OR_RETURN(resource.usage, object.required_string("usage"));
+  FERRITE_ASSIGN_OR_RETURN(resource.element_type, object.required_string("element_type"));
+  FERRITE_ASSIGN_OR_RETURN(resource.size_bytes, object.required_u64("size_bytes"));
+  FERRITE_ASSIGN_OR_RETURN(resource.alignment_bytes, object.required_u64("alignment_bytes"));
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor profile, object.required("storage_profile"));
+  if (profile.is_null()) {
+    resource.storage_profile = "-";
+  } else {
+    FERRITE_ASSIGN_OR_RETURN(resource.storage_profile, profile.string());
+  }
+  return resource;
+}
+
+}  // namespace
+
+std::string human_bytes(uint64_t bytes) {
+  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    value /= 1024.0;
+    ++unit;
+  }
+  return fmt::format("{:.2f} {}", value, kUnits[unit]);
+}
+
+Result<PlanExplanation> explain_plan(const json& wire) {
+  const JsonCursor root(wire);
+  if (!root.is_object()) return make_error(root.type_error("an object"));
+  ObjectReader top(wire, "$");
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor payload_cursor, top.required("payload"));
+  if (!payload_cursor.is_object()) return make_error(payload_cursor.type_error("an object"));
+  ObjectReader payload(payload_cursor.json(), payload_cursor.path());
+  PlanExplanation out;
+  FERRITE_ASSIGN_OR_RETURN(out.plan_id, payload.required_string("plan_id"));
+  FERRITE_ASSIGN_OR_RETURN(out.family_id, payload.required_string("family_id"));
+  FERRITE_ASSIGN_OR_RETURN(out.device_id, payload.required_string("device_id"));
+  FERRITE_ASSIGN_OR_RETURN(std::string policy_id, payload.required_string("policy_id"));
+  FERRITE_ASSIGN_OR_RETURN(std::string policy_version, payload.required_string("policy_version"));
+  out.policy = policy_id + " " + policy_version;
+  FERRITE_ASSIGN_OR_RETURN(out.maximum_scheduled_tokens,
+                           payload.required_u64("maximum_scheduled_tokens"));
+  FERRITE_ASSIGN_OR_RETURN(out.value_alignment_bytes,
+                           payload.required_u64("value_alignment_bytes"));
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor retained, payload.required("retained_completion_values"));
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> retained_rows, retained.array());
+  for (const JsonCursor& row : retained_rows) {
+    if (row.is_object() && row.json().contains("value_id") && row.json()["value_id"].is_string()) {
+      out.retained_values.push_back(row.json()["value_id"].get<std::string>());
+    } else {
+      return make_error(row.error("must be an object with a string `value_id`"));
+    }
+  }
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor nodes, payload.required("nodes"));
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> node_rows, nodes.array());
+  for (const JsonCursor& row : node_rows) {
+    FERRITE_ASSIGN_OR_RETURN(ExplainedNode node, read_node(row));
+    ++out.nodes_per_provider[node.provider];
+    if (node.selection_reason == "fallback_from_preferred") ++out.fallbacks;
+    out.nodes.push_back(std::move(node));
+  }
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor memory_cursor, payload.required("memory"));
+  if (!memory_cursor.is_object()) return make_error(memory_cursor.type_error("an object"));
+  ObjectReader memory(memory_cursor.json(), memory_cursor.path());
+  FERRITE_ASSIGN_OR_RETURN(out.static_bytes, memory.required_u64("static_bytes"));
+  FERRITE_ASSIGN_OR_RETURN(out.minimum_runnable_bytes,
+                           memory.required_u64("minimum_runnable_bytes"));
+  FERRITE_ASSIGN_OR_RETURN(out.usable_capacity_bytes,
+                           memory.required_u64("usable_capacity_bytes"));
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor resources, memory.required("resources"));
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> resource_rows, resources.array());
+  for (const JsonCursor& row : resource_rows) {
+    FERRITE_ASSIGN_OR_RETURN(ExplainedResource resource, read_resource(row));
+    auto total = checked_add(out.total_resource_bytes, resource.size_bytes);
+    if (!total) return make_error(row.error("sizes overflow u64 when summed"));
+    out.total_resource_bytes = *total;
+    out.resources.push_back(std::move(resource));
+  }
+  return out;
+}
+
+std::string render_text(const PlanExplanation& e) {
+  std::string out;
+  out += fmt::format("plan {}\n", e.plan_id);
+  out += fmt::format("family {} · device {} · policy {} · up to {} scheduled tokens\n",
+                     e.family_id, e.device_id, e.policy, e.maximum_scheduled_tokens);
+  std::vector<std::string> per_provider;
+  for (const auto& [provider, count] : e.nodes_per_provider) {
+    per_provider.push_back(fmt::format("{} {}", provider, count));
+  }
+  out += fmt::format("nodes {}: {}\n", e.nodes.size(), fmt::join(per_provider, ", "));
+  const double percent = e.usable_capacity_bytes == 0
+                             ? 0.0
+                             : 100.0 * static_cast<double>(e.total_resource_bytes) /
+                                   static_cast<double>(e.usable_capacity_bytes);
+  out += fmt::format(
+      "fallbacks {} · memory {} of {} usable ({:.2f}%): static {}, minimum runnable {}\n",
+      e.fallbacks, human_bytes(e.total_resource_bytes), human_bytes(e.usable_capacity_bytes),
+      percent, human_bytes(e.static_bytes), human_bytes(e.minimum_runnable_bytes));
+  out += fmt::format("value alignment {} B · retained values: {}\n\n", e.value_alignment_bytes,
+                     e.retained_values.empty() ? std::string("none")
+                                               : fmt::format("{}", fmt::join(e.retained_values, ", ")));
+
+  TextTable nodes({"#", "NODE", "OPERATION", "PROVIDER", "WHY", "COMPATIBLE", "WORKSPACES"});
+  for (size_t i = 0; i < e.nodes.size(); ++i) {
+    const auto& n = e.nodes[i];
+    nodes.add_row({std::to_string(i), n.id, n.operation, n.provider, n.selection_reason,
+                   std::to_string(n.compatible.size()),
+                   n.workspaces.empty() ? "-" : fmt::format("{}", fmt::join(n.workspaces, "; "))});
+  }
+  out += nodes.render();
+
+  std::string others;
+  for (const auto& n : e.nodes) {
+    for (const auto& c : n.compatible) {
+      if (c != n.provider) {
+        others += fmt::format("  {}: {} compatible, not chosen ({})\n", n.id, c,
+                              n.selection_reason == "deterministic_compatible"
+                                  ? "joint selection: profile penalty, then provider id"
+                                  : n.selection_reason);
+      }
+    }
+    for (const auto& [provider, reason] : n.rejected) {
+      others += fmt::format("  {}: {} rejected: {}\n", n.id, provider, reason);
+    }
+  }
+  out += others.empty() ? "\nno provider was rejected or passed over\n"
+                        : "\nproviders not chosen:\n" + others;
+
+  out += "\n";
+  TextTable resources({"RESOURCE", "KIND", "USAGE", "DTYPE", "BYTES", "ALIGN", "PROFILE"});
+  for (const auto& r : e.resources) {
+    resources.add_row({short_id(r.id), r.kind, r.usage, r.element_type,
+                       std::to_string(r.size_bytes), std::to_string(r.alignment_bytes),
+                       r.storage_profile});
+  }
+  out += resources.render();
+  return out;
+}
+
+nlohmann::json to_json(const PlanExplanation& e) {
+  json nodes = json::array();
+  for (const auto& n : e.nodes) {
+    json rejected = json::array();
+    for (const auto& [provider, reason] : n.rejected) {
+      rejected.push_back({{"provider_id", provider}, {"reason", reason}});
+    }
+    nodes.push_back({{"id", n.id},
+                     {"operation", n.operation},
+                     {"provider_id", n.provider},
+                     {"selection_reason", n.selection_reason},
+                     {"compatible_providers", n.compatible},
+                     {"rejected_providers", rejected},
+                     {"value_alignment_bytes", n.value_alignment_bytes},
+                     {"workspaces", n.workspaces}});
+  }
+  json resources = json::array();
+  for (const auto& r : e.resources) {
+    resources.push_back({{"resource_id", r.id},
+                         {"kind", r.kind},
+                         {"usage", r.usage},
+                         {"element_type", r.element_type},
+                         {"size_bytes", r.size_bytes},
+                         {"alignment_bytes", r.alignment_bytes},
+                         {"storage_profile", r.storage_profile}});
+  }
+  json per_provider = json::object();
+  for (const auto& [provider, count] : e.nodes_per_provider) per_provider[provider] = count;
+  return json{{"ok", true},
+              {"plan_id", e.plan_id},
+              {"family_id", e.family_id},
+              {"device_id", e.device_id},
+              {"policy", e.policy},
+              {"maximum_scheduled_tokens", e.maximum_scheduled_tokens},
+              {"value_alignment_bytes", e.value_alignment_bytes},
+              {"retained_completion_values", e.retained_values},
+              {"summary",
+               {{"nodes", e.nodes.size()},
+                {"nodes_per_provider", per_provider},
+                {"fallbacks", e.fallbacks},
+                {"total_resource_bytes", e.total_resource_bytes},
+                {"static_bytes", e.static_bytes},
+                {"minimum_runnable_bytes", e.minimum_runnable_bytes},
+                {"usable_capacity_bytes", e.usable_capacity_bytes}}},
+              {"nodes", nodes},
+              {"resources", resources}};
+}
+
+}  // namespace ferrite::cli

@@ -1,0 +1,76 @@
+// cli/plan_explanation.h — what `ferrite explain` shows, read from plan JSON.
+//
+// Contract: `explain_plan` reads an intact plan document (plan_verify.h
+// `read_plan_wire`: schema and hash already checked, content not trusted)
+// into a `PlanExplanation`; every field it needs is read through JsonCursor,
+// so a forged but well-hashed document yields a kSerialization error naming
+// the JSON path, never a crash. `render_text` prints, in this order: the
+// summary (plan id, family, device, nodes per provider, fallbacks, memory
+// total against usable capacity), one row per node (operation, provider, why
+// it was chosen, how many providers were compatible), every rejected or
+// not-chosen provider with its reason, and one row per resource (kind, usage,
+// dtype, size, alignment, storage profile). `to_json` has the same content.
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(auto wire, read_plan_wire(text));
+//   FERRITE_ASSIGN_OR_RETURN(auto explanation, explain_plan(wire));
+//   std::cout << render_text(explanation);
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ferrite/core/status.h"
+
+namespace ferrite::cli {
+
+struct ExplainedNode {
+  std::string id;
+  std::string operation;  // "operation.linear 1.0"
+  std::string provider;
+  std::string selection_reason;
+  std::vector<std::string> compatible;                  // includes `provider`
+  std::vector<std::pair<std::string, std::string>> rejected;  // provider, reason text
+  uint64_t value_alignment_bytes = 0;
+  std::vector<std::string> workspaces;  // "scratch 8192 B", ...
+};
+
+struct ExplainedResource {
+  std::string id;
+  std::string kind;
+  std::string usage;
+  std::string element_type;
+  uint64_t size_bytes = 0;
+  uint64_t alignment_bytes = 0;
+  std::string storage_profile;  // "-" for static resources
+};
+
+struct PlanExplanation {
+  std::string plan_id;
+  std::string family_id;
+  std::string device_id;
+  std::string policy;  // "policy.x 1.0"
+  uint64_t maximum_scheduled_tokens = 0;
+  uint64_t value_alignment_bytes = 0;
+  std::vector<std::string> retained_values;
+  std::vector<ExplainedNode> nodes;
+  std::vector<ExplainedResource> resources;
+  std::map<std::string, uint64_t> nodes_per_provider;
+  uint64_t fallbacks = 0;
+  uint64_t static_bytes = 0;
+  uint64_t minimum_runnable_bytes = 0;
+  uint64_t usable_capacity_bytes = 0;
+  uint64_t total_resource_bytes = 0;  // sum of every resource's size
+};
+
+Result<PlanExplanation> explain_plan(const nlohmann::json& wire);
+std::string render_text(const PlanExplanation& explanation);
+nlohmann::json to_json(const PlanExplanation& explanation);
+// "1.50 MiB (1572864 B)"-style sizes for people.
+std::string human_bytes(uint64_t bytes);
+
+}  // namespace ferrite::cli

@@ -1,0 +1,117 @@
+#include "cli/plan_sources.h"
+
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "cli/model_sources.h"
+#include "ferrite/format/policy_file.h"
+
+namespace ferrite::cli {
+namespace {
+
+// Splits "KEY=VALUE" at the first '='; both sides must be non-empty.
+Result<std::pair<std::string, std::string>> split_assignment(std::string_view option,
+                                                            const std::string& text,
+                                                            std::string_view shape) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    return invalid_argument(fmt::format("{} `{}` must have the form {}", option, text, shape));
+  }
+  return std::pair{text.substr(0, eq), text.substr(eq + 1)};
+}
+
+template <class Id>
+Result<Id> parse_id(std::string_view option, const std::string& text) {
+  auto id = Id::create(text);
+  if (!id) {
+    return invalid_argument(fmt::format("{} `{}` is not a valid {} id: {}", option, text,
+                                        Id::kind(), id.error().message()));
+  }
+  return std::move(*id);
+}
+
+Result<CompilationTarget> load_target(const PlanSourceArgs& args) {
+  if (!args.catalog_path.empty()) return read_target_catalog_file(args.catalog_path);
+  if (args.example) {
+    FERRITE_ASSIGN_OR_RETURN(std::string_view text,
+                             example_file(*args.example, ".catalog.json"));
+    return read_target_catalog_file_text(text);
+  }
+  return invalid_argument("a target catalog is required (--catalog CATALOG.json, format_version 2)");
+}
+
+Result<RuntimePolicy> load_policy(const PlanSourceArgs& args, const DeviceDescriptor& device) {
+  if (!args.policy_path.empty()) return read_policy_file(args.policy_path);
+  if (args.example) {
+    if (auto text = example_file(*args.example, ".policy.json")) {
+      return read_policy_file_text(*text);
+    }
+  }
+  return device_default_policy(device);
+}
+
+Result<void> apply_options(const PlanSourceArgs& args, const PreparedModelFamily& family,
+                           ProgramPlanCompileOptions& options) {
+  for (const auto& text : args.prefer) {
+    FERRITE_ASSIGN_OR_RETURN(auto kv, split_assignment("--prefer", text, "NODE=PROVIDER"));
+    FERRITE_ASSIGN_OR_RETURN(NodeId node, parse_id<NodeId>("--prefer", kv.first));
+    FERRITE_ASSIGN_OR_RETURN(ProviderId provider, parse_id<ProviderId>("--prefer", kv.second));
+    options.prefer_provider(std::move(node), std::move(provider));
+  }
+  for (const auto& text : args.require) {
+    FERRITE_ASSIGN_OR_RETURN(auto kv, split_assignment("--require", text, "NODE=CAPABILITY"));
+    FERRITE_ASSIGN_OR_RETURN(NodeId node, parse_id<NodeId>("--require", kv.first));
+    FERRITE_ASSIGN_OR_RETURN(CapabilityId capability,
+                             parse_id<CapabilityId>("--require", kv.second));
+    options.require_capability(std::move(node), std::move(capability));
+  }
+  if (args.retain_all && !args.retain.empty()) {
+    return invalid_argument("--retain and --retain-all are exclusive");
+  }
+  if (args.retain_all) options.retain_all_outputs_for_determinism(family);
+  for (const auto& text : args.retain) {
+    FERRITE_ASSIGN_OR_RETURN(ProgramValueId value, parse_id<ProgramValueId>("--retain", text));
+    options.retain_completion_value(std::move(value));
+  }
+  if (args.materializer) {
+    FERRITE_ASSIGN_OR_RETURN(WeightMaterializerId id,
+                             parse_id<WeightMaterializerId>("--materializer", *args.materializer));
+    options.require_weight_materializer(std::move(id));
+  }
+  return {};
+}
+
+}  // namespace
+
+RuntimePolicy device_default_policy(const DeviceDescriptor& device) {
+  return RuntimePolicy{
+      .id = PolicyId::literal("policy.device-default"),
+      .version = {1, 0},
+      .memory_capacity_bytes = device.total_memory_bytes,
+      .memory_reserve_bytes = 0,
+      .maximum_active_sequences = 1,
+      .maximum_scheduled_tokens = kDefaultPolicyScheduledTokens,
+      .storage_profile_order = {device.dynamic_storage_profiles.begin(),
+                                device.dynamic_storage_profiles.end()}};
+}
+
+Result<CompileInputs> load_compile_inputs(const PlanSourceArgs& args) {
+  FERRITE_ASSIGN_OR_RETURN(PreparedModelFamily family,
+                           load_program(args.program_path, args.example));
+  FERRITE_ASSIGN_OR_RETURN(CompilationTarget target, load_target(args));
+  FERRITE_ASSIGN_OR_RETURN(RuntimePolicy policy, load_policy(args, target.catalog.device()));
+  FERRITE_ASSIGN_OR_RETURN(ProgramPlanCompileOptions options,
+                           build_compile_options(args.inputs, args.tensors, args.example));
+  FERRITE_RETURN_IF_ERROR(apply_options(args, family, options));
+  return CompileInputs{std::move(family), std::move(target), std::move(policy),
+                       std::move(options)};
+}
+
+Result<ProgramPlanCompilation> compile_plan(const CompileInputs& inputs) {
+  return ProgramPlanCompiler::compile(inputs.family, inputs.target.catalog, inputs.policy,
+                                      inputs.target.estimators,
+                                      WeightMaterializerRegistry::identity_only(), inputs.options);
+}
+
+}  // namespace ferrite::cli

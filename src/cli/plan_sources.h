@@ -1,0 +1,62 @@
+// cli/plan_sources.h — everything `compile`, `explain` and `verify` compile from.
+//
+// Contract: `PlanSourceArgs` are the command-line inputs of a compilation:
+// the program (file or `--example`), the target catalog (catalog file
+// format_version 2; an example's own catalog by default), the runtime policy
+// (file; an example's own policy; else the device default below) and the
+// compile options (`--input`, `--tensor`, `--prefer NODE=PROVIDER`,
+// `--require NODE=CAPABILITY`, `--retain VALUE` | `--retain-all`,
+// `--materializer ID`). `load_compile_inputs` reads and checks all of it
+// (usage errors are kInvalidArgument; files keep their reader's codes), and
+// `compile_plan` runs ProgramPlanCompiler::compile on it. The same arguments
+// always produce the same plan bytes.
+//
+// Device default policy (no --policy, no example): id `policy.device-default`
+// v1.0, capacity = the device's total memory, no reserve, 1 sequence,
+// 4096 scheduled tokens, the device's profiles in their canonical order.
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(auto inputs, load_compile_inputs(args));
+//   FERRITE_ASSIGN_OR_RETURN(auto compiled, compile_plan(inputs));
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferrite/compiler/compile_options.h"
+#include "ferrite/compiler/runtime_policy.h"
+#include "ferrite/format/catalog_file.h"
+#include "ferrite/plan/program_plan_compiler.h"
+#include "ferrite/program/prepared_model_family.h"
+
+namespace ferrite::cli {
+
+struct PlanSourceArgs {
+  std::string program_path;
+  std::optional<std::string> example;
+  std::string catalog_path;
+  std::string policy_path;
+  std::vector<std::string> inputs;
+  std::vector<std::string> tensors;
+  std::vector<std::string> prefer;   // NODE=PROVIDER
+  std::vector<std::string> require;  // NODE=CAPABILITY
+  std::vector<std::string> retain;   // VALUE
+  bool retain_all = false;
+  std::optional<std::string> materializer;
+};
+
+struct CompileInputs {
+  PreparedModelFamily family;
+  CompilationTarget target;
+  RuntimePolicy policy;
+  ProgramPlanCompileOptions options;
+};
+
+inline constexpr uint64_t kDefaultPolicyScheduledTokens = 4096;
+
+RuntimePolicy device_default_policy(const DeviceDescriptor& device);
+Result<CompileInputs> load_compile_inputs(const PlanSourceArgs& args);
+Result<ProgramPlanCompilation> compile_plan(const CompileInputs& inputs);
+
+}  // namespace ferrite::cli

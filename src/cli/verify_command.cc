@@ -1,0 +1,37 @@
+// `ferrite verify`: accept a plan file only if the trusted program, catalog,
+// policy and options rebuild it byte for byte.
+#include <ostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/plan_sources.h"
+#include "ferrite/format/json_reader.h"
+#include "ferrite/plan/plan_verify.h"
+
+namespace ferrite::cli {
+
+int run_verify(const VerifyArgs& args, std::ostream& out, std::ostream& err) {
+  auto text = read_text_file(args.plan_path);
+  if (!text) return report_error(text.error(), args.json, out, err);
+  auto inputs = load_compile_inputs(args.sources);
+  if (!inputs) return report_error(inputs.error(), args.json, out, err);
+  auto verified = verify_plan_json(*text, inputs->family, inputs->target.catalog, inputs->policy,
+                                   inputs->target.estimators,
+                                   WeightMaterializerRegistry::identity_only(), inputs->options);
+  if (!verified) return report_error(verified.error(), args.json, out, err);
+  // Verified: the wire equals the rebuild, so its id is the rebuild's id.
+  auto wire = read_plan_wire(*text);
+  if (!wire) return report_error(wire.error(), args.json, out, err);
+  const std::string plan_id = (*wire)["payload"]["plan_id"].get<std::string>();
+  if (args.json) {
+    out << nlohmann::json{{"ok", true}, {"plan_id", plan_id}}.dump(2) << "\n";
+  } else {
+    out << fmt::format("ok: {} equals the trusted rebuild\n", plan_id);
+  }
+  return kExitOk;
+}
+
+}  // namespace ferrite::cli

@@ -1,0 +1,312 @@
+// `ferrite compile`, `explain` and `verify` end to end: plan files written
+// atomically, explain from a plan or a program, verify by rebuild, exit codes
+// (0 ok, 1 rejected, 2 usage / malformed input), byte identity across
+// processes and golden dumps of both examples.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "ferrite/core/fingerprint.h"
+#include "ferrite/plan/execution_plan.h"
+
+namespace ferrite::cli {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+template <class Args>
+Outcome invoke(int (*command)(const Args&, std::ostream&, std::ostream&), const Args& args) {
+  std::ostringstream out, err;
+  const int code = command(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+// A fresh directory per test, removed afterwards.
+class PlanCommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           (std::string("ferrite-plan-commands-") + info->name() + "-" +
+            std::to_string(static_cast<long>(::getpid())));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+std::string example_path(const std::string& file) {
+  return std::string(FERRITE_SOURCE_DIR) + "/examples/" + file;
+}
+
+TEST_F(PlanCommandsTest, CompileWritesThePlanAndPrintsItsId) {
+  const fs::path plan = dir_ / "llama.plan.json";
+  auto r = invoke(run_compile, CompileArgs{.sources = {.example = "llama-decoder"},
+                                           .output_path = plan.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  ASSERT_TRUE(fs::exists(plan));
+  const std::string text = read_file(plan);
+  auto doc = nlohmann::json::parse(text);
+  const std::string id = doc["payload"]["plan_id"];
+  EXPECT_EQ(r.out, id + "\n");
+  EXPECT_EQ(id, "plan/sha256/" + doc["plan_hash"].get<std::string>());
+  EXPECT_EQ(doc["payload"]["nodes"].size(), 34u);
+  // No temporary file is left beside the plan.
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir_)) ++entries;
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST_F(PlanCommandsTest, CompileFromFilesEqualsTheBundledExample) {
+  const fs::path a = dir_ / "a.json";
+  const fs::path b = dir_ / "b.json";
+  ASSERT_EQ(invoke(run_compile, CompileArgs{.sources = {.example = "synthetic"},
+                                            .output_path = a.string()})
+                .code,
+            kExitOk);
+  auto r = invoke(run_compile,
+                  CompileArgs{.sources = {.program_path = example_path("synthetic.program.json"),
+                                          .catalog_path = example_path("synthetic.catalog.json"),
+                                          .policy_path = example_path("synthetic.policy.json"),
+                                          .inputs = {"value.input=f32[4]"}},
+                              .output_path = b.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(read_file(a), read_file(b));
+}
+
+TEST_F(PlanCommandsTest, OptionsChangeThePlan) {
+  auto base = invoke(run_compile, CompileArgs{.sources = {.example = "llama-decoder"}});
+  auto preferred = invoke(
+      run_compile,
+      CompileArgs{.sources = {.example = "llama-decoder",
+                              .prefer = {"node.output=provider.cpu.tiled.linear"}}});
+  auto retained = invoke(run_compile, CompileArgs{.sources = {.example = "llama-decoder",
+                                                              .retain_all = true}});
+  ASSERT_EQ(base.code, kExitOk) << base.err;
+  ASSERT_EQ(preferred.code, kExitOk) << preferred.err;
+  ASSERT_EQ(retained.code, kExitOk) << retained.err;
+  EXPECT_NE(base.out, preferred.out);
+  EXPECT_NE(base.out, retained.out);
+  EXPECT_NE(preferred.out, retained.out);
+}
+
+TEST_F(PlanCommandsTest, ExplainShowsProvidersReasonsAndResources) {
+  const fs::path plan = dir_ / "llama.plan.json";
+  ASSERT_EQ(invoke(run_compile,
+                   CompileArgs{.sources = {.example = "llama-decoder",
+                                           .prefer = {"node.output=provider.cpu.tiled.linear",
+                                                      "node.blk.0.attention="
+                                                      "provider.cpu.paged.attention"}},
+                               .output_path = plan.string()})
+                .code,
+            kExitOk);
+  auto r = invoke(run_explain, ExplainArgs{.path = plan.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("nodes 34: "));
+  EXPECT_THAT(r.out, HasSubstr("provider.cpu.tiled.linear 1"));
+  EXPECT_THAT(r.out, HasSubstr("fallbacks 1 · memory "));
+  EXPECT_THAT(r.out, HasSubstr("preferred_compatible"));
+  EXPECT_THAT(r.out, HasSubstr("fallback_from_preferred"));
+  EXPECT_THAT(r.out, HasSubstr("node.blk.0.attention: provider.cpu.paged.attention rejected: "
+                               "no storage profile offered by policy and device is accepted for "
+                               "resource/state/sha256/"));
+  EXPECT_THAT(r.out, HasSubstr("RESOURCE"));
+  EXPECT_THAT(r.out, HasSubstr("resource/weight-arena/sha256/"));
+
+  auto j = invoke(run_explain, ExplainArgs{.path = plan.string(), .json = true});
+  ASSERT_EQ(j.code, kExitOk) << j.err;
+  auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["summary"]["nodes"], 34);
+  EXPECT_EQ(doc["summary"]["fallbacks"], 1);
+  EXPECT_EQ(doc["summary"]["nodes_per_provider"]["provider.cpu.tiled.linear"], 1);
+  uint64_t total = 0;
+  for (const auto& resource : doc["resources"]) total += resource["size_bytes"].get<uint64_t>();
+  EXPECT_EQ(doc["summary"]["total_resource_bytes"], total);
+  EXPECT_LE(total, doc["summary"]["usable_capacity_bytes"].get<uint64_t>());
+}
+
+TEST_F(PlanCommandsTest, ExplainCompilesAProgramDirectly) {
+  const fs::path plan = dir_ / "synthetic.plan.json";
+  ASSERT_EQ(invoke(run_compile, CompileArgs{.sources = {.example = "synthetic"},
+                                            .output_path = plan.string()})
+                .code,
+            kExitOk);
+  auto from_plan = invoke(run_explain, ExplainArgs{.path = plan.string()});
+  auto from_program = invoke(
+      run_explain, ExplainArgs{.path = example_path("synthetic.program.json"),
+                               .sources = {.catalog_path = example_path("synthetic.catalog.json"),
+                                           .policy_path = example_path("synthetic.policy.json"),
+                                           .inputs = {"value.input=f32[4]"}}});
+  auto from_example = invoke(run_explain, ExplainArgs{.sources = {.example = "synthetic"}});
+  ASSERT_EQ(from_plan.code, kExitOk) << from_plan.err;
+  ASSERT_EQ(from_program.code, kExitOk) << from_program.err;
+  EXPECT_EQ(from_plan.out, from_program.out);
+  EXPECT_EQ(from_plan.out, from_example.out);
+}
+
+TEST_F(PlanCommandsTest, VerifyAcceptsTheRebuildAndNamesTheFirstDifference) {
+  const fs::path plan = dir_ / "llama.plan.json";
+  ASSERT_EQ(invoke(run_compile, CompileArgs{.sources = {.example = "llama-decoder"},
+                                            .output_path = plan.string()})
+                .code,
+            kExitOk);
+  auto ok = invoke(run_verify, VerifyArgs{.plan_path = plan.string(),
+                                          .sources = {.example = "llama-decoder"}});
+  ASSERT_EQ(ok.code, kExitOk) << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("equals the trusted rebuild"));
+
+  // Other options: a different trusted plan, so the wire is rejected.
+  auto other = invoke(run_verify,
+                      VerifyArgs{.plan_path = plan.string(),
+                                 .sources = {.example = "llama-decoder",
+                                             .inputs = {"value.tokens=u32[8]",
+                                                        "value.positions=u32[8]"}}});
+  EXPECT_EQ(other.code, kExitRejected);
+  EXPECT_THAT(other.err, HasSubstr("plan differs from the trusted rebuild at $.payload."));
+
+  // A forged provider choice with its hash recomputed: still rejected.
+  auto doc = nlohmann::json::parse(read_file(plan));
+  auto& node = doc["payload"]["nodes"][33];
+  ASSERT_EQ(node["provider_id"], "provider.cpu.reference.linear");
+  node["provider_id"] = "provider.cpu.tiled.linear";
+  doc["payload"]["plan_id"] = "";
+  const std::string hash = plan_payload_hash(doc["payload"]);
+  doc["payload"]["plan_id"] = "plan/sha256/" + hash;
+  doc["plan_hash"] = hash;
+  const fs::path forged = dir_ / "forged.plan.json";
+  write_file(forged, canonical_json(doc));
+  auto rejected = invoke(run_verify, VerifyArgs{.plan_path = forged.string(),
+                                                .sources = {.example = "llama-decoder"}});
+  EXPECT_EQ(rejected.code, kExitRejected);
+  EXPECT_THAT(rejected.err, HasSubstr("$.payload.nodes[33].provider_id: expected "
+                                      "\"provider.cpu.reference.linear\", found "
+                                      "\"provider.cpu.tiled.linear\""));
+  // Explain trusts an intact file, so it shows the forged choice; verify is the gate.
+  EXPECT_EQ(invoke(run_explain, ExplainArgs{.path = forged.string()}).code, kExitOk);
+
+  // A stale hash is a hash mismatch for both.
+  doc["plan_hash"] = std::string(64, '0');
+  write_file(forged, doc.dump());
+  auto stale = invoke(run_explain, ExplainArgs{.path = forged.string()});
+  EXPECT_EQ(stale.code, kExitRejected);
+  EXPECT_THAT(stale.err, HasSubstr("plan_hash_mismatch"));
+}
+
+TEST_F(PlanCommandsTest, ExitCodesForBadInput) {
+  const fs::path missing_dir = dir_ / "no" / "such" / "dir" / "plan.json";
+  auto unwritable = invoke(run_compile, CompileArgs{.sources = {.example = "synthetic"},
+                                                    .output_path = missing_dir.string()});
+  EXPECT_EQ(unwritable.code, kExitUsage);
+  EXPECT_FALSE(fs::exists(missing_dir));
+
+  auto bad_prefer = invoke(run_compile, CompileArgs{.sources = {.example = "synthetic",
+                                                                .prefer = {"node.main"}}});
+  EXPECT_EQ(bad_prefer.code, kExitUsage);
+  EXPECT_THAT(bad_prefer.err, HasSubstr("NODE=PROVIDER"));
+
+  auto v1 = nlohmann::json::parse(read_file(example_path("synthetic.catalog.json")));
+  v1.erase("device");
+  v1.erase("providers");
+  v1["format_version"] = 1;
+  const fs::path v1_path = dir_ / "ops-only.catalog.json";
+  write_file(v1_path, v1.dump());
+  auto v1_catalog = invoke(run_compile, CompileArgs{.sources = {.example = "synthetic",
+                                                                .catalog_path = v1_path.string()}});
+  EXPECT_EQ(v1_catalog.code, kExitUsage);
+  EXPECT_THAT(v1_catalog.err, HasSubstr("compiling needs format_version 2"));
+
+  // A valid program rejected by the compiler: exit 1 with the spec wording.
+  auto unknown_retain = invoke(run_compile, CompileArgs{.sources = {.example = "synthetic",
+                                                                    .retain = {"value.input"}}});
+  EXPECT_EQ(unknown_retain.code, kExitRejected);
+  EXPECT_THAT(unknown_retain.err,
+              HasSubstr("completion retention must reference a semantic node output"));
+
+  const fs::path garbage = dir_ / "garbage.json";
+  write_file(garbage, "{\"payload\": ");
+  EXPECT_EQ(invoke(run_explain, ExplainArgs{.path = garbage.string()}).code, kExitUsage);
+  write_file(garbage, R"({"payload":{"schema":"ferrite.plan/0"},"plan_hash":"x"})");
+  auto old_schema = invoke(run_explain, ExplainArgs{.path = garbage.string()});
+  EXPECT_EQ(old_schema.code, kExitRejected);
+  EXPECT_THAT(old_schema.err, HasSubstr("unsupported_plan_schema"));
+  EXPECT_EQ(invoke(run_verify, VerifyArgs{.plan_path = (dir_ / "absent.json").string(),
+                                          .sources = {.example = "synthetic"}})
+                .code,
+            kExitUsage);
+}
+
+// Two separate processes, same inputs: byte-identical plan files.
+TEST_F(PlanCommandsTest, TwoProcessesWriteByteIdenticalPlans) {
+  for (const std::string example : {"synthetic", "llama-decoder"}) {
+    const fs::path a = dir_ / (example + ".a.json");
+    const fs::path b = dir_ / (example + ".b.json");
+    for (const fs::path& out : {a, b}) {
+      const std::string command = std::string(FERRITE_BINARY) + " compile --example " + example +
+                                  " -o " + out.string() + " > /dev/null 2>&1";
+      ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    }
+    const std::string first = read_file(a);
+    ASSERT_FALSE(first.empty());
+    EXPECT_EQ(first, read_file(b)) << example;
+  }
+}
+
+// Golden dumps: the explain text of each bundled example (it starts with the
+// plan id, i.e. the hash) and the sha256 of its plan file. Regenerate with
+// FERRITE_UPDATE_GOLDEN=1 after an intended plan change, and review the diff.
+TEST_F(PlanCommandsTest, GoldenPlansOfTheExamples) {
+  const fs::path golden = fs::path(FERRITE_SOURCE_DIR) / "tests" / "golden";
+  const bool update = std::getenv("FERRITE_UPDATE_GOLDEN") != nullptr;
+  std::string sums;
+  for (const std::string example : {"llama-decoder", "synthetic"}) {
+    const fs::path plan = dir_ / (example + ".plan.json");
+    auto compiled = invoke(run_compile, CompileArgs{.sources = {.example = example},
+                                                    .output_path = plan.string()});
+    ASSERT_EQ(compiled.code, kExitOk) << compiled.err;
+    auto explained = invoke(run_explain, ExplainArgs{.path = plan.string()});
+    ASSERT_EQ(explained.code, kExitOk) << explained.err;
+    sums += sha256_hex(read_file(plan)) + "  " + example + ".plan.json\n";
+    const fs::path dump = golden / (example + ".explain.txt");
+    if (update) {
+      write_file(dump, explained.out);
+    } else {
+      EXPECT_EQ(explained.out, read_file(dump)) << "golden dump differs: " << dump;
+    }
+  }
+  const fs::path sums_path = golden / "plans.sha256";
+  if (update) {
+    write_file(sums_path, sums);
+  } else {
+    EXPECT_EQ(sums, read_file(sums_path)) << "plan file sha256 differs: " << sums_path;
+  }
+}
+
+}  // namespace
+}  // namespace ferrite::cli
