@@ -1,6 +1,7 @@
 #include "ferrite/plan/program_plan_compiler.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ferrite/compiler/joint_selection.h"
 #include "ferrite/core/checked_math.h"
@@ -97,6 +98,19 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
                                                        const ProgramPlanCompileOptions& options) {
   FERRITE_ASSIGN_OR_RETURN(auto weights,
                            materializers.select(family, options.weight_materializer_selection()));
+  // The materializer's required capabilities must be offered by the device (spec §10).
+  std::vector<std::string> missing;
+  for (const auto& capability : weights.materializer().required_capabilities) {
+    if (!catalog.device().capabilities.contains(capability)) missing.push_back(capability.str());
+  }
+  if (!missing.empty()) {
+    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                             fmt::format("weight materializer `{}` requires capabilities device "
+                                         "`{}` lacks: {}",
+                                         weights.materializer().id.str(),
+                                         catalog.device().id.str(), fmt::join(missing, ", ")))
+                          .with_field("materializer_id", weights.materializer().id.str()));
+  }
   FERRITE_RETURN_IF_ERROR(validate_compile_options(family, options));
   FERRITE_ASSIGN_OR_RETURN(auto tensors, infer_value_tensors(family, catalog.operations(), options));
   const NodeResolutionContext context{family, weights.schema(), catalog, policy, estimators};

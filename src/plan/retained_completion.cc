@@ -25,6 +25,63 @@ Error retention_error(const ProgramValueId& value, std::string message) {
 
 }  // namespace
 
+Result<CompletionReadback> RetainedCompletionValue::readback_request(
+    const ResolvedTensorSpec& requested) const {
+  if (!requested.is_contiguous()) {
+    return retention_error(value_id, fmt::format("readback of retained value `{}` must request a "
+                                                 "contiguous tensor, not {}",
+                                                 value_id.str(), requested.to_string()));
+  }
+  if (requested.element_type() != tensor.element_type()) {
+    return retention_error(value_id, fmt::format("readback of retained value `{}`: element type "
+                                                 "differs (requested {}, retained {})",
+                                                 value_id.str(), requested.to_string(),
+                                                 tensor.to_string()));
+  }
+  if (requested.minimum_storage_bytes() > tensor.minimum_storage_bytes()) {
+    return retention_error(value_id, fmt::format("readback of retained value `{}`: {} bytes "
+                                                 "exceeds retained activation capacity of {} bytes",
+                                                 value_id.str(), requested.minimum_storage_bytes(),
+                                                 tensor.minimum_storage_bytes()));
+  }
+  return CompletionReadback{value_id,
+                            producer_node_id,
+                            resource_id,
+                            logical_offset_bytes,
+                            requested.minimum_storage_bytes(),
+                            requested};
+}
+
+Result<CompletionReadback> RetainedCompletionValue::readback_for_work(
+    const ProgramNodeWorkSpec& producer_work, uint64_t scheduled_tokens) const {
+  std::vector<uint64_t> dims = tensor.dimensions();
+  if (const auto* tokens = std::get_if<WorkTokens>(&producer_work)) {
+    if (tokens->value_id != value_id || tokens->axis >= dims.size() || !tensor.is_contiguous()) {
+      return retention_error(value_id, fmt::format("retained value `{}` has no contiguous token "
+                                                   "axis for a work-shaped readback",
+                                                   value_id.str()));
+    }
+    for (uint32_t a = 0; a < tokens->axis; ++a) {
+      if (dims[a] != 1) {
+        return retention_error(value_id, fmt::format("retained value `{}` token axis {} is not a "
+                                                     "contiguous prefix",
+                                                     value_id.str(), tokens->axis));
+      }
+    }
+    if (scheduled_tokens == 0 || scheduled_tokens > dims[tokens->axis]) {
+      return retention_error(value_id, fmt::format("readback of retained value `{}` for {} "
+                                                   "tokens is outside its capacity of {}",
+                                                   value_id.str(), scheduled_tokens,
+                                                   dims[tokens->axis]));
+    }
+    dims[tokens->axis] = scheduled_tokens;
+  }
+  FERRITE_ASSIGN_OR_RETURN(auto requested, ResolvedTensorSpec::create(std::move(dims),
+                                                                      tensor.element_type(),
+                                                                      ContiguousLayout{}));
+  return readback_request(requested);
+}
+
 Result<std::vector<RetainedCompletionValue>> resolve_retained_completion_values(
     const PreparedModelFamily& family, const std::vector<PlanNode>& nodes,
     const CompletionRetentionSpec& retention) {

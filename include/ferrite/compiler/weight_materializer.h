@@ -9,7 +9,9 @@
 // tensor contract" otherwise).
 //   * The identity materializer (`weight-materializer.identity`, v2.0, Exact)
 //     is always registered and is the default.
-//   * Selection is exact by id; an unregistered id is an error.
+//   * Selection is exact by id; an unregistered id is an error. The device
+//     must offer the descriptor's required capabilities; the compiler checks
+//     this against its catalog's device (ProgramPlanCompiler::resolve).
 //   * An Approximate materializer is refused (WeightMaterializerQualityApproval
 //     Required: "requires explicit numerical-quality approval") unless the
 //     selection carries an approval; numeric-quality artifacts arrive with the

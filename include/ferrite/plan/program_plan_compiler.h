@@ -5,8 +5,9 @@
 // one way.
 //
 // Contract (spec §11.3 steps 1–7): `ProgramPlanCompiler::resolve` selects the
-// execution weights (materializer registry), validates the options, infers
-// every tensor, then
+// execution weights (materializer registry; the device must offer every
+// capability the selected materializer requires), validates the options,
+// infers every tensor, then
 //   * probe pass: weights in dedicated resources; every node resolved; A = the
 //     largest value alignment any candidate of any node asks for (a non-zero
 //     power of two, else an error);

@@ -1,0 +1,865 @@
+// The remaining spec §12 acceptance cases for the plan compiler, end to end
+// through ProgramPlanCompiler::compile / resolve / verify_plan_json:
+// 6 (retention, readback, wire), 11-14 (extension drill), 16-20 (retain-all,
+// weight materializers), 23 (estimator registry) and 28 (alias graph).
+// Cases 1-2 live in tests/compiler/tensor_inference_test.cc; the others in
+// the sibling tests of this folder.
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "ferrite/compiler/joint_selection.h"
+#include "ferrite/compiler/value_placement.h"
+#include "ferrite/core/fingerprint.h"
+#include "plan/plan_test_support.h"
+
+namespace ferrite {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+using plan_testing::CountingEstimator;
+using plan_testing::PlanHarness;
+using testing::contract;
+using testing::dense;
+using testing::node_id;
+using testing::unwrap;
+using testing::value;
+
+// --- Builders for the small programs and catalogs these cases need ----------
+
+// A one-output F32[4] operation with `inputs` F32[4] inputs and the synthetic
+// operation's resources (so CountingEstimator's estimate fits it).
+OperationDescriptor f32_operation(std::string_view id, size_t inputs, AliasPolicy alias = NoAlias{}) {
+  OperationDescriptor op = testing::synthetic_operation(id);
+  op.inputs.assign(inputs, contract({DimensionExact{4}}, {ElementType::kF32}));
+  op.outputs = {contract({DimensionExact{4}}, {ElementType::kF32}, TensorAccess::kWrite, alias)};
+  return op;
+}
+
+// Contiguous dynamic storage for every slot of `op` (weight slots are ignored
+// by resolution, so declaring them is harmless).
+std::vector<ProviderStorageBindingRequirement> all_slots(const OperationDescriptor& op) {
+  std::vector<ProviderStorageBindingRequirement> slots;
+  for (uint32_t i = 0; i < op.inputs.size(); ++i) {
+    slots.push_back({ValueBindingRole::kInput, i, DynamicStorageRequirement::contiguous()});
+  }
+  for (uint32_t i = 0; i < op.outputs.size(); ++i) {
+    slots.push_back({ValueBindingRole::kOutput, i, DynamicStorageRequirement::contiguous()});
+  }
+  return slots;
+}
+
+// A catalog with one provider per operation, each with its counting estimator.
+struct Backend {
+  CapabilityCatalog catalog;
+  EstimatorRegistry estimators;
+  std::map<std::string, std::shared_ptr<CountingEstimator>> counters;  // by provider id
+
+  int calls(const std::string& provider) const { return counters.at(provider)->calls; }
+  int total_calls() const {
+    int total = 0;
+    for (const auto& [id, c] : counters) total += c->calls;
+    return total;
+  }
+};
+
+Backend backend(const std::vector<std::pair<OperationDescriptor, std::string>>& ops,
+                DeviceDescriptor dev = plan_testing::device()) {
+  std::vector<OperationDescriptor> descriptors;
+  std::vector<OperationProviderDescriptor> providers;
+  std::vector<std::shared_ptr<const OperationResourceEstimator>> list;
+  std::map<std::string, std::shared_ptr<CountingEstimator>> counters;
+  for (const auto& [op, provider_id] : ops) {
+    descriptors.push_back(op);
+    auto p = plan_testing::provider(provider_id, op, all_slots(op));
+    p.device_id = dev.id;
+    providers.push_back(p);
+    auto counter = std::make_shared<CountingEstimator>(p);
+    counters.emplace(provider_id, counter);
+    list.push_back(counter);
+  }
+  return Backend{unwrap(CapabilityCatalog::create(std::move(dev),
+                                                  unwrap(OperationCatalog::create(descriptors)),
+                                                  providers)),
+                 unwrap(EstimatorRegistry::create(list)), std::move(counters)};
+}
+
+ProgramNode make_node(std::string_view id, std::string_view op, std::vector<ProgramValueId> inputs,
+                      std::vector<ProgramValueId> outputs) {
+  return ProgramNode{.id = node_id(id),
+                     .operation_id = OperationId::literal(op),
+                     .required_version = {1, 0},
+                     .work = WorkFixed{},
+                     .inputs = std::move(inputs),
+                     .outputs = std::move(outputs),
+                     .attributes = {}};
+}
+
+PreparedModelFamily family_of(std::vector<ProgramNode> nodes, std::vector<StateSpec> states,
+                              std::vector<WeightReference> weights,
+                              std::vector<ProgramValueId> outputs,
+                              WeightSchema schema = testing::dense_weight_schema()) {
+  const auto id = ModelFamilyId::literal("family.synthetic");
+  auto program = unwrap(ModelProgram::create(id, {value("value.input")},
+                                             {ProgramBlock{"block.main", std::move(nodes)}},
+                                             std::move(states), std::move(weights),
+                                             std::move(outputs)));
+  return unwrap(PreparedModelFamily::create(id, json{{"width", 4}}, std::move(schema),
+                                            std::move(program)));
+}
+
+Result<ProgramPlanCompilation> compile(const PreparedModelFamily& family, const Backend& b,
+                                       const ProgramPlanCompileOptions& options =
+                                           testing::synthetic_options(),
+                                       const WeightMaterializerRegistry& materializers =
+                                           WeightMaterializerRegistry::identity_only()) {
+  return ProgramPlanCompiler::compile(family, b.catalog, plan_testing::policy(), b.estimators,
+                                      materializers, options);
+}
+
+std::string rehash(json plan) {
+  plan["plan_hash"] = plan_payload_hash(plan["payload"]);
+  return plan.dump();
+}
+
+const ResolvedValueBinding& binding_of(const PlanNode& node, std::string_view value_id) {
+  for (const auto& b : node.values) {
+    if (b.value_id().str() == value_id) return b;
+  }
+  ADD_FAILURE() << "node " << node.id.str() << " does not bind " << value_id;
+  std::abort();
+}
+
+// --- Case 6: completion retention of `value.output` ---------------------------
+
+TEST(CompilerAcceptanceTest, Case6RetentionBindsOneTypedOutputAndRequiresTheWirePolicy) {
+  PlanHarness h;
+  ASSERT_TRUE(h.options.retain_completion_value(value("value.output")));
+  auto compiled = h.compile();
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  const ExecutionPlan& plan = compiled->plan;
+
+  // The checkpoint: producer node.main, ordinal 0, the output's own resource and tensor.
+  ASSERT_EQ(plan.retained_completion_values().size(), 1u);
+  const RetainedCompletionValue& kept = plan.retained_completion_values()[0];
+  EXPECT_EQ(kept.producer_node_id.str(), "node.main");
+  EXPECT_EQ(kept.output_ordinal, 0u);
+  EXPECT_EQ(kept.tensor.dimensions(), std::vector<uint64_t>{4});
+  EXPECT_EQ(kept.tensor.element_type(), ElementType::kF32);
+  const ResolvedValueBinding& output = binding_of(plan.nodes()[0], "value.output");
+  EXPECT_EQ(kept.resource_id, output.storage().components()[0].resource_id);
+  EXPECT_EQ(kept.logical_offset_bytes, 0u);
+  EXPECT_EQ(plan.payload()["retained_completion_values"][0]["resource_id"],
+            kept.resource_id.str());
+
+  // Readback of F32×4 reads the whole retained range of the same node/resource.
+  auto f32x4 = unwrap(ResolvedTensorSpec::create({4}, ElementType::kF32, ContiguousLayout{}));
+  auto read = kept.readback_request(f32x4);
+  ASSERT_TRUE(read) << read.error().to_string();
+  EXPECT_EQ(read->producer_node_id.str(), "node.main");
+  EXPECT_EQ(read->resource_id, kept.resource_id);
+  EXPECT_EQ(read->offset_bytes, 0u);
+  EXPECT_EQ(read->length_bytes, 16u);
+
+  // Work-shaped readback for one sequence of 2 tokens: node.main has Fixed
+  // work, so the producer wrote all 4 elements.
+  auto work = kept.readback_for_work(plan.nodes()[0].work, 2);
+  ASSERT_TRUE(work) << work.error().to_string();
+  EXPECT_EQ(work->tensor.dimensions(), std::vector<uint64_t>{4});
+  EXPECT_EQ(work->length_bytes / element_type_size_bytes(work->tensor.element_type()), 4u);
+
+  auto u8x4 = unwrap(ResolvedTensorSpec::create({4}, ElementType::kU8, ContiguousLayout{}));
+  auto wrong_type = kept.readback_request(u8x4);
+  ASSERT_FALSE(wrong_type);
+  EXPECT_EQ(wrong_type.error().code(), ErrorCode::kInvalidExecutionPlan);
+  EXPECT_THAT(wrong_type.error().message(), HasSubstr("element type differs"));
+
+  auto f32x5 = unwrap(ResolvedTensorSpec::create({5}, ElementType::kF32, ContiguousLayout{}));
+  auto too_big = kept.readback_request(f32x5);
+  ASSERT_FALSE(too_big);
+  EXPECT_THAT(too_big.error().message(), HasSubstr("exceeds retained activation capacity"));
+
+  // Wire round trip: the retention spec is a trusted input of verification.
+  const std::string wire = plan.to_json().dump();
+  PlanHarness without;  // same inputs, no retention
+  auto r = without.verify(wire);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), ErrorCode::kInvalidExecutionPlan);
+  EXPECT_THAT(r.error().message(), HasSubstr("$.payload"));
+  auto ok = h.verify(wire);
+  EXPECT_TRUE(ok) << ok.error().to_string();
+  auto rebuilt = h.compile();
+  ASSERT_TRUE(rebuilt);
+  EXPECT_EQ(rebuilt->plan, plan);
+
+  // A self-rehashed wire with a forged retained resource id is rejected by rebuild.
+  json forged = plan.to_json();
+  forged["payload"]["retained_completion_values"][0]["resource_id"] =
+      binding_of(plan.nodes()[0], "value.input").storage().components()[0].resource_id.str();
+  auto f = h.verify(rehash(forged));
+  ASSERT_FALSE(f);
+  EXPECT_EQ(f.error().code(), ErrorCode::kInvalidExecutionPlan);
+  EXPECT_EQ(f.error().fields().at("json_path"),
+            "$.payload.retained_completion_values[0].resource_id");
+}
+
+TEST(CompilerAcceptanceTest, Case6WorkShapedReadbackCutsTheTokenAxis) {
+  RetainedCompletionValue kept{
+      value("value.hidden"), node_id("node.main"), 0,
+      ResourceId::literal("resource/activation/sha256/0"), 0,
+      unwrap(ResolvedTensorSpec::create({1, 8, 4}, ElementType::kF32, ContiguousLayout{}))};
+  auto two = kept.readback_for_work(WorkTokens{value("value.hidden"), 1}, 2);
+  ASSERT_TRUE(two) << two.error().to_string();
+  EXPECT_EQ(two->tensor.dimensions(), (std::vector<uint64_t>{1, 2, 4}));
+  EXPECT_EQ(two->length_bytes, 32u);
+  EXPECT_FALSE(kept.readback_for_work(WorkTokens{value("value.hidden"), 1}, 9));   // > capacity
+  EXPECT_FALSE(kept.readback_for_work(WorkTokens{value("value.hidden"), 2}, 2));   // not a prefix
+  EXPECT_FALSE(kept.readback_for_work(WorkTokens{value("value.tokens"), 0}, 1));   // other value
+}
+
+// --- Extension drill (cases 11-14) --------------------------------------------
+
+TEST(CompilerAcceptanceTest, Case11SecondDenseWeightInsteadOfStateIsAdditive) {
+  WeightSchema schema = testing::dense_weight_schema();
+  schema.components.push_back(WeightComponentSpec{.id = WeightId::literal("weight.mask.component"),
+                                                  .role = WeightComponentRole::kValues,
+                                                  .external_names = {"mask"},
+                                                  .dimensions = {4},
+                                                  .encoding = DenseEncoding{ElementType::kU8},
+                                                  .required = true});
+  schema.tensors.push_back(WeightTensorSpec{
+      .id = WeightId::literal("weight.mask"),
+      .dimensions = {4},
+      .logical_element_type = ElementType::kU8,
+      .physical_layout = DenseLayout{WeightId::literal("weight.mask.component")},
+      .required = true});
+  auto family = family_of(
+      {make_node("node.main", "operation.main",
+                 {value("value.input"), value("value.weight"), value("value.mask")},
+                 {value("value.output")})},
+      {},
+      {testing::synthetic_weight(),
+       WeightReference{WeightId::literal("weight.mask"), value("value.mask"),
+                       dense({4}, ElementType::kU8)}},
+      {value("value.output")}, schema);
+  auto b = backend({{testing::synthetic_operation(), "provider.operation.reference"}});
+  auto compiled = compile(family, b);
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  ASSERT_EQ(compiled->plan.nodes().size(), 1u);
+  const PlanNode& node = compiled->plan.nodes()[0];
+  EXPECT_TRUE(node.state_effects.empty());
+  EXPECT_EQ(node.provider_id.str(), "provider.operation.reference");
+  const ResolvedValueBinding& mask = binding_of(node, "value.mask");
+  EXPECT_EQ(mask.usage(), BufferUsage::kWeights);
+  ASSERT_TRUE(mask.weight());
+  EXPECT_EQ(mask.weight()->weight_id.str(), "weight.mask");
+}
+
+TEST(CompilerAcceptanceTest, Case12RecurrentFamilyReusesTheSequenceStateContract) {
+  StateSpec recurrent{StateId::literal("state.recurrent"), value("value.recurrent"),
+                      dense({4}, ElementType::kU8), StateLifetime::kSequence,
+                      StateCapacityFixedPerScope{}, StateInitialization::kZero};
+  auto family = family_of(
+      {make_node("node.main", "operation.main",
+                 {value("value.input"), value("value.weight"), value("value.recurrent")},
+                 {value("value.output")})},
+      {recurrent}, {testing::synthetic_weight()}, {value("value.output")});
+  auto b = backend({{testing::synthetic_operation(), "provider.operation.reference"}});
+  auto compiled = compile(family, b);
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  const PlanNode& node = compiled->plan.nodes()[0];
+  ASSERT_EQ(node.state_effects.size(), 1u);
+  EXPECT_EQ(node.state_effects[0].state_id.str(), "state.recurrent");
+  EXPECT_EQ(node.state_effects[0].access, TensorAccess::kRead);
+  EXPECT_EQ(node.state_effects[0].lifetime, StateLifetime::kSequence);
+  EXPECT_EQ(node.state_effects[0].resource_ids,
+            std::vector<ResourceId>{
+                binding_of(node, "value.recurrent").storage().components()[0].resource_id});
+}
+
+TEST(CompilerAcceptanceTest, Case13NovelOperationIsAdditiveToCatalogAndProviders) {
+  // The seed's oracle graph (the novel operation's reference oracle) is not
+  // modelled in Ferrite; the catalog/provider/estimator part is.
+  const auto novel = testing::synthetic_operation("operation.extension.scale_bias");
+  auto b = backend({{testing::synthetic_operation(), "provider.operation.reference"},
+                    {novel, "provider.extension.scale_bias.reference"}});
+  auto family = family_of(
+      {make_node("node.extension", "operation.extension.scale_bias",
+                 {value("value.input"), value("value.weight"), value("value.state")},
+                 {value("value.output")})},
+      {testing::synthetic_state()}, {testing::synthetic_weight()}, {value("value.output")});
+  auto compiled = compile(family, b);
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  ASSERT_EQ(compiled->plan.nodes().size(), 1u);
+  const PlanNode& node = compiled->plan.nodes()[0];
+  EXPECT_EQ(node.id.str(), "node.extension");
+  EXPECT_EQ(node.operation_id.str(), "operation.extension.scale_bias");
+  EXPECT_EQ(node.operation_version, (ContractVersion{1, 0}));
+  EXPECT_EQ(node.operation_fingerprint, unwrap(novel.fingerprint()));
+  EXPECT_EQ(node.provider_id.str(), "provider.extension.scale_bias.reference");
+  EXPECT_GE(b.calls("provider.extension.scale_bias.reference"), 1);
+  EXPECT_EQ(b.calls("provider.operation.reference"), 0);  // the existing op is untouched
+}
+
+TEST(CompilerAcceptanceTest, Case14ReferenceBackendReusesTheSamePreparedProgram) {
+  DeviceDescriptor accelerator = plan_testing::device();
+  accelerator.id = DeviceId::literal("device.accelerator.0");
+  accelerator.device_class = DeviceClass::kAccelerator;
+  accelerator.runtime_implementation_fingerprint = sha256_hex("accelerator-runtime");
+  auto fast = backend({{testing::synthetic_operation(), "provider.operation.accelerated"}},
+                      accelerator);
+  auto reference = backend({{testing::synthetic_operation(), "provider.operation.reference"}});
+  ASSERT_NE(fast.catalog.fingerprint(), reference.catalog.fingerprint());
+
+  const auto family = testing::synthetic_family();
+  const std::string program_fingerprint = family.program().fingerprint();
+  auto a = compile(family, fast);
+  auto r = compile(family, reference);
+  ASSERT_TRUE(a) << a.error().to_string();
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(family.program().fingerprint(), program_fingerprint);  // compiling never mutates it
+  EXPECT_EQ(a->plan.payload()["program_fingerprint"], program_fingerprint);
+  EXPECT_EQ(r->plan.payload()["program_fingerprint"], program_fingerprint);
+  EXPECT_EQ(a->plan.payload()["device_id"], "device.accelerator.0");
+  EXPECT_EQ(r->plan.payload()["device_id"], "device.reference.0");
+  EXPECT_NE(a->plan.plan_hash(), r->plan.plan_hash());
+  ASSERT_EQ(a->plan.nodes().size(), r->plan.nodes().size());
+  for (size_t i = 0; i < a->plan.nodes().size(); ++i) {
+    EXPECT_EQ(a->plan.nodes()[i].operation_id, r->plan.nodes()[i].operation_id);
+  }
+  EXPECT_EQ(a->plan.nodes()[0].provider_id.str(), "provider.operation.accelerated");
+  EXPECT_EQ(r->plan.nodes()[0].provider_id.str(), "provider.operation.reference");
+}
+
+// --- Case 16: retain every output for determinism -----------------------------
+
+TEST(CompilerAcceptanceTest, Case16DeterminismOptionRetainsEveryOperationOutput) {
+  auto family = family_of(
+      {testing::synthetic_node(),
+       make_node("node.tail", "operation.tail", {value("value.output")}, {value("value.tail")}),
+       make_node("node.side", "operation.tail", {value("value.input")}, {value("value.side")})},
+      {testing::synthetic_state()}, {testing::synthetic_weight()}, {value("value.tail")});
+  auto b = backend({{testing::synthetic_operation(), "provider.operation.reference"},
+                    {f32_operation("operation.tail", 1), "provider.tail.reference"}});
+  auto options = testing::synthetic_options();
+  options.retain_all_outputs_for_determinism(family);
+  const std::set<ProgramValueId> all_outputs{value("value.output"), value("value.side"),
+                                             value("value.tail")};
+  EXPECT_EQ(options.completion_retention().values(), all_outputs);
+  EXPECT_EQ(CompletionRetentionSpec::for_determinism_outputs(family).values(), all_outputs);
+
+  auto compiled = compile(family, b, options);
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  std::set<ProgramValueId> retained;
+  for (const auto& kept : compiled->plan.retained_completion_values()) {
+    retained.insert(kept.value_id);
+  }
+  EXPECT_EQ(retained, all_outputs);
+  EXPECT_EQ(compiled->plan.retained_completion_values().size(), 3u);
+  EXPECT_EQ(compiled->plan.retained_completion_values()[1].producer_node_id.str(), "node.side");
+}
+
+// --- Weight materializers (cases 17-20) ---------------------------------------
+
+TEST(CompilerAcceptanceTest, Case17PayloadExecutionWeightsAreTheIdentityPlan) {
+  PlanHarness h;
+  auto compiled = h.compile();
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  const ExecutionWeightPlan& weights = compiled->resolution.execution_weights;
+  EXPECT_EQ(weights.schema(), h.family.weight_schema());
+  EXPECT_EQ(weights.source_schema_fingerprint(), h.family.weight_schema().fingerprint());
+  EXPECT_EQ(weights.materializer().id.str(), "weight-materializer.identity");
+  EXPECT_EQ(weights.materializer(), identity_weight_materializer_descriptor());
+  EXPECT_EQ(weights.component_sources(),
+            (std::map<WeightId, std::vector<WeightId>>{
+                {WeightId::literal("weight.component"), {WeightId::literal("weight.component")}}}));
+
+  // The payload binds exactly this plan: an independently built identity plan
+  // has the fingerprint the wire carries, and the weight arena is named by it.
+  auto expected = unwrap(ExecutionWeightPlan::create(
+      h.family, identity_weight_materializer_descriptor(),
+      {{WeightId::literal("weight.component"), {WeightId::literal("weight.component")}}},
+      h.family.weight_schema()));
+  const json& payload = compiled->plan.payload();
+  EXPECT_EQ(payload["execution_weights_fingerprint"], expected.fingerprint());
+  EXPECT_EQ(payload["weight_format"], "weight-format.dense");
+  const auto arena = unwrap(hashed_resource_id("weight-arena", expected.fingerprint(), "\"f32\""));
+  EXPECT_EQ(binding_of(compiled->plan.nodes()[0], "value.weight").storage().components()[0]
+                .resource_id,
+            arena);
+
+  // No approval record anywhere on the wire (exact materializers never carry one).
+  EXPECT_EQ(compiled->plan.canonical_text().find("approval"), std::string::npos);
+  EXPECT_EQ(canonical_json(expected.to_json()).find("approval"), std::string::npos);
+}
+
+// A test materializer whose execution schema and descriptor the test chooses.
+class TestMaterializer final : public WeightMaterializer {
+ public:
+  TestMaterializer(WeightMaterializerDescriptor descriptor, WeightSchema schema,
+                   std::map<WeightId, std::vector<WeightId>> sources)
+      : descriptor_(std::move(descriptor)), schema_(std::move(schema)), sources_(std::move(sources)) {}
+  const WeightMaterializerDescriptor& descriptor() const override { return descriptor_; }
+  Result<WeightSchema> execution_schema(const PreparedModelFamily&) const override {
+    return schema_;
+  }
+  Result<std::map<WeightId, std::vector<WeightId>>> component_sources(
+      const PreparedModelFamily& family, const WeightSchema& execution_schema) const override {
+    if (sources_.empty()) return WeightMaterializer::component_sources(family, execution_schema);
+    return sources_;
+  }
+
+ private:
+  WeightMaterializerDescriptor descriptor_;
+  WeightSchema schema_;
+  std::map<WeightId, std::vector<WeightId>> sources_;
+};
+
+WeightMaterializerDescriptor materializer_descriptor(
+    std::string_view id, WeightMaterializationFidelity fidelity = WeightMaterializationFidelity::kExact,
+    std::string_view implementation = "implementation.v1", std::set<CapabilityId> capabilities = {}) {
+  return WeightMaterializerDescriptor{.id = WeightMaterializerId::literal(id),
+                                      .version = {1, 0},
+                                      .implementation_fingerprint =
+                                          sha256_hex(std::string(implementation)),
+                                      .fidelity = fidelity,
+                                      .required_capabilities = std::move(capabilities)};
+}
+
+WeightMaterializerRegistry registry_with(std::shared_ptr<const WeightMaterializer> m) {
+  return unwrap(WeightMaterializerRegistry::create({std::move(m)}));
+}
+
+TEST(CompilerAcceptanceTest, Case18ApproximateMaterializerIsNotAuthorizedByRegistration) {
+  PlanHarness h;
+  h.materializers = registry_with(std::make_shared<TestMaterializer>(
+      materializer_descriptor("weight-materializer.synthetic.int8",
+                              WeightMaterializationFidelity::kApproximate),
+      testing::dense_weight_schema(), std::map<WeightId, std::vector<WeightId>>{}));
+  h.options.require_weight_materializer(
+      WeightMaterializerId::literal("weight-materializer.synthetic.int8"));
+  auto compiled = h.compile();
+  ASSERT_FALSE(compiled);
+  EXPECT_EQ(compiled.error().code(), ErrorCode::kWeightMaterializerQualityApprovalRequired);
+  EXPECT_THAT(compiled.error().message(),
+              HasSubstr("requires explicit numerical-quality approval"));
+  EXPECT_EQ(compiled.error().fields().at("materializer_id"),
+            "weight-materializer.synthetic.int8");
+}
+
+// Ferrite's weight layout trees do not model zero-fill padded bindings yet
+// (program/weight_layout.h), so the [4]→[8] padding materializer of the seed
+// is expressed as the closest exact repacking Ferrite can represent: the one
+// F32[4] component is split into two F32[2] components under a new layout id.
+// Each component is aligned to the provider alignment (16) inside the F32
+// arena, so the arena grows from 16 to 32 bytes — the same +16 static bytes.
+WeightSchema split_schema() {
+  WeightSchema schema = testing::dense_weight_schema();
+  schema.layout_id = WeightLayoutId::literal("weight-layout.split");
+  auto half = [](std::string_view id) {
+    return WeightComponentSpec{.id = WeightId::literal(id),
+                               .role = WeightComponentRole::kValues,
+                               .external_names = {std::string(id)},
+                               .dimensions = {2},
+                               .encoding = DenseEncoding{ElementType::kF32},
+                               .required = true};
+  };
+  schema.components = {half("weight.component.lo"), half("weight.component.hi")};
+  schema.tensors[0].physical_layout = CompositeLayout{
+      {CompositePart{DenseLayout{WeightId::literal("weight.component.lo")}, {0}, {2}},
+       CompositePart{DenseLayout{WeightId::literal("weight.component.hi")}, {2}, {2}}}};
+  return schema;
+}
+
+std::shared_ptr<const WeightMaterializer> split_materializer(WeightMaterializerDescriptor d) {
+  const auto source = std::vector<WeightId>{WeightId::literal("weight.component")};
+  return std::make_shared<TestMaterializer>(
+      std::move(d), split_schema(),
+      std::map<WeightId, std::vector<WeightId>>{{WeightId::literal("weight.component.hi"), source},
+                                                {WeightId::literal("weight.component.lo"), source}});
+}
+
+constexpr std::string_view kSplit = "weight-materializer.synthetic.split";
+
+TEST(CompilerAcceptanceTest, Case19TrustedMaterializerChangesThePlanAndVerifyNeedsItsWitness) {
+  PlanHarness identity;
+  auto baseline = identity.compile();
+  ASSERT_TRUE(baseline) << baseline.error().to_string();
+
+  PlanHarness h;
+  h.materializers = registry_with(split_materializer(materializer_descriptor(kSplit)));
+  h.options.require_weight_materializer(WeightMaterializerId::literal(kSplit));
+  auto compiled = h.compile();
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+
+  // The plan records the materializer and its execution schema.
+  const ExecutionWeightPlan& weights = compiled->resolution.execution_weights;
+  EXPECT_EQ(weights.materializer().id.str(), kSplit);
+  EXPECT_EQ(weights.schema().layout_id.str(), "weight-layout.split");
+  EXPECT_EQ(weights.source_schema_fingerprint(), h.family.weight_schema().fingerprint());
+  EXPECT_EQ(compiled->plan.payload()["execution_weights_fingerprint"], weights.fingerprint());
+  EXPECT_NE(compiled->plan.payload()["execution_weights_fingerprint"],
+            baseline->plan.payload()["execution_weights_fingerprint"]);
+  const ResolvedValueBinding& weight = binding_of(compiled->plan.nodes()[0], "value.weight");
+  ASSERT_TRUE(weight.weight());
+  EXPECT_EQ(weight.weight()->layout_id.str(), "weight-layout.split");
+  ASSERT_EQ(weight.storage().components().size(), 2u);
+  EXPECT_EQ(weight.storage().components()[0].offset_bytes, 0u);   // weight.component.hi
+  EXPECT_EQ(weight.storage().components()[1].offset_bytes, 16u);  // weight.component.lo
+  EXPECT_EQ(compiled->plan.memory().static_bytes, baseline->plan.memory().static_bytes + 16);
+  EXPECT_NE(compiled->plan.plan_hash(), baseline->plan.plan_hash());
+
+  const std::string wire = compiled->plan.to_json().dump();
+  auto ok = h.verify(wire);
+  EXPECT_TRUE(ok) << ok.error().to_string();
+
+  // Without the witness (identity-only registry) the wire cannot be rebuilt.
+  PlanHarness plain = h;
+  plain.materializers = WeightMaterializerRegistry::identity_only();
+  auto unwitnessed = plain.verify(wire);
+  ASSERT_FALSE(unwitnessed);
+  EXPECT_THAT(unwitnessed.error().message(), HasSubstr("is not registered"));
+
+  // A registry whose descriptor for the same id differs never reproduces the plan.
+  auto verify_with = [&](WeightMaterializerDescriptor d) {
+    PlanHarness other = h;
+    other.materializers = registry_with(split_materializer(std::move(d)));
+    return other.verify(wire);
+  };
+  auto implementation = verify_with(materializer_descriptor(
+      kSplit, WeightMaterializationFidelity::kExact, "implementation.v2"));
+  ASSERT_FALSE(implementation);
+  EXPECT_EQ(implementation.error().code(), ErrorCode::kInvalidExecutionPlan);
+  EXPECT_THAT(implementation.error().message(), HasSubstr("differs from the trusted rebuild"));
+
+  auto granted = verify_with(materializer_descriptor(kSplit, WeightMaterializationFidelity::kExact,
+                                                     "implementation.v1",
+                                                     {CapabilityId::literal("capability.compute")}));
+  ASSERT_FALSE(granted);
+  EXPECT_THAT(granted.error().message(), HasSubstr("differs from the trusted rebuild"));
+
+  auto missing = verify_with(materializer_descriptor(kSplit, WeightMaterializationFidelity::kExact,
+                                                     "implementation.v1",
+                                                     {CapabilityId::literal("capability.repack")}));
+  ASSERT_FALSE(missing);
+  EXPECT_THAT(missing.error().message(), HasSubstr("requires capabilities device"));
+  EXPECT_THAT(missing.error().message(), HasSubstr("capability.repack"));
+
+  auto approximate = verify_with(
+      materializer_descriptor(kSplit, WeightMaterializationFidelity::kApproximate));
+  ASSERT_FALSE(approximate);
+  EXPECT_EQ(approximate.error().code(), ErrorCode::kWeightMaterializerQualityApprovalRequired);
+}
+
+TEST(CompilerAcceptanceTest, Case19MaterializerCapabilitiesMustBeOfferedByTheDevice) {
+  PlanHarness h;
+  h.materializers = registry_with(split_materializer(materializer_descriptor(
+      kSplit, WeightMaterializationFidelity::kExact, "implementation.v1",
+      {CapabilityId::literal("capability.repack")})));
+  h.options.require_weight_materializer(WeightMaterializerId::literal(kSplit));
+  auto compiled = h.compile();
+  ASSERT_FALSE(compiled);
+  EXPECT_EQ(compiled.error().code(), ErrorCode::kInvalidExecutionPlan);
+  EXPECT_THAT(compiled.error().message(),
+              HasSubstr("requires capabilities device `device.reference.0` lacks: "
+                        "capability.repack"));
+  // Offered by the device: accepted.
+  h.materializers = registry_with(split_materializer(materializer_descriptor(
+      kSplit, WeightMaterializationFidelity::kExact, "implementation.v1",
+      {CapabilityId::literal("capability.compute")})));
+  auto offered = h.compile();
+  EXPECT_TRUE(offered) << offered.error().to_string();
+}
+
+TEST(CompilerAcceptanceTest, Case20MaterializerCannotChangeTheLogicalWeightContract) {
+  WeightSchema wider = testing::dense_weight_schema();
+  wider.components[0].dimensions = {5};
+  wider.tensors[0].dimensions = {5};
+  PlanHarness h;
+  h.materializers = registry_with(std::make_shared<TestMaterializer>(
+      materializer_descriptor("weight-materializer.synthetic.widen"), wider,
+      std::map<WeightId, std::vector<WeightId>>{}));
+  h.options.require_weight_materializer(
+      WeightMaterializerId::literal("weight-materializer.synthetic.widen"));
+  auto compiled = h.compile();
+  ASSERT_FALSE(compiled);
+  EXPECT_EQ(compiled.error().code(), ErrorCode::kInvalidExecutionPlan);
+  EXPECT_THAT(compiled.error().message(),
+              HasSubstr("changes the prepared family's logical tensor contract"));
+  // The same check at the registry, before any compiler pass.
+  auto selected = h.materializers.select(h.family, h.options.weight_materializer_selection());
+  ASSERT_FALSE(selected);
+  EXPECT_THAT(selected.error().message(),
+              HasSubstr("changes the prepared family's logical tensor contract"));
+}
+
+// --- Case 23: estimator registry trust boundary --------------------------------
+//
+// The seed's planning registry holds one *operation contract* per operation
+// (validate_signature) and one estimator per provider. In Ferrite the
+// operation contract is the catalog's OperationDescriptor itself (data,
+// fingerprinted; the signature is enforced by validate_resolved_bindings),
+// and a provider's estimator is bound to the operation by the
+// `operation_fingerprint` in its provider descriptor. So "missing/duplicate
+// contract" and "contract descriptor drift" map to EstimatorRegistry::create
+// (null, duplicate) and to resolve_node's "exactly one registered estimator
+// whose descriptor equals the catalog's" check; a "rejecting signature" is an
+// estimator built for another operation signature, or bindings that violate
+// the signature. All fail before any estimate.
+
+TEST(CompilerAcceptanceTest, Case23EstimatorRegistryRejectsNullAndDuplicates) {
+  const auto op = testing::synthetic_operation();
+  auto one = std::make_shared<CountingEstimator>(
+      plan_testing::provider("provider.operation.reference", op));
+  auto two = std::make_shared<CountingEstimator>(
+      plan_testing::provider("provider.operation.reference", op));
+  auto duplicate = EstimatorRegistry::create({one, two});
+  ASSERT_FALSE(duplicate);
+  EXPECT_EQ(duplicate.error().code(), ErrorCode::kInvalidExecutionPlan);
+  EXPECT_THAT(duplicate.error().message(),
+              HasSubstr("provider `provider.operation.reference` has more than one resource "
+                        "estimator"));
+  auto null = EstimatorRegistry::create({one, nullptr});
+  ASSERT_FALSE(null);
+  EXPECT_THAT(null.error().message(), HasSubstr("null estimator"));
+  EXPECT_EQ(one->calls + two->calls, 0);
+}
+
+TEST(CompilerAcceptanceTest, Case23ResolutionFailsBeforeEstimationForDriftedOrMissingEstimators) {
+  const auto op = testing::synthetic_operation();
+  const auto catalog_provider = plan_testing::provider("provider.operation.reference", op);
+  auto drifted_id = catalog_provider;
+  drifted_id.resource_estimator_id = "estimator.drifted";
+  auto drifted_impl = catalog_provider;
+  drifted_impl.provider_implementation_fingerprint = sha256_hex("another implementation");
+  // Built for another signature (F16 activation input): a different operation fingerprint.
+  auto other_signature = testing::synthetic_operation();
+  other_signature.inputs[0] = contract({DimensionExact{4}}, {ElementType::kF16});
+  auto drifted_signature = plan_testing::provider("provider.operation.reference", other_signature);
+  ASSERT_NE(drifted_signature.operation_fingerprint, catalog_provider.operation_fingerprint);
+
+  const std::pair<const char*, std::vector<OperationProviderDescriptor>> cases[] = {
+      {"estimator id", {drifted_id}},
+      {"provider implementation", {drifted_impl}},
+      {"operation signature", {drifted_signature}},
+      {"missing", {}}};
+  for (const auto& [label, descriptors] : cases) {
+    std::vector<std::shared_ptr<const OperationResourceEstimator>> list;
+    std::vector<std::shared_ptr<CountingEstimator>> counters;
+    for (const auto& d : descriptors) {
+      counters.push_back(std::make_shared<CountingEstimator>(d));
+      list.push_back(counters.back());
+    }
+    PlanHarness h;
+    h.estimators = unwrap(EstimatorRegistry::create(list));
+    auto r = h.compile();
+    ASSERT_FALSE(r) << label;
+    EXPECT_EQ(r.error().code(), ErrorCode::kInvalidExecutionPlan) << label;
+    EXPECT_THAT(r.error().message(),
+                HasSubstr("has no registered estimator whose descriptor equals the catalog's"))
+        << label;
+    EXPECT_EQ(r.error().fields().at("node_id"), "node.main") << label;
+    for (const auto& c : counters) EXPECT_EQ(c->calls, 0) << label;
+  }
+}
+
+TEST(CompilerAcceptanceTest, Case23BindingsViolatingTheSignatureFailBeforeEstimation) {
+  PlanHarness h;
+  auto resolved = ProgramPlanCompiler::resolve(h.family, h.catalog, h.runtime_policy, h.estimators,
+                                               h.materializers, h.options);
+  ASSERT_TRUE(resolved) << resolved.error().to_string();
+  auto counter = std::make_shared<CountingEstimator>(
+      plan_testing::provider("provider.operation.reference", h.op));
+  auto estimators = unwrap(EstimatorRegistry::create({counter}));
+  const NodeResolutionContext context{h.family, resolved->execution_weights.schema(), h.catalog,
+                                      h.runtime_policy, estimators};
+  const ProgramNode& node = *h.family.program().find_node(node_id("node.main"));
+
+  // The unchanged bindings resolve with exactly one estimate.
+  auto good = resolve_node(context, node, resolved->node_resolutions[0].values(), {}, std::nullopt);
+  ASSERT_TRUE(good) << good.error().to_string();
+  EXPECT_EQ(counter->calls, 1);
+
+  // A U32 activation where the signature takes F32.
+  std::vector<ResolvedValueBinding> bindings = resolved->node_resolutions[0].values();
+  const auto& input = bindings[0];
+  bindings[0] = unwrap(ResolvedValueBinding::create(
+      input.value_id(), input.role(), input.ordinal(),
+      unwrap(ResolvedTensorSpec::create({4}, ElementType::kU32, ContiguousLayout{})),
+      input.access(), input.alias(), input.usage(), std::nullopt,
+      unwrap(ResolvedValueStorage::single(input.storage().components()[0].resource_id, 0, 16,
+                                          ElementType::kU32))));
+  auto bad = resolve_node(context, node, bindings, {}, std::nullopt);
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message(), HasSubstr("input[0] `value.input`"));
+  EXPECT_THAT(bad.error().message(), HasSubstr("dtype=U32"));
+  EXPECT_EQ(counter->calls, 1);  // no further estimate
+}
+
+// --- Case 28: the alias graph ----------------------------------------------------
+//
+//   node.main  (operation.main)  value.input, value.weight, value.state → value.hidden
+//   node.alias (operation.alias) value.hidden, value.input → value.aliased  (May/MustAlias{0})
+//   node.tail  (operation.tail)  value.aliased → value.output
+//   [live]     node.late (operation.tail) value.hidden → value.late  (keeps value.hidden live)
+
+struct AliasCase {
+  PreparedModelFamily family;
+  Backend b;
+};
+
+AliasCase alias_case(AliasPolicy policy, bool keep_hidden_live = false) {
+  std::vector<ProgramNode> nodes{
+      make_node("node.main", "operation.main",
+                {value("value.input"), value("value.weight"), value("value.state")},
+                {value("value.hidden")}),
+      make_node("node.alias", "operation.alias", {value("value.hidden"), value("value.input")},
+                {value("value.aliased")}),
+      make_node("node.tail", "operation.tail", {value("value.aliased")}, {value("value.output")})};
+  std::vector<ProgramValueId> outputs{value("value.output")};
+  if (keep_hidden_live) {
+    nodes.push_back(
+        make_node("node.late", "operation.tail", {value("value.hidden")}, {value("value.late")}));
+    outputs.push_back(value("value.late"));
+  }
+  return AliasCase{
+      family_of(std::move(nodes), {testing::synthetic_state()}, {testing::synthetic_weight()},
+                std::move(outputs)),
+      backend({{testing::synthetic_operation(), "provider.operation.reference"},
+               {f32_operation("operation.alias", 2, policy), "provider.alias.reference"},
+               {f32_operation("operation.tail", 1), "provider.tail.reference"}})};
+}
+
+size_t activation_resources(const ExecutionPlan& plan) {
+  return static_cast<size_t>(std::count_if(
+      plan.memory().resources.begin(), plan.memory().resources.end(),
+      [](const PlanResourceSummary& r) { return r.usage == BufferUsage::kActivations; }));
+}
+
+// Rebuilds `resolution` with the storage of `value_id` replaced wherever it is bound.
+PlanNodeResolution with_storage(const PlanNodeResolution& resolution, std::string_view value_id,
+                                const ResolvedValueStorage& storage) {
+  std::vector<ResolvedValueBinding> values;
+  for (const auto& b : resolution.values()) {
+    if (b.value_id().str() != value_id) {
+      values.push_back(b);
+      continue;
+    }
+    values.push_back(unwrap(ResolvedValueBinding::create(b.value_id(), b.role(), b.ordinal(),
+                                                         b.tensor(), b.access(), b.alias(),
+                                                         b.usage(), b.weight(), storage)));
+  }
+  return unwrap(PlanNodeResolution::create(resolution.node_id(), resolution.operation_id(),
+                                           std::move(values), resolution.required_capabilities(),
+                                           resolution.preferred_provider(), resolution.candidates(),
+                                           resolution.rejections()));
+}
+
+// Resolves the alias case, gives `value.aliased` the storage `storage_of`
+// returns (from the resolution), and builds the plan from those resolutions.
+Result<ExecutionPlan> build_with_aliased_storage(
+    const AliasCase& c,
+    const std::function<ResolvedValueStorage(const ProgramResolution&)>& storage_of) {
+  auto resolved = ProgramPlanCompiler::resolve(c.family, c.b.catalog, plan_testing::policy(),
+                                               c.b.estimators,
+                                               WeightMaterializerRegistry::identity_only(),
+                                               testing::synthetic_options());
+  if (!resolved) return make_error(resolved.error());
+  const ResolvedValueStorage storage = storage_of(*resolved);
+  for (auto& r : resolved->node_resolutions) r = with_storage(r, "value.aliased", storage);
+  resolved->value_storages.insert_or_assign(value("value.aliased"), storage);
+  FERRITE_ASSIGN_OR_RETURN(auto selection, select_providers_jointly(resolved->node_resolutions,
+                                                                    c.b.catalog,
+                                                                    plan_testing::policy()));
+  return ExecutionPlan::build(c.family, c.b.catalog, plan_testing::policy(), *resolved, selection,
+                              {});
+}
+
+TEST(CompilerAcceptanceTest, Case28MustAliasIsOneExactEdgeAndOneAllocation) {
+  auto c = alias_case(MustAlias{0});
+  auto compiled = compile(c.family, c.b);
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  const ExecutionPlan& plan = compiled->plan;
+  ASSERT_EQ(plan.nodes().size(), 3u);
+  EXPECT_TRUE(plan.nodes()[0].exact_aliases.empty());
+  EXPECT_TRUE(plan.nodes()[2].exact_aliases.empty());
+  EXPECT_EQ(plan.nodes()[1].exact_aliases,
+            (std::vector<PlanExactAlias>{PlanExactAlias{value("value.aliased"), 0,
+                                                        value("value.hidden"), 0,
+                                                        PlanAliasKind::kMust}}));
+  const auto& hidden = binding_of(plan.nodes()[1], "value.hidden").storage();
+  EXPECT_EQ(binding_of(plan.nodes()[1], "value.aliased").storage(), hidden);
+  // value.input, value.hidden (= value.aliased) and value.output: one allocation shared.
+  EXPECT_EQ(activation_resources(plan), 3u);
+  EXPECT_EQ(plan.payload()["nodes"][1]["exact_aliases"][0]["kind"], "must");
+}
+
+TEST(CompilerAcceptanceTest, Case28MayAliasEdgeOnlyForExactStorage) {
+  auto c = alias_case(MayAlias{0});
+  // The compiler gives a MayAlias output fresh storage: no edge, its own allocation.
+  auto compiled = compile(c.family, c.b);
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  EXPECT_TRUE(compiled->plan.nodes()[1].exact_aliases.empty());
+  EXPECT_EQ(activation_resources(compiled->plan), 4u);
+
+  // With exactly the input's storage the node records a MayAlias edge.
+  auto exact = build_with_aliased_storage(c, [](const ProgramResolution& r) {
+    return r.value_storages.at(value("value.hidden"));
+  });
+  ASSERT_TRUE(exact) << exact.error().to_string();
+  EXPECT_EQ(exact->nodes()[1].exact_aliases,
+            (std::vector<PlanExactAlias>{PlanExactAlias{value("value.aliased"), 0,
+                                                        value("value.hidden"), 0,
+                                                        PlanAliasKind::kMay}}));
+  EXPECT_EQ(activation_resources(*exact), 3u);
+}
+
+TEST(CompilerAcceptanceTest, Case28PartialOrWrongInputOverlapIsAnError) {
+  auto c = alias_case(MayAlias{0});
+  auto partial = build_with_aliased_storage(c, [](const ProgramResolution& r) {
+    const auto& hidden = r.value_storages.at(value("value.hidden")).components()[0];
+    return unwrap(ResolvedValueStorage::single(hidden.resource_id, 8, 16, ElementType::kF32));
+  });
+  ASSERT_FALSE(partial);
+  EXPECT_EQ(partial.error().code(), ErrorCode::kInvalidExecutionPlan);
+  EXPECT_THAT(partial.error().message(), HasSubstr("storage overlap violates its alias policy"));
+  EXPECT_EQ(partial.error().fields().at("node_id"), "node.alias");
+
+  auto wrong_input = build_with_aliased_storage(c, [](const ProgramResolution& r) {
+    return r.value_storages.at(value("value.input"));  // input[1], not the alias target input[0]
+  });
+  ASSERT_FALSE(wrong_input);
+  EXPECT_THAT(wrong_input.error().message(), HasSubstr("storage overlap violates its alias policy"));
+  EXPECT_EQ(wrong_input.error().fields().at("node_id"), "node.alias");
+
+  // MustAlias with storage different from its input is no alias at all.
+  auto must = alias_case(MustAlias{0});
+  auto detached = build_with_aliased_storage(must, [](const ProgramResolution& r) {
+    return r.value_storages.at(value("value.output"));
+  });
+  ASSERT_FALSE(detached);
+  EXPECT_EQ(detached.error().code(), ErrorCode::kInvalidExecutionPlan);
+}
+
+TEST(CompilerAcceptanceTest, Case28AliasingBeforeTheInputsLastConsumerIsAnError) {
+  auto c = alias_case(MustAlias{0}, /*keep_hidden_live=*/true);
+  auto compiled = compile(c.family, c.b);
+  ASSERT_FALSE(compiled);
+  EXPECT_EQ(compiled.error().code(), ErrorCode::kInvalidExecutionPlan);
+  EXPECT_THAT(compiled.error().message(), HasSubstr("node `node.alias`"));
+  EXPECT_THAT(compiled.error().message(), HasSubstr("which is still live"));
+  EXPECT_EQ(compiled.error().fields().at("node_id"), "node.alias");
+  // Without the late reader the same program compiles (the control).
+  auto control = alias_case(MustAlias{0});
+  EXPECT_TRUE(compile(control.family, control.b));
+}
+
+}  // namespace
+}  // namespace ferrite
