@@ -148,6 +148,7 @@ Result<CapabilityCatalog> CapabilityCatalog::create(
   }
 
   CapabilityCatalog catalog(std::move(device), std::move(operations));
+  catalog.operation_fingerprints_ = fingerprints;
   for (auto& provider : providers) {
     provider.normalize();
     if (auto valid = provider.validate(); !valid) {
@@ -289,5 +290,14 @@ json CapabilityCatalog::to_json() const {
 }
 
 std::string CapabilityCatalog::fingerprint() const { return canonical_fingerprint(to_json()); }
+
+}  // namespace ferrite
+
+namespace ferrite {
+
+const std::string* CapabilityCatalog::operation_fingerprint(const OperationId& id) const {
+  auto it = operation_fingerprints_.find(id);
+  return it == operation_fingerprints_.end() ? nullptr : &it->second;
+}
 
 }  // namespace ferrite

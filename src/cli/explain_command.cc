@@ -9,6 +9,7 @@
 #include "cli/plan_explanation.h"
 #include "cli/plan_sources.h"
 #include "ferrite/format/json_reader.h"
+#include "ferrite/plan/execution_plan.h"
 #include "ferrite/plan/plan_verify.h"
 
 namespace ferrite::cli {
@@ -17,8 +18,8 @@ namespace {
 // A plan file is {"payload":…,"plan_hash":…}; anything else is taken as a
 // program file to compile.
 Result<bool> is_plan_file(const std::string& path, std::string& text) {
-  FERRITE_ASSIGN_OR_RETURN(text, read_text_file(path));
-  FERRITE_ASSIGN_OR_RETURN(nlohmann::json document, parse_strict_json(text));
+  FERRITE_ASSIGN_OR_RETURN(text, read_text_file(path, kMaxPlanJsonBytes));
+  FERRITE_ASSIGN_OR_RETURN(nlohmann::json document, parse_strict_json(text, kMaxPlanJsonBytes));
   return document.is_object() && document.contains("payload");
 }
 

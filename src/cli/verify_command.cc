@@ -9,12 +9,13 @@
 #include "cli/commands.h"
 #include "cli/plan_sources.h"
 #include "ferrite/format/json_reader.h"
+#include "ferrite/plan/execution_plan.h"
 #include "ferrite/plan/plan_verify.h"
 
 namespace ferrite::cli {
 
 int run_verify(const VerifyArgs& args, std::ostream& out, std::ostream& err) {
-  auto text = read_text_file(args.plan_path);
+  auto text = read_text_file(args.plan_path, kMaxPlanJsonBytes);
   if (!text) return report_error(text.error(), args.json, out, err);
   auto inputs = load_compile_inputs(args.sources);
   if (!inputs) return report_error(inputs.error(), args.json, out, err);

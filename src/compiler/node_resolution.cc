@@ -382,7 +382,9 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                                        .required_quantization_formats = quantization_formats};
   FERRITE_ASSIGN_OR_RETURN(auto compatible,
                            context.catalog.require_compatible_for_node(node.id, request));
-  FERRITE_ASSIGN_OR_RETURN(std::string operation_fingerprint, op->fingerprint());
+  const std::string* cached_fingerprint = context.catalog.operation_fingerprint(op->id);
+  if (cached_fingerprint == nullptr) return invalid_plan("operation fingerprint is not cached");
+  const std::string& operation_fingerprint = *cached_fingerprint;
   // 4. Per compatible provider: storage, estimate, trusted plan.
   std::vector<ProviderResourcePlan> candidates;
   std::map<ProviderId, PlanProviderRejectReason> rejections;

@@ -200,10 +200,14 @@ std::string_view json_value_kind(const json& value) {
 }
 
 Result<json> parse_strict_json(std::string_view text) {
-  if (text.size() > kMaxJsonTextBytes) {
+  return parse_strict_json(text, kMaxJsonTextBytes);
+}
+
+Result<json> parse_strict_json(std::string_view text, size_t max_bytes) {
+  if (text.size() > max_bytes) {
     return make_error(Status(ErrorCode::kSerialization,
                              fmt::format("`$` JSON text of {} bytes exceeds the limit of {} bytes",
-                                         text.size(), kMaxJsonTextBytes))
+                                         text.size(), max_bytes))
                           .with_field("path", "$"));
   }
   StrictParseState state;
@@ -274,6 +278,10 @@ Result<void> check_strict_json_value(const json& value, std::string_view path) {
 }
 
 Result<std::string> read_text_file(const std::filesystem::path& path) {
+  return read_text_file(path, kMaxJsonTextBytes);
+}
+
+Result<std::string> read_text_file(const std::filesystem::path& path, size_t max_bytes) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) {
@@ -292,10 +300,10 @@ Result<std::string> read_text_file(const std::filesystem::path& path) {
                                                          ec.message()))
                           .with_field("file", path.string()));
   }
-  if (size > kMaxJsonTextBytes) {
+  if (size > max_bytes) {
     return make_error(Status(ErrorCode::kIo,
                              fmt::format("cannot read `{}`: {} bytes exceeds the limit of {} bytes",
-                                         path.string(), size, kMaxJsonTextBytes))
+                                         path.string(), size, max_bytes))
                           .with_field("file", path.string()));
   }
   std::ifstream in(path, std::ios::binary);

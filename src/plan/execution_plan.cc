@@ -9,6 +9,7 @@
 #include "ferrite/plan/program_plan_compiler.h"
 #include "ferrite/core/fingerprint.h"
 #include "ferrite/plan/plan_node_builder.h"
+#include "ferrite/plan/storage_sharing.h"
 
 namespace ferrite {
 namespace {
@@ -65,39 +66,6 @@ Result<void> check_coverage(const ModelProgram& program,
     missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
     return invalid_plan(fmt::format("semantic values lack physical bindings: {}",
                                     fmt::join(missing, ", ")));
-  }
-  return {};
-}
-
-ProgramValueId find_root(std::map<ProgramValueId, ProgramValueId>& parent, const ProgramValueId& v) {
-  auto it = parent.find(v);
-  if (it == parent.end()) return v;
-  ProgramValueId root = find_root(parent, it->second);
-  it->second = root;
-  return root;
-}
-
-Result<void> check_global_aliasing(
-    const std::vector<PlanNode>& nodes,
-    const std::map<ProgramValueId, const ResolvedValueBinding*>& bound) {
-  std::map<ProgramValueId, ProgramValueId> parent;
-  for (const auto& node : nodes) {
-    for (const auto& alias : node.exact_aliases) {
-      ProgramValueId a = find_root(parent, alias.output_value_id);
-      ProgramValueId b = find_root(parent, alias.input_value_id);
-      if (a != b) parent.insert_or_assign(std::max(a, b), std::min(a, b));
-    }
-  }
-  for (auto a = bound.begin(); a != bound.end(); ++a) {
-    for (auto b = std::next(a); b != bound.end(); ++b) {
-      if (!a->second->storage().overlaps(b->second->storage())) continue;
-      const bool same_class = find_root(parent, a->first) == find_root(parent, b->first);
-      if (!same_class || !(a->second->storage() == b->second->storage())) {
-        return invalid_plan(fmt::format("values `{}` and `{}` overlap in storage without an exact "
-                                        "alias",
-                                        a->first.str(), b->first.str()));
-      }
-    }
   }
   return {};
 }
@@ -160,7 +128,7 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   }
   FERRITE_ASSIGN_OR_RETURN(auto bound, bound_values(plan.nodes_));
   FERRITE_RETURN_IF_ERROR(check_coverage(program, bound));
-  FERRITE_RETURN_IF_ERROR(check_global_aliasing(plan.nodes_, bound));
+  FERRITE_RETURN_IF_ERROR(check_storage_sharing(program, plan.nodes_, bound, retention.values()));
   FERRITE_ASSIGN_OR_RETURN(plan.retained_,
                            resolve_retained_completion_values(family, plan.nodes_, retention));
   FERRITE_ASSIGN_OR_RETURN(plan.memory_, build_memory_summary(plan.nodes_, selection, policy));

@@ -40,7 +40,7 @@ Result<nlohmann::json> read_plan_wire(std::string_view plan_text) {
     return serialization_error(fmt::format("plan text is {} bytes, over the {} byte limit",
                                            plan_text.size(), kMaxPlanJsonBytes));
   }
-  FERRITE_ASSIGN_OR_RETURN(nlohmann::json wire, parse_strict_json(plan_text));
+  FERRITE_ASSIGN_OR_RETURN(nlohmann::json wire, parse_strict_json(plan_text, kMaxPlanJsonBytes));
   // The schema marker first, before any nested field.
   const nlohmann::json* schema = nullptr;
   if (wire.is_object() && wire.contains("payload") && wire["payload"].is_object() &&

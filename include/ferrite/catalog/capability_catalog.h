@@ -104,6 +104,9 @@ class CapabilityCatalog {
 
   nlohmann::json to_json() const;
   std::string fingerprint() const;
+  // OperationDescriptor::fingerprint() of a catalog operation, computed once
+  // at creation; nullptr for an unknown operation.
+  const std::string* operation_fingerprint(const OperationId& id) const;
 
   friend bool operator==(const CapabilityCatalog&, const CapabilityCatalog&) = default;
 
@@ -114,6 +117,7 @@ class CapabilityCatalog {
   DeviceDescriptor device_;
   OperationCatalog operations_;
   std::map<OperationId, std::vector<OperationProviderDescriptor>> providers_;
+  std::map<OperationId, std::string> operation_fingerprints_;
 };
 
 }  // namespace ferrite

@@ -56,6 +56,8 @@ inline constexpr size_t kMaxJsonDepth = 64;
 
 // Strict parse (see contract above).
 Result<nlohmann::json> parse_strict_json(std::string_view text);
+// The same with another size limit (plans: kMaxPlanJsonBytes).
+Result<nlohmann::json> parse_strict_json(std::string_view text, size_t max_bytes);
 
 // Applies the value rules of parse_strict_json to a document built in memory
 // (duplicate keys cannot occur there): rejects the first floating-point number
@@ -66,6 +68,7 @@ Result<void> check_strict_json_value(const nlohmann::json& value, std::string_vi
 // Reads a whole file as text. kIo errors name the path; files larger than
 // kMaxJsonTextBytes are rejected before they are read.
 Result<std::string> read_text_file(const std::filesystem::path& path);
+Result<std::string> read_text_file(const std::filesystem::path& path, size_t max_bytes);
 
 // "null", "boolean", "string", "array", "object", "unsigned integer",
 // "negative integer", "float".

@@ -10,8 +10,9 @@
 //   5. semantic coverage: every program input, weight, state and output is
 //      bound by some node ("semantic values lack physical bindings"); a value
 //      has identical tensor, usage and storage at every node binding it;
-//   6. global aliasing: overlapping bytes of distinct values are allowed only
-//      inside one exact-alias class with identical storage;
+//   6. storage sharing (storage_sharing.h): overlapping bytes of distinct
+//      values only inside one exact-alias class with identical storage, or
+//      between activations that are never live at the same time;
 //   7. retained completion values (retained_completion.h);
 //   8. the memory summary and capacity check (memory_summary.h);
 //   9. payload (schema `kPlanSchema`), plan_hash = canonical_fingerprint of
@@ -45,7 +46,9 @@ namespace ferrite {
 struct ProgramResolution;  // ferrite/plan/program_plan_compiler.h
 
 inline constexpr std::string_view kPlanSchema = "ferrite.plan/1";
-inline constexpr size_t kMaxPlanJsonBytes = size_t{16} << 20;
+// Plans are about 3 KiB per node; 512 MiB admits ~150,000-node plans. Reading
+// one back (verify, explain) holds its parsed JSON, roughly 10× the text.
+inline constexpr size_t kMaxPlanJsonBytes = size_t{512} << 20;
 
 class ExecutionPlan {
  public:

@@ -1,0 +1,183 @@
+#include "ferrite/plan/storage_sharing.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "ferrite/core/checked_math.h"
+#include "ferrite/memory/activation_liveness.h"
+#include "ferrite/memory/interval_packing.h"
+
+namespace ferrite {
+namespace {
+
+// Iterative union-find over value ids (alias chains may be long).
+class AliasClasses {
+ public:
+  ProgramValueId find(const ProgramValueId& id) {
+    ProgramValueId root = id;
+    for (auto it = parent_.find(root); it != parent_.end() && it->second != root;
+         it = parent_.find(root)) {
+      root = it->second;
+    }
+    ProgramValueId at = id;
+    while (at != root) {
+      ProgramValueId& parent = parent_.at(at);
+      ProgramValueId next = parent;
+      parent = root;
+      at = std::move(next);
+    }
+    return root;
+  }
+  void join(const ProgramValueId& a, const ProgramValueId& b) {
+    ProgramValueId ra = find(a);
+    ProgramValueId rb = find(b);
+    if (ra == rb) return;
+    parent_.try_emplace(ra, ra);
+    parent_.try_emplace(rb, rb);
+    if (rb < ra) std::swap(ra, rb);
+    parent_.at(rb) = ra;
+  }
+
+ private:
+  std::map<ProgramValueId, ProgramValueId> parent_;
+};
+
+struct Piece {
+  uint64_t start;
+  uint64_t end;
+  const ProgramValueId* value;
+  const ResolvedValueBinding* binding;
+};
+
+Error sharing_error(const ProgramValueId& a, const ProgramValueId& b, std::string_view why) {
+  const auto& [first, second] = std::minmax(a, b);
+  return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                           fmt::format("values `{}` and `{}` overlap in storage {}", first.str(),
+                                       second.str(), why))
+                        .with_field("value_id", first.str())
+                        .with_field("other_value_id", second.str()));
+}
+
+// Non-activation resources: any byte overlap between different values must be
+// an exact alias with identical storage. A sweep by start offset compares each
+// piece with the piece reaching furthest so far; a violating pair always meets
+// such a comparison.
+Result<void> check_exact_sharing(std::vector<Piece>& pieces, AliasClasses& classes) {
+  std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
+    return std::tie(a.start, a.end, *a.value) < std::tie(b.start, b.end, *b.value);
+  });
+  const Piece* reach = nullptr;
+  for (const Piece& p : pieces) {
+    if (reach != nullptr && p.start < reach->end && *p.value != *reach->value) {
+      const bool exact = classes.find(*p.value) == classes.find(*reach->value) &&
+                         p.binding->storage() == reach->binding->storage();
+      if (!exact) return sharing_error(*p.value, *reach->value, "without an exact alias");
+    }
+    if (reach == nullptr || p.end > reach->end) reach = &p;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> check_storage_sharing(const ModelProgram& program, const std::vector<PlanNode>& nodes,
+                                   const std::map<ProgramValueId, const ResolvedValueBinding*>& bound,
+                                   const std::set<ProgramValueId>& retained) {
+  AliasClasses classes;
+  std::vector<std::pair<ProgramValueId, ProgramValueId>> edges;
+  for (const auto& node : nodes) {
+    for (const auto& alias : node.exact_aliases) {
+      classes.join(alias.output_value_id, alias.input_value_id);
+      edges.emplace_back(alias.output_value_id, alias.input_value_id);
+    }
+  }
+  // Members of one alias class share one storage.
+  std::map<ProgramValueId, const ResolvedValueBinding*> class_storage;
+  for (const auto& [id, binding] : bound) {
+    auto [it, inserted] = class_storage.emplace(classes.find(id), binding);
+    if (!inserted && !(it->second->storage() == binding->storage()) &&
+        it->second->storage().overlaps(binding->storage())) {
+      return sharing_error(it->second->value_id(), id, "without an exact alias");
+    }
+  }
+
+  std::map<ResourceId, std::vector<Piece>> by_resource;
+  for (const auto& [id, binding] : bound) {
+    for (const auto& c : binding->storage().components()) {
+      const auto end = checked_add(c.offset_bytes, c.length_bytes);
+      if (!end) return invalid_plan(fmt::format("value `{}` storage range overflows", id.str()));
+      by_resource[c.resource_id].push_back(Piece{c.offset_bytes, *end, &id, binding});
+    }
+  }
+
+  std::optional<std::map<ProgramValueId, size_t>> buffer_of;  // computed on first need
+  std::vector<ActivationLiveBuffer> live;
+  for (auto& [resource, pieces] : by_resource) {
+    const bool activations = std::all_of(pieces.begin(), pieces.end(), [](const Piece& p) {
+      return p.binding->usage() == BufferUsage::kActivations;
+    });
+    if (!activations) {
+      FERRITE_RETURN_IF_ERROR(check_exact_sharing(pieces, classes));
+      continue;
+    }
+    if (!buffer_of) {
+      FERRITE_ASSIGN_OR_RETURN(live, activation_live_buffers(program, edges, retained));
+      buffer_of.emplace();
+      for (size_t i = 0; i < live.size(); ++i) {
+        for (const auto& v : live[i].values) buffer_of->emplace(v, i);
+      }
+    }
+    // One packing buffer per live buffer present in this resource.
+    std::map<size_t, std::pair<uint64_t, uint64_t>> ranges;  // live buffer → [start, end)
+    std::map<size_t, const ProgramValueId*> names;
+    for (const Piece& p : pieces) {
+      auto it = buffer_of->find(*p.value);
+      if (it == buffer_of->end()) {
+        return invalid_plan(fmt::format("activation `{}` has no live interval", p.value->str()));
+      }
+      auto [range, inserted] = ranges.emplace(it->second, std::pair{p.start, p.end});
+      if (!inserted) {
+        range->second.first = std::min(range->second.first, p.start);
+        range->second.second = std::max(range->second.second, p.end);
+      } else {
+        names.emplace(it->second, p.value);
+      }
+    }
+    std::vector<PackingBuffer> buffers;
+    std::vector<uint64_t> offsets;
+    std::vector<size_t> owners;
+    for (const auto& [index, range] : ranges) {
+      buffers.push_back(PackingBuffer{.id = buffers.size(),
+                                      .lower = live[index].lower,
+                                      .upper = live[index].upper,
+                                      .size = std::max<uint64_t>(range.second - range.first, 1),
+                                      .alignment = 1});
+      offsets.push_back(range.first);
+      owners.push_back(index);
+    }
+    if (auto packed = verify_packing(buffers, offsets); !packed) {
+      // Name the two values: find the first co-live byte-overlapping pair.
+      for (size_t i = 0; i < buffers.size(); ++i) {
+        for (size_t j = i + 1; j < buffers.size(); ++j) {
+          const bool co_live = buffers[i].lower < buffers[j].upper &&
+                               buffers[j].lower < buffers[i].upper;
+          const bool share = offsets[i] < offsets[j] + buffers[j].size &&
+                             offsets[j] < offsets[i] + buffers[i].size;
+          if (co_live && share) {
+            return sharing_error(*names.at(owners[i]), *names.at(owners[j]),
+                                 fmt::format("in resource `{}` while both are live",
+                                             resource.str()));
+          }
+        }
+      }
+      return make_error(Status(ErrorCode::kInvalidExecutionPlan,
+                               fmt::format("activation resource `{}` packing is invalid: {}",
+                                           resource.str(), packed.error().message())));
+    }
+  }
+  return {};
+}
+
+}  // namespace ferrite

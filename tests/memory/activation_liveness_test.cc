@@ -1,0 +1,79 @@
+// Live intervals of activation buffers in plan order.
+#include "ferrite/memory/activation_liveness.h"
+
+#include <gtest/gtest.h>
+
+#include "support/fixtures.h"
+
+namespace ferrite {
+namespace {
+
+using testing::unwrap;
+using testing::value;
+using Span = std::pair<uint64_t, uint64_t>;
+Span span(uint64_t lower, uint64_t upper) { return {lower, upper}; }
+
+ProgramNode op(std::string id, std::vector<std::string> inputs, std::vector<std::string> outputs) {
+  ProgramNode node{.id = NodeId::literal(id),
+                   .operation_id = OperationId::literal("operation.x"),
+                   .required_version = {1, 0},
+                   .work = WorkFixed{},
+                   .inputs = {},
+                   .outputs = {},
+                   .attributes = {}};
+  for (const auto& v : inputs) node.inputs.push_back(value(v));
+  for (const auto& v : outputs) node.outputs.push_back(value(v));
+  return node;
+}
+
+// in → a → b → c(out), with `a` also read by the last node; weight w read by node 1.
+ModelProgram chain() {
+  return unwrap(ModelProgram::create(
+      ModelFamilyId::literal("family.chain"), {value("value.in")},
+      {ProgramBlock{"block.main",
+                    {op("node.0", {"value.in"}, {"value.a"}),
+                     op("node.1", {"value.a", "value.w"}, {"value.b"}),
+                     op("node.2", {"value.b", "value.a"}, {"value.c"})}}},
+      {}, {WeightReference{WeightId::literal("weight.w"), value("value.w"), testing::dense({4})}},
+      {value("value.c")}));
+}
+
+TEST(ActivationLivenessTest, IntervalsFollowProducersAndLastConsumers) {
+  auto buffers = unwrap(activation_live_buffers(chain(), {}, {}));
+  ASSERT_EQ(buffers.size(), 4u);  // a, b, c, in — the weight is not an activation
+  EXPECT_EQ(buffers[0].values, std::vector<ProgramValueId>{value("value.a")});
+  EXPECT_EQ(Span(buffers[0].lower, buffers[0].upper), span(0, 3));
+  EXPECT_EQ(Span(buffers[1].lower, buffers[1].upper), span(1, 3));  // b
+  EXPECT_EQ(Span(buffers[2].lower, buffers[2].upper), span(2, 3));  // c: output
+  EXPECT_EQ(buffers[3].values, std::vector<ProgramValueId>{value("value.in")});
+  EXPECT_EQ(Span(buffers[3].lower, buffers[3].upper), span(0, 1));
+}
+
+TEST(ActivationLivenessTest, RetainedValuesLiveToTheEnd) {
+  auto buffers = unwrap(activation_live_buffers(chain(), {}, {value("value.b")}));
+  EXPECT_EQ(buffers[1].values, std::vector<ProgramValueId>{value("value.b")});
+  EXPECT_EQ(Span(buffers[1].lower, buffers[1].upper), span(1, 3));
+  auto with_a = unwrap(activation_live_buffers(chain(), {}, {value("value.in")}));
+  EXPECT_EQ(Span(with_a[3].lower, with_a[3].upper), span(0, 3));
+}
+
+TEST(ActivationLivenessTest, MustAliasChainIsOneBuffer) {
+  auto buffers = unwrap(activation_live_buffers(
+      chain(), {{value("value.b"), value("value.a")}, {value("value.c"), value("value.b")}}, {}));
+  ASSERT_EQ(buffers.size(), 2u);
+  EXPECT_EQ(buffers[0].values,
+            (std::vector<ProgramValueId>{value("value.a"), value("value.b"), value("value.c")}));
+  EXPECT_EQ(Span(buffers[0].lower, buffers[0].upper), span(0, 3));
+  EXPECT_EQ(buffers[1].values, std::vector<ProgramValueId>{value("value.in")});
+}
+
+TEST(ActivationLivenessTest, AClassHoldingAWeightIsNotAnActivation) {
+  auto buffers = unwrap(activation_live_buffers(chain(), {{value("value.b"), value("value.w")}}, {}));
+  for (const auto& b : buffers) {
+    for (const auto& v : b.values) EXPECT_NE(v, value("value.b"));
+  }
+  EXPECT_FALSE(activation_live_buffers(chain(), {{value("value.zz"), value("value.a")}}, {}));
+}
+
+}  // namespace
+}  // namespace ferrite
