@@ -38,6 +38,9 @@ void add_plan_source_options(CLI::App* command, PlanSourceArgs& sources) {
   retain->excludes(retain_all);
   command->add_option("--materializer", sources.materializer,
                       "Weight materializer id (default weight-materializer.identity)");
+  command->add_option("--activation-storage", sources.activation_storage,
+                      "packed (one arena per storage class, offsets by liveness; default) or "
+                      "dedicated (one resource per activation, the seed's layout)");
 }
 
 }  // namespace

@@ -182,6 +182,20 @@ Result<PlanExplanation> explain_plan(const json& wire) {
                            memory.required_u64("minimum_runnable_bytes"));
   FERRITE_ASSIGN_OR_RETURN(out.usable_capacity_bytes,
                            memory.required_u64("usable_capacity_bytes"));
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor arenas, memory.required("activation_arenas"));
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> arena_rows, arenas.array());
+  for (const JsonCursor& row : arena_rows) {
+    if (!row.is_object()) return make_error(row.type_error("an object"));
+    ObjectReader arena(row.json(), row.path());
+    ExplainedArena a;
+    FERRITE_ASSIGN_OR_RETURN(a.id, arena.required_string("resource_id"));
+    FERRITE_ASSIGN_OR_RETURN(a.storage_profile, arena.required_string("storage_profile"));
+    FERRITE_ASSIGN_OR_RETURN(a.buffers, arena.required_u64("buffers"));
+    FERRITE_ASSIGN_OR_RETURN(a.peak_bytes, arena.required_u64("peak_bytes"));
+    FERRITE_ASSIGN_OR_RETURN(a.load_bytes, arena.required_u64("load_bytes"));
+    FERRITE_ASSIGN_OR_RETURN(a.dedicated_bytes, arena.required_u64("dedicated_bytes"));
+    out.arenas.push_back(std::move(a));
+  }
   FERRITE_ASSIGN_OR_RETURN(JsonCursor resources, memory.required("resources"));
   FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> resource_rows, resources.array());
   for (const JsonCursor& row : resource_rows) {
@@ -250,6 +264,19 @@ std::string render_text(const PlanExplanation& e) {
                        r.storage_profile});
   }
   out += resources.render();
+  if (e.arenas.empty()) {
+    out += "\nactivations: dedicated (one resource per activation, the seed's layout)\n";
+  }
+  for (const auto& a : e.arenas) {
+    const auto ratio = [](uint64_t x, uint64_t y) {
+      return y == 0 ? 0.0 : static_cast<double>(x) / static_cast<double>(y);
+    };
+    out += fmt::format(
+        "\nactivation arena {} ({}): {} buffers, peak {} B, LOAD {} B, peak/LOAD {:.4f}; the "
+        "dedicated layout needs {} B ({:.2f}x the arena)\n",
+        short_id(a.id), a.storage_profile, a.buffers, a.peak_bytes, a.load_bytes,
+        ratio(a.peak_bytes, a.load_bytes), a.dedicated_bytes, ratio(a.dedicated_bytes, a.peak_bytes));
+  }
   return out;
 }
 
@@ -279,6 +306,15 @@ nlohmann::json to_json(const PlanExplanation& e) {
                          {"alignment_bytes", r.alignment_bytes},
                          {"storage_profile", r.storage_profile}});
   }
+  json arenas = json::array();
+  for (const auto& a : e.arenas) {
+    arenas.push_back({{"resource_id", a.id},
+                      {"storage_profile", a.storage_profile},
+                      {"buffers", a.buffers},
+                      {"peak_bytes", a.peak_bytes},
+                      {"load_bytes", a.load_bytes},
+                      {"dedicated_bytes", a.dedicated_bytes}});
+  }
   json per_provider = json::object();
   for (const auto& [provider, count] : e.nodes_per_provider) per_provider[provider] = count;
   return json{{"ok", true},
@@ -298,7 +334,8 @@ nlohmann::json to_json(const PlanExplanation& e) {
                 {"minimum_runnable_bytes", e.minimum_runnable_bytes},
                 {"usable_capacity_bytes", e.usable_capacity_bytes}}},
               {"nodes", nodes},
-              {"resources", resources}};
+              {"resources", resources},
+              {"activation_arenas", arenas}};
 }
 
 }  // namespace ferrite::cli

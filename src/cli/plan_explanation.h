@@ -9,7 +9,9 @@
 // total against usable capacity), one row per node (operation, provider, why
 // it was chosen, how many providers were compatible), every rejected or
 // not-chosen provider with its reason, and one row per resource (kind, usage,
-// dtype, size, alignment, storage profile). `to_json` has the same content.
+// dtype, size, alignment, storage profile), then each packed activation
+// arena: buffers, peak, LOAD, peak/LOAD and the bytes the dedicated (seed)
+// layout would need. `to_json` has the same content.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto wire, read_plan_wire(text));
@@ -49,6 +51,15 @@ struct ExplainedResource {
   std::string storage_profile;  // "-" for static resources
 };
 
+struct ExplainedArena {
+  std::string id;
+  std::string storage_profile;
+  uint64_t buffers = 0;
+  uint64_t peak_bytes = 0;
+  uint64_t load_bytes = 0;
+  uint64_t dedicated_bytes = 0;
+};
+
 struct PlanExplanation {
   std::string plan_id;
   std::string family_id;
@@ -59,6 +70,7 @@ struct PlanExplanation {
   std::vector<std::string> retained_values;
   std::vector<ExplainedNode> nodes;
   std::vector<ExplainedResource> resources;
+  std::vector<ExplainedArena> arenas;  // packed activation arenas
   std::map<std::string, uint64_t> nodes_per_provider;
   uint64_t fallbacks = 0;
   uint64_t static_bytes = 0;

@@ -74,6 +74,11 @@ Result<void> apply_options(const PlanSourceArgs& args, const PreparedModelFamily
     FERRITE_ASSIGN_OR_RETURN(ProgramValueId value, parse_id<ProgramValueId>("--retain", text));
     options.retain_completion_value(std::move(value));
   }
+  auto storage = parse_activation_storage(args.activation_storage);
+  if (!storage) {
+    return invalid_argument(fmt::format("--activation-storage: {}", storage.error().message()));
+  }
+  options.set_activation_storage(*storage);
   if (args.materializer) {
     FERRITE_ASSIGN_OR_RETURN(WeightMaterializerId id,
                              parse_id<WeightMaterializerId>("--materializer", *args.materializer));

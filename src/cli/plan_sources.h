@@ -6,7 +6,7 @@
 // (file; an example's own policy; else the device default below) and the
 // compile options (`--input`, `--tensor`, `--prefer NODE=PROVIDER`,
 // `--require NODE=CAPABILITY`, `--retain VALUE` | `--retain-all`,
-// `--materializer ID`). `load_compile_inputs` reads and checks all of it
+// `--materializer ID`, `--activation-storage packed|dedicated`). `load_compile_inputs` reads and checks all of it
 // (usage errors are kInvalidArgument; files keep their reader's codes), and
 // `compile_plan` runs ProgramPlanCompiler::compile on it. The same arguments
 // always produce the same plan bytes.
@@ -44,6 +44,7 @@ struct PlanSourceArgs {
   std::vector<std::string> retain;   // VALUE
   bool retain_all = false;
   std::optional<std::string> materializer;
+  std::string activation_storage = "packed";  // or "dedicated"
 };
 
 struct CompileInputs {

@@ -30,4 +30,15 @@ Result<void> ProgramPlanCompileOptions::insert_tensor_spec(ProgramValueId value_
   return {};
 }
 
+std::string_view activation_storage_name(ActivationStorage storage) {
+  return storage == ActivationStorage::kPacked ? "packed" : "dedicated";
+}
+
+Result<ActivationStorage> parse_activation_storage(std::string_view name) {
+  if (name == "packed") return ActivationStorage::kPacked;
+  if (name == "dedicated") return ActivationStorage::kDedicated;
+  return invalid_argument(fmt::format(
+      "activation storage `{}` is not one of `packed`, `dedicated`", name.substr(0, 64)));
+}
+
 }  // namespace ferrite

@@ -132,6 +132,7 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   FERRITE_ASSIGN_OR_RETURN(plan.retained_,
                            resolve_retained_completion_values(family, plan.nodes_, retention));
   FERRITE_ASSIGN_OR_RETURN(plan.memory_, build_memory_summary(plan.nodes_, selection, policy));
+  plan.memory_.activation_arenas = resolution.activation_arenas;
 
   const WeightSchema& weights = resolution.execution_weights.schema();
   json nodes = json::array();

@@ -33,7 +33,10 @@ json PlanResourceSummary::to_json() const {
 json PlanMemorySummary::to_json() const {
   json rows = json::array();
   for (const auto& r : resources) rows.push_back(r.to_json());
+  json arenas = json::array();
+  for (const auto& a : activation_arenas) arenas.push_back(a.to_json());
   return json{{"resources", std::move(rows)},
+              {"activation_arenas", std::move(arenas)},
               {"static_bytes", static_bytes},
               {"minimum_runnable_bytes", minimum_runnable_bytes},
               {"usable_capacity_bytes", usable_capacity_bytes}};
@@ -61,6 +64,10 @@ Result<void> merge(std::map<ResourceId, Accumulator>& rows, const ResourceId& id
                                                           std::nullopt},
                                       0, 0})
              .first;
+  } else if (usage == BufferUsage::kActivations && it->second.summary.usage == usage &&
+             it->second.summary.kind == kind) {
+    // An activation arena holds values of several element types: it is bytes.
+    if (it->second.summary.element_type != type) it->second.summary.element_type = ElementType::kU8;
   } else if (it->second.summary.usage != usage || it->second.summary.element_type != type ||
              it->second.summary.kind != kind) {
     return resource_error(id, fmt::format("resource `{}` has conflicting usage, dtype, lifetime, "

@@ -4,79 +4,11 @@
 #include <fmt/ranges.h>
 
 #include "ferrite/compiler/joint_selection.h"
+#include "ferrite/compiler/program_node_bindings.h"
 #include "ferrite/core/checked_math.h"
 
 namespace ferrite {
 namespace {
-
-BufferUsage usage_of(const ModelProgram& program, const ProgramValueId& value) {
-  switch (program.value_kind(value).value_or(ProgramValueKind::kNodeOutput)) {
-    case ProgramValueKind::kWeight: return BufferUsage::kWeights;
-    case ProgramValueKind::kState: return BufferUsage::kState;
-    default: return BufferUsage::kActivations;
-  }
-}
-
-Result<ResolvedValueBinding> make_binding(
-    const PreparedModelFamily& family, const WeightSchema& schema, const ProgramValueId& value,
-    ValueBindingRole role, uint32_t ordinal, const TensorContract& contract,
-    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages) {
-  const ModelProgram& program = family.program();
-  auto tensor = tensors.find(value);
-  if (tensor == tensors.end()) {
-    return invalid_plan(fmt::format("value `{}` has no resolved tensor", value.str()));
-  }
-  auto storage = storages.find(value);
-  if (storage == storages.end()) {
-    return invalid_plan(fmt::format("value `{}` has no resolved storage", value.str()));
-  }
-  std::optional<ResolvedWeightBinding> weight;
-  if (const WeightReference* ref = program.find_weight_by_value(value)) {
-    FERRITE_ASSIGN_OR_RETURN(weight, ResolvedWeightBinding::from_schema(schema, ref->weight_id));
-  }
-  const AliasPolicy alias = role == ValueBindingRole::kInput ? AliasPolicy(NoAlias{}) : contract.alias();
-  return ResolvedValueBinding::create(value, role, ordinal, tensor->second, contract.access(), alias,
-                                      usage_of(program, value), std::move(weight), storage->second);
-}
-
-Result<std::vector<PlanNodeResolution>> resolve_nodes(
-    const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
-    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages) {
-  std::vector<PlanNodeResolution> out;
-  for (const ProgramNode* node : context.family.program().nodes()) {
-    FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
-                             context.catalog.operation_for_node(node->id, node->operation_id));
-    std::vector<ResolvedValueBinding> bindings;
-    for (size_t i = 0; i < node->inputs.size() && i < op->inputs.size(); ++i) {
-      FERRITE_ASSIGN_OR_RETURN(
-          auto binding, make_binding(context.family, context.execution_weight_schema, node->inputs[i],
-                                     ValueBindingRole::kInput, static_cast<uint32_t>(i),
-                                     op->inputs[i], tensors, storages));
-      bindings.push_back(std::move(binding));
-    }
-    for (size_t i = 0; i < node->outputs.size() && i < op->outputs.size(); ++i) {
-      FERRITE_ASSIGN_OR_RETURN(
-          auto binding, make_binding(context.family, context.execution_weight_schema,
-                                     node->outputs[i], ValueBindingRole::kOutput,
-                                     static_cast<uint32_t>(i), op->outputs[i], tensors, storages));
-      bindings.push_back(std::move(binding));
-    }
-    std::set<CapabilityId> requested;
-    if (auto it = options.required_capabilities().find(node->id);
-        it != options.required_capabilities().end()) {
-      requested = it->second;
-    }
-    std::optional<ProviderId> preferred;
-    if (auto it = options.preferred_providers().find(node->id);
-        it != options.preferred_providers().end()) {
-      preferred = it->second;
-    }
-    FERRITE_ASSIGN_OR_RETURN(auto resolution, resolve_node(context, *node, std::move(bindings),
-                                                           std::move(requested), std::move(preferred)));
-    out.push_back(std::move(resolution));
-  }
-  return out;
-}
 
 Result<uint64_t> maximum_value_alignment(const std::vector<PlanNodeResolution>& resolutions) {
   uint64_t alignment = 0;
@@ -120,7 +52,7 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
   FERRITE_ASSIGN_OR_RETURN(auto probe_storages, build_value_storages(family, weights,
                                                                      catalog.operations(), tensors,
                                                                      probe_locations));
-  FERRITE_ASSIGN_OR_RETURN(auto probe, resolve_nodes(context, options, tensors, probe_storages));
+  FERRITE_ASSIGN_OR_RETURN(auto probe, resolve_program_nodes(context, options, tensors, probe_storages));
   FERRITE_ASSIGN_OR_RETURN(uint64_t alignment, maximum_value_alignment(probe));
 
   // Fixed point: arenas aligned to A until no estimator asks for more.
@@ -129,11 +61,11 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
     FERRITE_ASSIGN_OR_RETURN(auto storages, build_value_storages(family, weights,
                                                                  catalog.operations(), tensors,
                                                                  locations));
-    FERRITE_ASSIGN_OR_RETURN(auto resolutions, resolve_nodes(context, options, tensors, storages));
+    FERRITE_ASSIGN_OR_RETURN(auto resolutions, resolve_program_nodes(context, options, tensors, storages));
     FERRITE_ASSIGN_OR_RETURN(uint64_t observed, maximum_value_alignment(resolutions));
     if (observed <= alignment) {
       return ProgramResolution{std::move(weights), std::move(tensors), std::move(storages),
-                               std::move(resolutions), alignment, round};
+                               std::move(resolutions), alignment, round, {}, 0};
     }
     alignment = observed;
   }
@@ -148,10 +80,58 @@ Result<ProgramPlanCompilation> ProgramPlanCompiler::compile(
                            resolve(family, catalog, policy, estimators, materializers, options));
   FERRITE_ASSIGN_OR_RETURN(auto selection,
                            select_providers_jointly(resolution.node_resolutions, catalog, policy));
+  if (options.activation_storage() == ActivationStorage::kPacked) {
+    FERRITE_RETURN_IF_ERROR(pack_activations(family, catalog, policy, estimators, options,
+                                             resolution, selection));
+  }
   FERRITE_ASSIGN_OR_RETURN(auto plan, ExecutionPlan::build(family, catalog, policy, resolution,
                                                            selection,
                                                            options.completion_retention()));
   return ProgramPlanCompilation{std::move(plan), std::move(resolution)};
+}
+
+Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& family,
+                                                   const CapabilityCatalog& catalog,
+                                                   const RuntimePolicy& policy,
+                                                   const EstimatorRegistry& estimators,
+                                                   const ProgramPlanCompileOptions& options,
+                                                   ProgramResolution& resolution,
+                                                   JointProviderSelection& selection) {
+  const NodeResolutionContext context{family, resolution.execution_weights.schema(), catalog,
+                                      policy, estimators};
+  const ActivationPlacementInput input{family,
+                                       catalog.operations(),
+                                       resolution.value_tensors,
+                                       resolution.value_storages,
+                                       selection,
+                                       options.completion_retention().values()};
+  auto alignments = chosen_activation_alignments(resolution.node_resolutions, selection);
+  for (int round = 1; round <= kMaxAlignmentFixedPointRounds; ++round) {
+    FERRITE_ASSIGN_OR_RETURN(ActivationPlacement placement, place_activations(input, alignments));
+    FERRITE_ASSIGN_OR_RETURN(auto resolutions, resolve_program_nodes(context, options,
+                                                                    resolution.value_tensors,
+                                                                    placement.value_storages));
+    FERRITE_ASSIGN_OR_RETURN(auto packed_selection,
+                             select_providers_jointly(resolutions, catalog, policy));
+    bool raised = false;
+    for (const auto& [value, needed] : chosen_activation_alignments(resolutions, packed_selection)) {
+      auto used = placement.alignments.find(value);
+      if (used == placement.alignments.end() || needed > used->second) {
+        uint64_t& floor = alignments[value];
+        floor = std::max(floor, needed);
+        raised = true;
+      }
+    }
+    if (!raised) {
+      resolution.value_storages = std::move(placement.value_storages);
+      resolution.node_resolutions = std::move(resolutions);
+      resolution.activation_arenas = std::move(placement.arenas);
+      resolution.activation_rounds = round;
+      selection = std::move(packed_selection);
+      return {};
+    }
+  }
+  return invalid_plan("activation alignment did not reach a bounded monotonic fixed point");
 }
 
 }  // namespace ferrite

@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/pack_command.h"
 #include "ferrite/core/fingerprint.h"
 #include "ferrite/plan/execution_plan.h"
 
@@ -306,6 +307,58 @@ TEST_F(PlanCommandsTest, GoldenPlansOfTheExamples) {
   } else {
     EXPECT_EQ(sums, read_file(sums_path)) << "plan file sha256 differs: " << sums_path;
   }
+}
+
+}  // namespace
+}  // namespace ferrite::cli
+
+namespace ferrite::cli {
+namespace {
+
+// The bundled decoder at 1, 32 and 256 tokens: the packed activation arena
+// reaches LOAD exactly, several times smaller than the seed's layout.
+TEST_F(PlanCommandsTest, LlamaActivationArenaReachesLoadAtEveryTokenCount) {
+  for (const int tokens : {1, 32, 256}) {
+    const std::string t = std::to_string(tokens);
+    auto r = invoke(run_explain,
+                    ExplainArgs{.sources = {.example = "llama-decoder",
+                                            .inputs = {"value.tokens=u32[" + t + "]",
+                                                       "value.positions=u32[" + t + "]"}},
+                                .json = true});
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    ASSERT_EQ(doc["activation_arenas"].size(), 1u) << tokens;
+    const auto& arena = doc["activation_arenas"][0];
+    EXPECT_EQ(arena["peak_bytes"], arena["load_bytes"]) << tokens;
+    EXPECT_GT(arena["dedicated_bytes"].get<uint64_t>(), 4 * arena["peak_bytes"].get<uint64_t>())
+        << tokens;
+    auto text = invoke(run_explain,
+                       ExplainArgs{.sources = {.example = "llama-decoder",
+                                               .inputs = {"value.tokens=u32[" + t + "]",
+                                                          "value.positions=u32[" + t + "]"}}});
+    EXPECT_THAT(text.out, HasSubstr("peak/LOAD 1.0000; the dedicated layout needs"));
+  }
+}
+
+TEST_F(PlanCommandsTest, PackWritesAVerifiedSolution) {
+  const fs::path instance = dir_ / "tiny.csv";
+  write_file(instance, "id,lower,upper,size\nx,0,2,64\ny,1,3,32\nz,2,4,64\n");
+  const fs::path solution = dir_ / "tiny.solution.csv";
+  auto r = invoke(run_pack, PackArgs{.instance_path = instance.string(),
+                                     .output_path = solution.string(),
+                                     .effort = std::nullopt});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("peak: 96"));
+  EXPECT_THAT(r.out, HasSubstr("LOAD: 96"));
+  EXPECT_EQ(read_file(solution).substr(0, 27), "id,lower,upper,size,offset\n");
+
+  write_file(instance, "id,lower,upper,size\nx,0,2,64\ny,3,1,32\n");
+  auto bad = invoke(run_pack, PackArgs{.instance_path = instance.string(),
+                                       .output_path = (dir_ / "bad.csv").string(),
+                                       .effort = std::nullopt});
+  EXPECT_EQ(bad.code, kExitUsage);
+  EXPECT_THAT(bad.err, HasSubstr("line 3"));
+  EXPECT_FALSE(fs::exists(dir_ / "bad.csv"));
 }
 
 }  // namespace

@@ -155,7 +155,9 @@ TEST(CompilerAcceptanceTest, Case6RetentionBindsOneTypedOutputAndRequiresTheWire
   EXPECT_EQ(kept.tensor.element_type(), ElementType::kF32);
   const ResolvedValueBinding& output = binding_of(plan.nodes()[0], "value.output");
   EXPECT_EQ(kept.resource_id, output.storage().components()[0].resource_id);
-  EXPECT_EQ(kept.logical_offset_bytes, 0u);
+  // Packed activations: the output's offset in its arena (0 in the seed's layout).
+  const uint64_t output_offset = output.storage().components()[0].offset_bytes;
+  EXPECT_EQ(kept.logical_offset_bytes, output_offset);
   EXPECT_EQ(plan.payload()["retained_completion_values"][0]["resource_id"],
             kept.resource_id.str());
 
@@ -165,7 +167,7 @@ TEST(CompilerAcceptanceTest, Case6RetentionBindsOneTypedOutputAndRequiresTheWire
   ASSERT_TRUE(read) << read.error().to_string();
   EXPECT_EQ(read->producer_node_id.str(), "node.main");
   EXPECT_EQ(read->resource_id, kept.resource_id);
-  EXPECT_EQ(read->offset_bytes, 0u);
+  EXPECT_EQ(read->offset_bytes, output_offset);
   EXPECT_EQ(read->length_bytes, 16u);
 
   // Work-shaped readback for one sequence of 2 tokens: node.main has Fixed
@@ -202,7 +204,7 @@ TEST(CompilerAcceptanceTest, Case6RetentionBindsOneTypedOutputAndRequiresTheWire
   // A self-rehashed wire with a forged retained resource id is rejected by rebuild.
   json forged = plan.to_json();
   forged["payload"]["retained_completion_values"][0]["resource_id"] =
-      binding_of(plan.nodes()[0], "value.input").storage().components()[0].resource_id.str();
+      binding_of(plan.nodes()[0], "value.state").storage().components()[0].resource_id.str();
   auto f = h.verify(rehash(forged));
   ASSERT_FALSE(f);
   EXPECT_EQ(f.error().code(), ErrorCode::kInvalidExecutionPlan);
@@ -782,9 +784,17 @@ Result<ExecutionPlan> build_with_aliased_storage(
                               {});
 }
 
+// Allocation counts are the seed's notion: compile with dedicated activation
+// storage (one resource per activation buffer).
+ProgramPlanCompileOptions dedicated_options() {
+  auto options = testing::synthetic_options();
+  options.set_activation_storage(ActivationStorage::kDedicated);
+  return options;
+}
+
 TEST(CompilerAcceptanceTest, Case28MustAliasIsOneExactEdgeAndOneAllocation) {
   auto c = alias_case(MustAlias{0});
-  auto compiled = compile(c.family, c.b);
+  auto compiled = compile(c.family, c.b, dedicated_options());
   ASSERT_TRUE(compiled) << compiled.error().to_string();
   const ExecutionPlan& plan = compiled->plan;
   ASSERT_EQ(plan.nodes().size(), 3u);
@@ -799,12 +809,21 @@ TEST(CompilerAcceptanceTest, Case28MustAliasIsOneExactEdgeAndOneAllocation) {
   // value.input, value.hidden (= value.aliased) and value.output: one allocation shared.
   EXPECT_EQ(activation_resources(plan), 3u);
   EXPECT_EQ(plan.payload()["nodes"][1]["exact_aliases"][0]["kind"], "must");
+
+  // Packed: still one buffer — the alias chain shares one offset in the arena.
+  auto packed = compile(c.family, c.b);
+  ASSERT_TRUE(packed) << packed.error().to_string();
+  const auto& packed_hidden = binding_of(packed->plan.nodes()[1], "value.hidden").storage();
+  EXPECT_EQ(binding_of(packed->plan.nodes()[1], "value.aliased").storage(), packed_hidden);
+  EXPECT_EQ(activation_resources(packed->plan), 1u);
+  ASSERT_EQ(packed->plan.memory().activation_arenas.size(), 1u);
+  EXPECT_EQ(packed->plan.memory().activation_arenas[0].buffers, 3u);
 }
 
 TEST(CompilerAcceptanceTest, Case28MayAliasEdgeOnlyForExactStorage) {
   auto c = alias_case(MayAlias{0});
   // The compiler gives a MayAlias output fresh storage: no edge, its own allocation.
-  auto compiled = compile(c.family, c.b);
+  auto compiled = compile(c.family, c.b, dedicated_options());
   ASSERT_TRUE(compiled) << compiled.error().to_string();
   EXPECT_TRUE(compiled->plan.nodes()[1].exact_aliases.empty());
   EXPECT_EQ(activation_resources(compiled->plan), 4u);

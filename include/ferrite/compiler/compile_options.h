@@ -47,6 +47,14 @@ class CompletionRetentionSpec {
   std::set<ProgramValueId> values_;
 };
 
+// How activations get memory: `kPacked` (default) places every activation of
+// one storage class in one arena at offsets chosen by liveness
+// (plan/activation_placement.h); `kDedicated` is the seed's layout, one
+// resource per activation at offset 0, kept for comparison and tests.
+enum class ActivationStorage : uint8_t { kPacked, kDedicated };
+std::string_view activation_storage_name(ActivationStorage storage);  // "packed", "dedicated"
+Result<ActivationStorage> parse_activation_storage(std::string_view name);
+
 // Which weight materializer turns source weights into execution weights.
 struct WeightMaterializerSelection {
   WeightMaterializerId materializer_id = WeightMaterializerId::literal(kIdentityWeightMaterializerId);
@@ -74,6 +82,8 @@ class ProgramPlanCompileOptions {
   void retain_all_outputs_for_determinism(const PreparedModelFamily& family) {
     completion_retention_ = CompletionRetentionSpec::for_determinism_outputs(family);
   }
+  void set_activation_storage(ActivationStorage storage) { activation_storage_ = storage; }
+  ActivationStorage activation_storage() const { return activation_storage_; }
   void require_weight_materializer(WeightMaterializerId id) {
     weight_materializer_selection_.materializer_id = std::move(id);
   }
@@ -98,6 +108,7 @@ class ProgramPlanCompileOptions {
   std::map<NodeId, ProviderId> preferred_providers_;
   CompletionRetentionSpec completion_retention_;
   WeightMaterializerSelection weight_materializer_selection_;
+  ActivationStorage activation_storage_ = ActivationStorage::kPacked;
 };
 
 }  // namespace ferrite

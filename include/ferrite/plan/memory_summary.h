@@ -10,7 +10,10 @@
 // static bytes + minimum runnable bytes (states + activations + non-static
 // workspaces at 1 sequence / 1 token) ≤ capacity − reserve, else
 // "minimum runnable plan requires N bytes, exceeding usable capacity M".
-// Dynamic resources carry the storage profile joint selection gave them.
+// Dynamic resources carry the storage profile joint selection gave them. An
+// activation arena may hold several element types; its dtype is then u8.
+// `activation_arenas` (peak, LOAD, dedicated bytes per arena) is filled in by
+// the plan builder from the activation placement.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto memory, build_memory_summary(nodes, selection, policy));
@@ -27,6 +30,7 @@
 
 #include "ferrite/compiler/joint_selection.h"
 #include "ferrite/compiler/runtime_policy.h"
+#include "ferrite/plan/activation_placement.h"
 #include "ferrite/plan/plan_node.h"
 
 namespace ferrite {
@@ -52,6 +56,8 @@ struct PlanMemorySummary {
   uint64_t static_bytes = 0;
   uint64_t minimum_runnable_bytes = 0;
   uint64_t usable_capacity_bytes = 0;
+  // Packed activation arenas (empty with dedicated activation storage).
+  std::vector<ActivationArenaSummary> activation_arenas;
 
   nlohmann::json to_json() const;
   friend bool operator==(const PlanMemorySummary&, const PlanMemorySummary&) = default;

@@ -18,9 +18,14 @@
 //     did not reach a bounded monotonic fixed point" otherwise).
 // Estimators see placements through their input fingerprint, so moving
 // weights into a shared arena re-asks every estimator.
-// `compile` (spec §11.3) = resolve + select_providers_jointly (§8.3) +
-// ExecutionPlan::build (§8.2) with the options' completion retention; the same
-// trusted inputs always give the byte-identical plan.
+// `compile` (spec §11.3) = resolve + select_providers_jointly (§8.3), then —
+// with packed activation storage (the default) — activation packing: place
+// activations into arenas by liveness (activation_placement.h), resolve and
+// select again with that placement, and repeat with raised alignments while
+// a chosen provider asks for more alignment than a buffer was packed with (at
+// most 65 rounds: alignments are powers of two that only grow); finally
+// ExecutionPlan::build (§8.2) with the options' completion retention. The
+// same trusted inputs always give the byte-identical plan.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto resolved, ProgramPlanCompiler::resolve(
@@ -41,6 +46,7 @@
 #include "ferrite/compiler/tensor_inference.h"
 #include "ferrite/compiler/value_placement.h"
 #include "ferrite/compiler/weight_materializer.h"
+#include "ferrite/plan/activation_placement.h"
 #include "ferrite/plan/execution_plan.h"
 
 namespace ferrite {
@@ -54,6 +60,9 @@ struct ProgramResolution {
   std::vector<PlanNodeResolution> node_resolutions;  // program order
   uint64_t value_alignment_bytes = 0;
   int fixed_point_rounds = 0;
+  // Set by `compile` with packed activation storage (activation_placement.h).
+  std::vector<ActivationArenaSummary> activation_arenas;
+  int activation_rounds = 0;
 };
 
 struct ProgramPlanCompilation {
@@ -75,6 +84,17 @@ class ProgramPlanCompiler {
                                                 const EstimatorRegistry& estimators,
                                                 const WeightMaterializerRegistry& materializers,
                                                 const ProgramPlanCompileOptions& options);
+
+ private:
+  // Replaces the dedicated activation placement in `resolution` (and the
+  // selection made with it) by packed arenas; see the contract above.
+  static Result<void> pack_activations(const PreparedModelFamily& family,
+                                       const CapabilityCatalog& catalog,
+                                       const RuntimePolicy& policy,
+                                       const EstimatorRegistry& estimators,
+                                       const ProgramPlanCompileOptions& options,
+                                       ProgramResolution& resolution,
+                                       JointProviderSelection& selection);
 };
 
 }  // namespace ferrite

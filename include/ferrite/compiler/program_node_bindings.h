@@ -1,0 +1,31 @@
+// ferrite/compiler/program_node_bindings.h — resolve every node of a program.
+//
+// Contract (spec §11.7): `resolve_program_nodes` builds, for each program node
+// in order, its physical bindings (inputs in ordinal order, then outputs) from
+// the inferred tensors and the given value storages — weights bind as Weights
+// with their execution-schema contract, states as State, everything else as
+// Activations; inputs never alias, outputs carry their contract's alias policy
+// — and calls resolve_node with the node's requested capabilities and
+// preferred provider from the options. The compiler calls it once per
+// placement (probe, each alignment round, each activation packing round).
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(auto resolutions,
+//                            resolve_program_nodes(context, options, tensors, storages));
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "ferrite/catalog/value_storage.h"
+#include "ferrite/compiler/compile_options.h"
+#include "ferrite/compiler/node_resolution.h"
+#include "ferrite/compiler/tensor_inference.h"
+
+namespace ferrite {
+
+Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
+    const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
+    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages);
+
+}  // namespace ferrite

@@ -1,0 +1,79 @@
+#include "ferrite/compiler/program_node_bindings.h"
+
+#include <fmt/format.h>
+
+namespace ferrite {
+namespace {
+
+BufferUsage usage_of(const ModelProgram& program, const ProgramValueId& value) {
+  switch (program.value_kind(value).value_or(ProgramValueKind::kNodeOutput)) {
+    case ProgramValueKind::kWeight: return BufferUsage::kWeights;
+    case ProgramValueKind::kState: return BufferUsage::kState;
+    default: return BufferUsage::kActivations;
+  }
+}
+
+Result<ResolvedValueBinding> make_binding(
+    const PreparedModelFamily& family, const WeightSchema& schema, const ProgramValueId& value,
+    ValueBindingRole role, uint32_t ordinal, const TensorContract& contract,
+    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages) {
+  const ModelProgram& program = family.program();
+  auto tensor = tensors.find(value);
+  if (tensor == tensors.end()) {
+    return invalid_plan(fmt::format("value `{}` has no resolved tensor", value.str()));
+  }
+  auto storage = storages.find(value);
+  if (storage == storages.end()) {
+    return invalid_plan(fmt::format("value `{}` has no resolved storage", value.str()));
+  }
+  std::optional<ResolvedWeightBinding> weight;
+  if (const WeightReference* ref = program.find_weight_by_value(value)) {
+    FERRITE_ASSIGN_OR_RETURN(weight, ResolvedWeightBinding::from_schema(schema, ref->weight_id));
+  }
+  const AliasPolicy alias = role == ValueBindingRole::kInput ? AliasPolicy(NoAlias{}) : contract.alias();
+  return ResolvedValueBinding::create(value, role, ordinal, tensor->second, contract.access(), alias,
+                                      usage_of(program, value), std::move(weight), storage->second);
+}
+
+}  // namespace
+
+Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
+    const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
+    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages) {
+  std::vector<PlanNodeResolution> out;
+  for (const ProgramNode* node : context.family.program().nodes()) {
+    FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
+                             context.catalog.operation_for_node(node->id, node->operation_id));
+    std::vector<ResolvedValueBinding> bindings;
+    for (size_t i = 0; i < node->inputs.size() && i < op->inputs.size(); ++i) {
+      FERRITE_ASSIGN_OR_RETURN(
+          auto binding, make_binding(context.family, context.execution_weight_schema, node->inputs[i],
+                                     ValueBindingRole::kInput, static_cast<uint32_t>(i),
+                                     op->inputs[i], tensors, storages));
+      bindings.push_back(std::move(binding));
+    }
+    for (size_t i = 0; i < node->outputs.size() && i < op->outputs.size(); ++i) {
+      FERRITE_ASSIGN_OR_RETURN(
+          auto binding, make_binding(context.family, context.execution_weight_schema,
+                                     node->outputs[i], ValueBindingRole::kOutput,
+                                     static_cast<uint32_t>(i), op->outputs[i], tensors, storages));
+      bindings.push_back(std::move(binding));
+    }
+    std::set<CapabilityId> requested;
+    if (auto it = options.required_capabilities().find(node->id);
+        it != options.required_capabilities().end()) {
+      requested = it->second;
+    }
+    std::optional<ProviderId> preferred;
+    if (auto it = options.preferred_providers().find(node->id);
+        it != options.preferred_providers().end()) {
+      preferred = it->second;
+    }
+    FERRITE_ASSIGN_OR_RETURN(auto resolution, resolve_node(context, *node, std::move(bindings),
+                                                           std::move(requested), std::move(preferred)));
+    out.push_back(std::move(resolution));
+  }
+  return out;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,147 @@
+#include "ferrite/plan/activation_placement.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "ferrite/compiler/value_placement.h"
+#include "ferrite/core/checked_math.h"
+#include "ferrite/memory/activation_liveness.h"
+#include "ferrite/memory/interval_packing.h"
+
+namespace ferrite {
+namespace {
+
+Result<std::vector<std::pair<ProgramValueId, ProgramValueId>>> must_alias_edges(
+    const ModelProgram& program, const OperationCatalog& operations) {
+  std::vector<std::pair<ProgramValueId, ProgramValueId>> edges;
+  for (const ProgramNode* node : program.nodes()) {
+    FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
+                             operations.operation_for_node(node->id, node->operation_id));
+    for (size_t i = 0; i < node->outputs.size() && i < op->outputs.size(); ++i) {
+      if (const auto* must = std::get_if<MustAlias>(&op->outputs[i].alias())) {
+        if (must->tensor_index < node->inputs.size()) {
+          edges.emplace_back(node->outputs[i], node->inputs[must->tensor_index]);
+        }
+      }
+    }
+  }
+  return edges;
+}
+
+struct ClassMember {
+  const ActivationLiveBuffer* buffer;
+  uint64_t bytes;      // the buffer's logical bytes
+  uint64_t padded;     // rounded up to its alignment
+  uint64_t alignment;
+  ElementType element_type;
+};
+
+}  // namespace
+
+nlohmann::json ActivationArenaSummary::to_json() const {
+  return nlohmann::json{{"resource_id", resource_id.str()},
+                        {"storage_profile", storage_profile},
+                        {"buffers", buffers},
+                        {"peak_bytes", peak_bytes},
+                        {"load_bytes", load_bytes},
+                        {"dedicated_bytes", dedicated_bytes}};
+}
+
+std::map<ProgramValueId, uint64_t> chosen_activation_alignments(
+    const std::vector<PlanNodeResolution>& resolutions, const JointProviderSelection& selection) {
+  std::map<ProgramValueId, uint64_t> out;
+  for (const auto& resolution : resolutions) {
+    auto chosen = selection.chosen.find(resolution.node_id());
+    if (chosen == selection.chosen.end()) continue;
+    const ProviderResourcePlan* plan = resolution.candidate(chosen->second);
+    if (plan == nullptr) continue;
+    for (const auto& binding : resolution.values()) {
+      if (binding.usage() != BufferUsage::kActivations) continue;
+      uint64_t& a = out[binding.value_id()];
+      a = std::max(a, plan->value_alignment_bytes());
+    }
+  }
+  return out;
+}
+
+Result<ActivationPlacement> place_activations(const ActivationPlacementInput& input,
+                                              const std::map<ProgramValueId, uint64_t>& alignments) {
+  const ModelProgram& program = input.family.program();
+  FERRITE_ASSIGN_OR_RETURN(auto edges, must_alias_edges(program, input.operations));
+  FERRITE_ASSIGN_OR_RETURN(auto buffers, activation_live_buffers(program, edges, input.retained));
+
+  ActivationPlacement out;
+  out.value_storages = input.dedicated_storages;
+  std::map<std::string, std::vector<ClassMember>> classes;  // profile text → members
+  for (const auto& buffer : buffers) {
+    const ProgramValueId& representative = buffer.values.front();
+    auto storage = input.dedicated_storages.find(representative);
+    if (storage == input.dedicated_storages.end() || storage->second.components().size() != 1) {
+      return invalid_plan(fmt::format("activation `{}` has no single dedicated storage component",
+                                      representative.str()));
+    }
+    const ResolvedStorageComponent& component = storage->second.components().front();
+    auto profile = input.dedicated_selection.profiles.find(component.resource_id);
+    if (profile == input.dedicated_selection.profiles.end()) {
+      return invalid_plan(fmt::format("activation `{}` resource has no selected storage profile",
+                                      representative.str()));
+    }
+    uint64_t alignment = std::max<uint64_t>(1, element_type_size_bytes(component.element_type));
+    for (const auto& v : buffer.values) {
+      if (auto it = alignments.find(v); it != alignments.end()) {
+        alignment = std::max(alignment, it->second);
+      }
+    }
+    if (!is_power_of_two(alignment)) {
+      return invalid_plan(fmt::format("activation `{}` alignment {} is not a power of two",
+                                      representative.str(), alignment));
+    }
+    const auto padded = checked_align_up(std::max<uint64_t>(component.length_bytes, 1), alignment);
+    if (!padded) {
+      return invalid_plan(fmt::format("activation `{}` size overflows", representative.str()));
+    }
+    classes[profile->second.to_string()].push_back(
+        ClassMember{&buffer, component.length_bytes, *padded, alignment, component.element_type});
+    for (const auto& v : buffer.values) out.alignments[v] = alignment;
+  }
+
+  for (const auto& [profile, members] : classes) {
+    std::vector<PackingBuffer> requests;
+    uint64_t dedicated = 0;
+    for (size_t i = 0; i < members.size(); ++i) {
+      requests.push_back(PackingBuffer{.id = i,
+                                       .lower = members[i].buffer->lower,
+                                       .upper = members[i].buffer->upper,
+                                       .size = members[i].padded,
+                                       .alignment = members[i].alignment});
+      const auto total = checked_add(dedicated, members[i].padded);
+      if (!total) return invalid_plan("activation bytes overflow u64");
+      dedicated = *total;
+    }
+    FERRITE_ASSIGN_OR_RETURN(PackingSolution solution, pack_intervals(requests));
+    FERRITE_ASSIGN_OR_RETURN(uint64_t checked_peak, verify_packing(requests, solution.offsets));
+    FERRITE_ASSIGN_OR_RETURN(
+        ResourceId arena,
+        hashed_resource_id("activation-arena", input.family.fingerprint(), profile));
+    for (size_t i = 0; i < members.size(); ++i) {
+      for (const auto& v : members[i].buffer->values) {
+        FERRITE_ASSIGN_OR_RETURN(
+            auto storage, ResolvedValueStorage::single(arena, solution.offsets[i], members[i].bytes,
+                                                       members[i].element_type));
+        out.value_storages.insert_or_assign(v, std::move(storage));
+      }
+    }
+    out.arenas.push_back(ActivationArenaSummary{.resource_id = arena,
+                                                .storage_profile = profile,
+                                                .buffers = members.size(),
+                                                .peak_bytes = checked_peak,
+                                                .load_bytes = solution.load,
+                                                .dedicated_bytes = dedicated});
+  }
+  std::sort(out.arenas.begin(), out.arenas.end(),
+            [](const auto& a, const auto& b) { return a.resource_id < b.resource_id; });
+  return out;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,328 @@
+// Activation packing, in the style of ONNX Runtime's allocation-planner tests:
+// small programs, compiled end to end, asserting which values share memory
+// and at which offsets, against LOAD and the dedicated (seed) layout.
+#include "ferrite/plan/activation_placement.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "ferrite/format/catalog_file.h"
+#include "ferrite/format/program_file.h"
+#include "ferrite/compiler/program_node_bindings.h"
+#include "ferrite/plan/program_plan_compiler.h"
+#include "support/fixtures.h"
+
+namespace ferrite {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+using testing::unwrap;
+using testing::value;
+
+json contract(json dims, const char* dtype, const char* access) {
+  return {{"dimensions", dims}, {"element_types", {dtype}}, {"layouts", {"contiguous"}},
+          {"access", access},   {"alias", "no_alias"}};
+}
+
+json operation(const char* id, json inputs, json outputs) {
+  return {{"id", id},
+          {"version", "1.0"},
+          {"inputs", inputs},
+          {"outputs", outputs},
+          {"attributes", json::object()},
+          {"resources",
+           {{"minimum_value_alignment_bytes", 16},
+            {"scratch", "forbidden"},
+            {"binding", "forbidden"},
+            {"persistent", "forbidden"}}},
+          {"provider", {{"minimum_version", "1.0"}, {"required_capabilities", json::array()}}}};
+}
+
+// unary f32[N]→f32[N]; scale (f32[N], weight f32[N])→f32[N]; cast u32[N]→f32[N];
+// one provider each with the given value alignment.
+CompilationTarget target(uint64_t alignment = 16) {
+  const json ops = {
+      operation("operation.cast", {contract({"N"}, "u32", "read")},
+                {contract({"N"}, "f32", "write")}),
+      operation("operation.scale",
+                {contract({"N"}, "f32", "read"), contract({"N"}, "f32", "read")},
+                {contract({"N"}, "f32", "write")}),
+      operation("operation.unary", {contract({"N"}, "f32", "read")},
+                {contract({"N"}, "f32", "write")})};
+  json providers = json::array();
+  for (const auto& op : ops) {
+    json storage = json::array();
+    for (size_t i = 0; i < op["inputs"].size(); ++i) {
+      storage.push_back({{"role", "input"}, {"ordinal", i}, {"accepted_profiles", {"linear/contiguous"}}});
+    }
+    storage.push_back({{"role", "output"}, {"ordinal", 0}, {"accepted_profiles", {"linear/contiguous"}}});
+    const std::string id = op["id"].get<std::string>();
+    providers.push_back({{"id", "provider." + id.substr(10)},
+                         {"operation", id},
+                         {"version", "1.0"},
+                         {"implementation_fingerprint", std::string(64, 'a')},
+                         {"capabilities", json::array()},
+                         {"accepted_weight_formats", {"weight-format.dense"}},
+                         {"storage", storage},
+                         {"estimator",
+                          {{"id", "estimator." + id.substr(10)},
+                           {"version", "1.0"},
+                           {"estimate", {{"value_alignment_bytes", alignment}}}}}});
+  }
+  const json file = {{"format", "ferrite.catalog"},
+                     {"format_version", 2},
+                     {"device",
+                      {{"id", "device.cpu.0"},
+                       {"class", "host"},
+                       {"ordinal", 0},
+                       {"total_memory_bytes", 1 << 30},
+                       {"runtime_implementation_fingerprint", std::string(64, 'b')},
+                       {"capabilities", json::array()},
+                       {"dynamic_storage_profiles", {"linear/contiguous"}}}},
+                     {"operations", ops},
+                     {"providers", providers}};
+  return unwrap(read_target_catalog_file_json(file));
+}
+
+RuntimePolicy policy() {
+  return RuntimePolicy{PolicyId::literal("policy.test"), {1, 0}, 1 << 28, 0, 1, 4096,
+                       {DynamicStorageProfile::linear_contiguous()}};
+}
+
+struct Node {
+  std::string op;
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
+// A program over input `value.in` whose first node scales it by weight `w`.
+PreparedModelFamily program(const std::vector<Node>& nodes, std::vector<std::string> outputs) {
+  json list = json::array();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    list.push_back({{"id", "node." + std::to_string(i)},
+                    {"operation", "operation." + nodes[i].op},
+                    {"version", "1.0"},
+                    {"work", "fixed"},
+                    {"inputs", nodes[i].inputs},
+                    {"outputs", {nodes[i].output}},
+                    {"attributes", json::object()}});
+  }
+  const json tensor = {{"dimensions", {16}}, {"element_type", "f32"}, {"layout", "contiguous"}};
+  const json file = {
+      {"format", "ferrite.program"},
+      {"format_version", 1},
+      {"family", "family.test"},
+      {"config", json::object()},
+      {"weight_schema",
+       {{"format_id", "weight-format.dense"},
+        {"layout_id", "weight-layout.dense"},
+        {"version", {{"major", 1}, {"minor", 0}}},
+        {"components",
+         {{{"id", "component.w"},
+           {"role", "values"},
+           {"external_names", {"w"}},
+           {"dimensions", {16}},
+           {"encoding", {{"kind", "dense"}, {"element_type", "f32"}}},
+           {"required", true}}}},
+        {"tensors",
+         {{{"id", "weight.w"},
+           {"dimensions", {16}},
+           {"logical_element_type", "f32"},
+           {"physical_layout", {{"kind", "dense"}, {"component_id", "component.w"}}},
+           {"required", true}}}}}},
+      {"program",
+       {{"family", "family.test"},
+        {"inputs", {"value.in"}},
+        {"blocks", {{{"id", "block.main"}, {"nodes", list}}}},
+        {"states", json::array()},
+        {"weights", {{{"weight", "weight.w"}, {"value", "value.w"}, {"tensor", tensor}}}},
+        {"outputs", outputs}}}};
+  return unwrap(read_program_file_json(file));
+}
+
+struct Compiled {
+  ExecutionPlan plan;
+  std::map<std::string, uint64_t> offsets;  // activation value → arena offset
+};
+
+Result<Compiled> compile(const PreparedModelFamily& family, ElementType input = ElementType::kF32,
+                         uint64_t alignment = 16, std::set<std::string> retained = {},
+                         ActivationStorage storage = ActivationStorage::kPacked) {
+  const CompilationTarget t = target(alignment);
+  FERRITE_ASSIGN_OR_RETURN(auto options, ProgramPlanCompileOptions::create(
+                                             {{value("value.in"), {{16}, input, ContiguousLayout{}}}}));
+  for (const auto& v : retained) options.retain_completion_value(value(v));
+  options.set_activation_storage(storage);
+  FERRITE_ASSIGN_OR_RETURN(auto compiled,
+                           ProgramPlanCompiler::compile(family, t.catalog, policy(), t.estimators,
+                                                        WeightMaterializerRegistry::identity_only(),
+                                                        options));
+  Compiled out{std::move(compiled.plan), {}};
+  for (const auto& node : out.plan.nodes()) {
+    for (const auto& b : node.values) {
+      if (b.usage() == BufferUsage::kActivations) {
+        out.offsets[b.value_id().str()] = b.storage().components()[0].offset_bytes;
+      }
+    }
+  }
+  return out;
+}
+
+const ActivationArenaSummary& only_arena(const ExecutionPlan& plan) {
+  EXPECT_EQ(plan.memory().activation_arenas.size(), 1u);
+  return plan.memory().activation_arenas.at(0);
+}
+
+// in → a → b → c: every value lives across two nodes, so two 64-byte slots
+// alternate: {in, b} and {a, c}.
+TEST(ActivationPlacementTest, ChainAlternatesBetweenTwoSlots) {
+  auto family = program({{"scale", {"value.in", "value.w"}, "value.a"},
+                         {"unary", {"value.a"}, "value.b"},
+                         {"unary", {"value.b"}, "value.c"}},
+                        {"value.c"});
+  auto c = unwrap(compile(family));
+  const auto& arena = only_arena(c.plan);
+  EXPECT_EQ(arena.buffers, 4u);
+  EXPECT_EQ(arena.load_bytes, 128u);
+  EXPECT_EQ(arena.peak_bytes, 128u);
+  EXPECT_EQ(arena.dedicated_bytes, 256u);
+  EXPECT_EQ(c.offsets["value.in"], c.offsets["value.b"]);
+  EXPECT_EQ(c.offsets["value.a"], c.offsets["value.c"]);
+  EXPECT_NE(c.offsets["value.in"], c.offsets["value.a"]);
+  // The weight stays in its own arena; only the activation arena is packed.
+  size_t activation_resources = 0;
+  for (const auto& r : c.plan.memory().resources) {
+    if (r.usage == BufferUsage::kActivations) {
+      ++activation_resources;
+      EXPECT_EQ(r.size_bytes, 128u);
+      EXPECT_EQ(r.resource_id, arena.resource_id);
+    }
+  }
+  EXPECT_EQ(activation_resources, 1u);
+}
+
+// A skip connection keeps `a` live until its last reader: nothing produced in
+// between may take its bytes.
+TEST(ActivationPlacementTest, LongLivedValueIsNeverOverwritten) {
+  auto family = program({{"scale", {"value.in", "value.w"}, "value.a"},
+                         {"unary", {"value.a"}, "value.b"},
+                         {"unary", {"value.b"}, "value.c"},
+                         {"scale", {"value.c", "value.a"}, "value.d"}},
+                        {"value.d"});
+  auto c = unwrap(compile(family));
+  for (const char* other : {"value.b", "value.c", "value.d"}) {
+    EXPECT_NE(c.offsets["value.a"], c.offsets[other]) << other;
+  }
+  EXPECT_NE(c.offsets["value.b"], c.offsets["value.c"]);
+  EXPECT_NE(c.offsets["value.c"], c.offsets["value.d"]);
+  EXPECT_EQ(c.offsets["value.in"], c.offsets["value.b"]);  // in dies at node 0
+  const auto& arena = only_arena(c.plan);
+  EXPECT_EQ(arena.load_bytes, 192u);
+  EXPECT_EQ(arena.peak_bytes, arena.load_bytes);
+}
+
+TEST(ActivationPlacementTest, RetainedValuesKeepTheirBytes) {
+  auto family = program({{"scale", {"value.in", "value.w"}, "value.a"},
+                         {"unary", {"value.a"}, "value.b"},
+                         {"unary", {"value.b"}, "value.c"}},
+                        {"value.c"});
+  auto c = unwrap(compile(family, ElementType::kF32, 16, {"value.a"}));
+  EXPECT_NE(c.offsets["value.a"], c.offsets["value.c"]);
+  EXPECT_EQ(only_arena(c.plan).load_bytes, 192u);
+  ASSERT_EQ(c.plan.retained_completion_values().size(), 1u);
+  EXPECT_EQ(c.plan.retained_completion_values()[0].logical_offset_bytes, c.offsets["value.a"]);
+}
+
+TEST(ActivationPlacementTest, OffsetsHonourTheProviderAlignment) {
+  auto family = program({{"scale", {"value.in", "value.w"}, "value.a"},
+                         {"unary", {"value.a"}, "value.b"}},
+                        {"value.b"});
+  auto c = unwrap(compile(family, ElementType::kF32, 256));
+  for (const auto& [v, offset] : c.offsets) EXPECT_EQ(offset % 256, 0u) << v;
+  const auto& arena = only_arena(c.plan);
+  EXPECT_EQ(arena.load_bytes, 512u);  // 64-byte values padded to 256, two live at once
+  EXPECT_EQ(arena.peak_bytes, 512u);
+}
+
+TEST(ActivationPlacementTest, ElementTypesShareOneArena) {
+  auto family = program({{"cast", {"value.in"}, "value.a"},
+                         {"scale", {"value.a", "value.w"}, "value.b"}},
+                        {"value.b"});
+  auto c = unwrap(compile(family, ElementType::kU32));
+  const auto& arena = only_arena(c.plan);
+  EXPECT_EQ(arena.buffers, 3u);
+  for (const auto& r : c.plan.memory().resources) {
+    if (r.resource_id == arena.resource_id) EXPECT_EQ(r.element_type, ElementType::kU8);
+  }
+  EXPECT_EQ(c.offsets["value.in"], c.offsets["value.b"]);
+}
+
+TEST(ActivationPlacementTest, DedicatedStorageIsTheSeedLayout) {
+  auto family = program({{"scale", {"value.in", "value.w"}, "value.a"},
+                         {"unary", {"value.a"}, "value.b"},
+                         {"unary", {"value.b"}, "value.c"}},
+                        {"value.c"});
+  auto c = unwrap(compile(family, ElementType::kF32, 16, {}, ActivationStorage::kDedicated));
+  EXPECT_TRUE(c.plan.memory().activation_arenas.empty());
+  std::set<ResourceId> resources;
+  for (const auto& node : c.plan.nodes()) {
+    for (const auto& b : node.values) {
+      if (b.usage() != BufferUsage::kActivations) continue;
+      EXPECT_EQ(b.storage().components()[0].offset_bytes, 0u);
+      resources.insert(b.storage().components()[0].resource_id);
+    }
+  }
+  EXPECT_EQ(resources.size(), 4u);
+  auto packed = unwrap(compile(family));
+  EXPECT_NE(packed.plan.plan_hash(), c.plan.plan_hash());
+  EXPECT_EQ(only_arena(packed.plan).dedicated_bytes, 256u);
+}
+
+TEST(ActivationPlacementTest, PackingIsDeterministic) {
+  auto family = program({{"scale", {"value.in", "value.w"}, "value.a"},
+                         {"unary", {"value.a"}, "value.b"},
+                         {"scale", {"value.b", "value.a"}, "value.c"},
+                         {"unary", {"value.c"}, "value.d"}},
+                        {"value.d"});
+  auto a = unwrap(compile(family));
+  auto b = unwrap(compile(family));
+  EXPECT_EQ(a.plan.canonical_text(), b.plan.canonical_text());
+  EXPECT_EQ(a.offsets, b.offsets);
+}
+
+// The builder re-checks every packing: co-live activations moved onto the
+// same bytes are rejected, naming both values.
+TEST(ActivationPlacementTest, BuildRejectsCoLiveOverlap) {
+  // `a` lives over nodes 0–3 and `x` over nodes 1–2, but no node binds both,
+  // so only the plan-level liveness check can see the conflict.
+  auto family = program({{"scale", {"value.in", "value.w"}, "value.a"},
+                         {"unary", {"value.in"}, "value.x"},
+                         {"unary", {"value.x"}, "value.y"},
+                         {"scale", {"value.y", "value.a"}, "value.z"}},
+                        {"value.z"});
+  const CompilationTarget t = target();
+  auto options = unwrap(ProgramPlanCompileOptions::create(
+      {{value("value.in"), {{16}, ElementType::kF32, ContiguousLayout{}}}}));
+  options.set_activation_storage(ActivationStorage::kDedicated);
+  auto resolved = unwrap(ProgramPlanCompiler::resolve(
+      family, t.catalog, policy(), t.estimators, WeightMaterializerRegistry::identity_only(),
+      options));
+  const auto shared = resolved.value_storages.at(value("value.a"));
+  resolved.value_storages.insert_or_assign(value("value.x"), shared);
+  auto resolutions = resolve_program_nodes(
+      NodeResolutionContext{family, resolved.execution_weights.schema(), t.catalog, policy(),
+                            t.estimators},
+      options, resolved.value_tensors, resolved.value_storages);
+  ASSERT_TRUE(resolutions) << resolutions.error().to_string();
+  resolved.node_resolutions = std::move(*resolutions);
+  auto selection = unwrap(select_providers_jointly(resolved.node_resolutions, t.catalog, policy()));
+  auto plan = ExecutionPlan::build(family, t.catalog, policy(), resolved, selection, {});
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().code(), ErrorCode::kInvalidExecutionPlan);
+  EXPECT_THAT(plan.error().message(), HasSubstr("`value.a` and `value.x`"));
+  EXPECT_THAT(plan.error().message(), HasSubstr("while both are live"));
+}
+
+}  // namespace
+}  // namespace ferrite
