@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/model_sources.h"
 #include "cli/pack_command.h"
+#include "cli/run_command.h"
 
 namespace ferrite::cli {
 namespace {
@@ -104,6 +105,29 @@ int run_cli(int argc, char** argv) {
   pack_cmd->add_option("--effort", pack.effort,
                        "Search effort in steps (deterministic; default 400000000)");
 
+  RunArgs run;
+  auto* run_cmd = app.add_subcommand(
+      "run", "Generate text with a Llama model (llama2.c .bin, GGUF, or a safetensors directory)");
+  auto add_run_options = [](CLI::App* command, RunArgs& args) {
+    command->add_option("--prompt", args.prompt, "Prompt text");
+    command->add_option("--steps", args.steps, "New tokens to generate (default 64)");
+    command->add_option("--temperature", args.temperature, "0 = greedy (default)");
+    command->add_option("--top-p", args.top_p, "Nucleus sampling threshold (default 0.9)");
+    command->add_option("--seed", args.seed, "Sampling seed (default 42)");
+    command->add_option("--capacity", args.token_capacity,
+                        "Tokens per prefill step the plan is compiled for (default 64)");
+  };
+  run_cmd->add_option("MODEL", run.model_path, "Model file or directory")->required();
+  run_cmd->add_option("--tokenizer", run.tokenizer_path,
+                      "Tokenizer file (llama2.c tokenizer .bin) for .bin and safetensors models");
+  add_run_options(run_cmd, run);
+
+  RunArgs demo;
+  auto* demo_cmd = app.add_subcommand(
+      "demo",
+      "Build a small Llama model with deterministic synthetic weights, explain its plan and run it");
+  add_run_options(demo_cmd, demo);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -119,6 +143,8 @@ int run_cli(int argc, char** argv) {
   if (explain_cmd->parsed()) return run_explain(explain, std::cout, std::cerr);
   if (verify_cmd->parsed()) return run_verify(verify, std::cout, std::cerr);
   if (pack_cmd->parsed()) return run_pack(pack, std::cout, std::cerr);
+  if (run_cmd->parsed()) return run_run(run, std::cout, std::cerr);
+  if (demo_cmd->parsed()) return run_demo(demo, std::cout, std::cerr);
   return kExitUsage;
 }
 

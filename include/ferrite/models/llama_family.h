@@ -1,0 +1,59 @@
+// ferrite/models/llama_family.h — the `llama` model family: config → program.
+//
+// Contract: `build_llama_family(config)` returns the prepared family of a
+// Llama decoder (the program file shape of examples/llama-decoder.program.json):
+// inputs `value.tokens` and `value.positions` (u32[T], T symbolic, bounded by
+// the capacity the caller compiles for), per layer RMSNorm → q/k/v linear →
+// RoPE(q, k) → attention with a KV cache (two sequence-lifetime states
+// f32[context, kv_dim], zero-initialized) → output linear → residual add →
+// RMSNorm → gate/up linear → SwiGLU → down linear → residual add; then
+// take-last-token → RMSNorm → output linear → `value.logits` f32[1, vocab].
+// Weights are dense f32 components named as in GGUF (`token_embd.weight`,
+// `blk.N.attn_q.weight`, …, `output.weight`). `tied_output` (the classifier
+// shares the embedding table) is recorded in the family config; checkpoint
+// loaders serve `output.weight` from the embedding then.
+// Validation (kInvalidModelConfig): every size > 0, dim % n_heads == 0,
+// n_heads % n_kv_heads == 0, an even head_dim, eps and theta > 0, and caps
+// (dim, hidden ≤ 65536, layers ≤ 1024, vocab ≤ 1,048,576, context ≤ 1,048,576).
+// `llama_compile_inputs(capacity)` gives the two input tensors.
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(auto family, build_llama_family(config));
+//   FERRITE_ASSIGN_OR_RETURN(auto options, ProgramPlanCompileOptions::create(llama_compile_inputs(256)));
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "ferrite/core/tensor_spec.h"
+#include "ferrite/program/prepared_model_family.h"
+
+namespace ferrite {
+
+struct LlamaConfig {
+  uint64_t dim = 0;
+  uint64_t hidden_dim = 0;
+  uint64_t n_layers = 0;
+  uint64_t n_heads = 0;
+  uint64_t n_kv_heads = 0;
+  uint64_t vocab_size = 0;
+  uint64_t context_length = 0;
+  std::string norm_eps = "1/100000";  // exact decimal or fraction text
+  std::string rope_theta = "10000";
+  std::string rope_convention = "interleaved";  // or "half_split"
+  bool tied_output = false;
+
+  uint64_t head_dim() const { return n_heads == 0 ? 0 : dim / n_heads; }
+  uint64_t kv_dim() const { return head_dim() * n_kv_heads; }
+  Result<void> validate() const;
+};
+
+inline constexpr std::string_view kLlamaTokens = "value.tokens";
+inline constexpr std::string_view kLlamaPositions = "value.positions";
+inline constexpr std::string_view kLlamaLogits = "value.logits";
+
+Result<PreparedModelFamily> build_llama_family(const LlamaConfig& config);
+std::map<ProgramValueId, ProgramTensorSpec> llama_compile_inputs(uint64_t token_capacity);
+
+}  // namespace ferrite

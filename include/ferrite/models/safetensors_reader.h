@@ -1,0 +1,131 @@
+// ferrite/models/safetensors_reader.h — a strict safetensors reader and the
+// Hugging Face Llama config.json reader.
+//
+// Contract (safetensors): an 8-byte little-endian header length N, N bytes of
+// JSON, then the data section (offset 8 + N to the end of the file). The JSON
+// is parsed with `parse_strict_json` (no floats, no duplicate keys, depth
+// <= 64). It must be an object whose members are tensors
+//   "name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}
+// (exactly these three fields; offsets relative to the data section) plus an
+// optional "__metadata__" object of string values.
+// Checks: N <= kSafetensorsMaxHeaderBytes and N <= file size - 8 (before
+// anything is allocated); at most kSafetensorsMaxTensors tensors and
+// kSafetensorsMaxRank dims; names non-empty and at most
+// kSafetensorsMaxNameBytes; begin <= end <= data size; for dtypes of known
+// width end - begin == product(shape) * width (checked arithmetic); tensor
+// ranges sorted by begin must neither overlap nor leave holes, and must cover
+// the data section exactly (as the format requires).
+// Known dtypes: F64 F32 F16 BF16 I64 I32 I16 I8 U64 U32 U16 U8 BOOL F8_E4M3
+// F8_E5M2. `supported` is true only for F32, F16 and BF16 (what Ferrite can
+// compute with); other known dtypes are kept with `supported == false`;
+// unknown dtype strings are kept with no element width (their range length is
+// then unchecked) and asking for their data is an error.
+// Errors: kSerialization (message "<file>: offset <N>: ..." naming the tensor
+// or JSON path), kIo when the file cannot be mapped.
+//
+// Contract (config.json): `read_hf_llama_config` reads `<dir>/config.json`
+// (or the given file) with nlohmann::json (it contains floats). Required:
+// hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
+// vocab_size (positive integers). Optional with the Hugging Face defaults:
+// num_key_value_heads (= num_attention_heads), max_position_embeddings
+// (2048), rms_norm_eps (1e-6), rope_theta (10000), tie_word_embeddings
+// (false). Malformed JSON or a wrong type is kSerialization; values that are
+// non-positive, non-finite or inconsistent (hidden_size % heads,
+// heads % kv_heads) are kInvalidModelConfig. Each message names the key.
+//
+// Caps: header <= 100 MiB; <= 65,536 tensors; rank <= 16; names <= 4,096
+// bytes; config.json <= 64 MiB (kMaxJsonTextBytes).
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(SafetensorsFile st, SafetensorsFile::open("model.safetensors"));
+//   const SafetensorsTensor* embed = st.model().find_tensor("model.embed_tokens.weight");
+//   FERRITE_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, st.tensor_data(*embed));
+//   FERRITE_ASSIGN_OR_RETURN(HfLlamaConfig config, read_hf_llama_config("path/to/model_dir"));
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferrite/core/status.h"
+#include "ferrite/models/mapped_file.h"
+
+namespace ferrite {
+
+inline constexpr uint64_t kSafetensorsMaxHeaderBytes = uint64_t{100} << 20;  // 100 MiB
+inline constexpr uint64_t kSafetensorsMaxTensors = 65536;
+inline constexpr uint64_t kSafetensorsMaxRank = 16;
+inline constexpr uint64_t kSafetensorsMaxNameBytes = 4096;
+
+// Bytes per element of a safetensors dtype string; nullopt if unknown.
+std::optional<uint64_t> safetensors_dtype_size(std::string_view dtype);
+
+struct SafetensorsTensor {
+  std::string name;
+  std::string dtype;                   // as written, e.g. "BF16"
+  bool supported = false;              // F32, F16 or BF16
+  std::optional<uint64_t> element_size;  // nullopt for an unknown dtype
+  std::vector<uint64_t> shape;         // row-major, outermost first
+  uint64_t element_count = 0;
+  uint64_t begin = 0;                  // data_offsets[0], relative to the data section
+  uint64_t end = 0;                    // data_offsets[1]
+  uint64_t offset = 0;                 // absolute file offset of the first byte
+  uint64_t byte_size = 0;              // end - begin
+};
+
+struct SafetensorsModel {
+  std::string source;
+  uint64_t header_bytes = 0;  // N
+  uint64_t data_offset = 0;   // 8 + N
+  std::map<std::string, std::string> metadata;  // "__metadata__"
+  std::vector<SafetensorsTensor> tensors;       // sorted by name
+
+  const SafetensorsTensor* find_tensor(std::string_view name) const;
+};
+
+Result<SafetensorsModel> parse_safetensors(std::span<const std::byte> file,
+                                           std::string_view source);
+
+class SafetensorsFile {
+ public:
+  static Result<SafetensorsFile> open(const std::filesystem::path& path);
+
+  const SafetensorsModel& model() const { return model_; }
+  std::span<const std::byte> bytes() const { return file_.bytes(); }
+  // kSerialization for an unknown dtype.
+  Result<std::span<const std::byte>> tensor_data(const SafetensorsTensor& tensor) const;
+  // kInvalidArgument if there is no such tensor.
+  Result<std::span<const std::byte>> tensor_data(std::string_view name) const;
+
+ private:
+  SafetensorsFile(MappedFile file, SafetensorsModel model)
+      : file_(std::move(file)), model_(std::move(model)) {}
+  MappedFile file_;
+  SafetensorsModel model_;
+};
+
+struct HfLlamaConfig {
+  uint64_t hidden_size = 0;
+  uint64_t intermediate_size = 0;
+  uint64_t num_hidden_layers = 0;
+  uint64_t num_attention_heads = 0;
+  uint64_t num_key_value_heads = 0;
+  uint64_t vocab_size = 0;
+  uint64_t max_position_embeddings = 2048;
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  bool tie_word_embeddings = false;
+};
+
+// `path` is a model directory (reads path/config.json) or the file itself.
+Result<HfLlamaConfig> read_hf_llama_config(const std::filesystem::path& path);
+// Parses config.json text; `source` names it in messages.
+Result<HfLlamaConfig> parse_hf_llama_config(std::string_view text, std::string_view source);
+
+}  // namespace ferrite

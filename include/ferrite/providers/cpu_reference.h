@@ -1,0 +1,28 @@
+// ferrite/providers/cpu_reference.h — `cpu.reference`: plain, obviously
+// correct f32 kernels for a Llama decoder; the yardstick other providers are
+// checked against.
+//
+// Contract: registers one provider per operation of models/llama_operations.h
+// (ids `provider.cpu.reference.<op>`, version 1.0, value alignment 64, no
+// workspaces: per-node buffers such as attention scores are sized and
+// allocated when the plan is loaded). Numerics: dot products, RMS sums and
+// softmax accumulate in double; results are stored as f32. RoPE supports the
+// interleaved-pair convention (llama2.c, GGUF) and the half-split convention
+// (Hugging Face) through the `convention` attribute. Attention appends each
+// token's k/v row at its position in the cache, then attends causally over
+// cache rows 0..position with grouped-query head sharing
+// (kv head = head / (n_heads / n_kv_heads)). Token ids or positions outside
+// the tensors they index are errors naming the node.
+//
+// Example:
+//   CpuProviderRegistry registry;
+//   FERRITE_RETURN_IF_ERROR(add_cpu_reference_providers(registry));
+#pragma once
+
+#include "ferrite/runtime/cpu_provider_registry.h"
+
+namespace ferrite {
+
+Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry);
+
+}  // namespace ferrite

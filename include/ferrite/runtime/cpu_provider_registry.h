@@ -1,0 +1,59 @@
+// ferrite/runtime/cpu_provider_registry.h — the CPU providers this binary can run.
+//
+// Contract: a `CpuProviderSpec` is one kernel implementation of one operation:
+// its provider id and version, the capabilities it needs, the weight formats
+// it reads, the value slots it can bind with dynamic storage (every slot of
+// the operation, contiguous), its declarative resource estimate and the
+// factory that binds it to a plan node. The registry derives the compilation
+// target from what is registered — `target(device)` builds the
+// CapabilityCatalog (operations, providers with their implementation and
+// estimator fingerprints) and the EstimatorRegistry — so what the catalog
+// declares and what the executor runs cannot drift: the executor looks a
+// node's provider up here by id and refuses a plan whose provider
+// implementation fingerprint differs from the registered one.
+// Implementation fingerprint = sha256 of "ferrite cpu provider\0<id>\0<version>\0<revision>".
+//
+// Example:
+//   CpuProviderRegistry registry;
+//   add_cpu_reference_providers(registry);   // providers/cpu_reference.h
+//   FERRITE_ASSIGN_OR_RETURN(CompilationTarget target, registry.target(host_cpu_device()));
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ferrite/catalog/declarative_estimator.h"
+#include "ferrite/catalog/device_descriptor.h"
+#include "ferrite/format/catalog_file.h"
+#include "ferrite/runtime/kernel.h"
+
+namespace ferrite {
+
+struct CpuProviderSpec {
+  ProviderId provider_id;
+  OperationDescriptor operation;
+  ContractVersion version{1, 0};
+  std::string revision;  // bump when the kernel's numerics change
+  std::set<CapabilityId> capabilities;
+  DeclarativeEstimateSpec estimate;
+  KernelFactory factory;
+};
+
+class CpuProviderRegistry {
+ public:
+  // Rejects a second provider with the same id for the same operation.
+  Result<void> add(CpuProviderSpec spec);
+  Result<CompilationTarget> target(const DeviceDescriptor& device) const;
+  const CpuProviderSpec* find(const OperationId& operation, const ProviderId& provider) const;
+  static std::string implementation_fingerprint(const CpuProviderSpec& spec);
+
+ private:
+  std::map<std::pair<OperationId, ProviderId>, CpuProviderSpec> providers_;
+};
+
+// This machine as a device: `device.cpu.0`, host class, the given memory,
+// capability `capability.f32`, linear contiguous storage.
+DeviceDescriptor host_cpu_device(uint64_t total_memory_bytes);
+
+}  // namespace ferrite

@@ -1,0 +1,89 @@
+// ferrite/runtime/executor.h — run an execution plan on the CPU.
+//
+// Contract: `Executor::load` takes a plan, the prepared family it was compiled
+// from, the CPU providers and a weight source, and
+//   1. allocates every resource of the plan's memory summary once, at its
+//      planned size and alignment (at least 64), zero-filled: weight arenas,
+//      the activation arena(s), states (the KV cache), workspaces;
+//   2. fills every weight component bound by a node at its planned offset
+//      from the weight source (`WeightSource::fill`, which converts the
+//      file's dtype to the component's physical dtype);
+//   3. binds every node to its provider's kernel (CpuProviderRegistry): the
+//      provider must be registered and its implementation fingerprint must
+//      equal the one the plan recorded; kernels capture their tensors'
+//      addresses here.
+// `run(tokens)` executes the nodes in plan order for a step of `tokens`
+// tokens (1 ≤ tokens ≤ the capacity of the token inputs): no allocation and
+// no lookup happen in it. Inputs are written with `write_input` (u32 values,
+// at most the value's capacity) before a step; outputs are read with
+// `output_f32`. `reset_states` zero-fills every state (a new sequence).
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(auto executor, Executor::load(plan, family, registry, weights));
+//   executor->write_input(tokens_id, prompt);  executor->write_input(positions_id, positions);
+//   FERRITE_RETURN_IF_ERROR(executor->run(prompt.size()));
+//   FERRITE_ASSIGN_OR_RETURN(std::span<const float> logits, executor->output_f32(logits_id));
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "ferrite/plan/execution_plan.h"
+#include "ferrite/program/prepared_model_family.h"
+#include "ferrite/runtime/cpu_provider_registry.h"
+
+namespace ferrite {
+
+class WeightSource {
+ public:
+  virtual ~WeightSource() = default;
+  // Writes `component` (its dimensions, in its physical element type) into
+  // `destination` (exactly the component's physical bytes).
+  virtual Result<void> fill(const WeightComponentSpec& component,
+                            std::span<std::byte> destination) const = 0;
+};
+
+class Executor {
+ public:
+  static Result<std::unique_ptr<Executor>> load(const ExecutionPlan& plan,
+                                                const PreparedModelFamily& family,
+                                                const CpuProviderRegistry& providers,
+                                                const WeightSource& weights);
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+  ~Executor();
+
+  Result<void> write_input(const ProgramValueId& value, std::span<const uint32_t> data);
+  Result<void> run(uint64_t tokens);
+  Result<std::span<const float>> output_f32(const ProgramValueId& value) const;
+  void reset_states();
+
+  uint64_t allocated_bytes() const { return allocated_bytes_; }
+  uint64_t token_capacity() const { return token_capacity_; }
+
+ private:
+  Executor() = default;
+
+  struct Buffer {
+    std::byte* data = nullptr;
+    uint64_t size = 0;
+  };
+  struct BoundValue {
+    std::byte* data = nullptr;
+    ResolvedTensorSpec tensor;
+  };
+
+  std::vector<Buffer> buffers_;       // owned, freed in the destructor
+  std::vector<Buffer> states_;        // views of state buffers
+  std::map<ProgramValueId, BoundValue> values_;
+  std::vector<BoundKernel> kernels_;  // plan order
+  std::vector<const NodeId*> node_ids_;
+  std::vector<NodeId> node_id_storage_;
+  uint64_t allocated_bytes_ = 0;
+  uint64_t token_capacity_ = 0;
+};
+
+}  // namespace ferrite

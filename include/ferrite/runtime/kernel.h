@@ -1,0 +1,59 @@
+// ferrite/runtime/kernel.h — how the executor calls a provider's kernel.
+//
+// Contract: a CPU provider turns one plan node into a `BoundKernel` once, when
+// the executor loads the plan (`KernelFactory`): it reads the node's
+// attributes, checks the bound tensors against what the kernel supports and
+// captures raw pointers into the plan's resources. Running a bound kernel is
+// then a plain call with the step's token count — no allocation, no lookup,
+// no attribute parsing in the per-token loop. `tokens` is the number of rows
+// of the token axis the step actually uses (1 ≤ tokens ≤ the capacity the
+// plan was compiled for); nodes whose work is fixed ignore it. A kernel
+// reports bad data (for example a token id outside the vocabulary) as an
+// error naming the node; it never reads or writes outside its bound tensors.
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(BoundKernel kernel, factory(node_binding));
+//   FERRITE_RETURN_IF_ERROR(kernel.run(tokens));
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "ferrite/core/identity.h"
+#include "ferrite/core/status.h"
+#include "ferrite/core/tensor_spec.h"
+#include "ferrite/program/semantic_value.h"
+
+namespace ferrite {
+
+// One value as a kernel sees it: its first byte and its capacity tensor.
+struct KernelTensor {
+  std::byte* data = nullptr;
+  const ResolvedTensorSpec* tensor = nullptr;
+
+  template <class T>
+  T* as() const {
+    return reinterpret_cast<T*>(data);
+  }
+};
+
+// Everything a factory needs to bind one node.
+struct KernelNode {
+  const NodeId* node_id = nullptr;
+  const std::map<AttributeId, SemanticValue>* attributes = nullptr;
+  std::vector<KernelTensor> inputs;   // ordinal order
+  std::vector<KernelTensor> outputs;  // ordinal order
+  std::byte* scratch = nullptr;       // null when the plan gives none
+  uint64_t scratch_bytes = 0;
+};
+
+struct BoundKernel {
+  std::function<Result<void>(uint64_t tokens)> run;
+};
+
+using KernelFactory = std::function<Result<BoundKernel>(const KernelNode& node)>;
+
+}  // namespace ferrite

@@ -1,0 +1,212 @@
+// `ferrite run` / `ferrite demo`: compile a Llama model for the CPU and generate.
+#include "cli/run_command.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/plan_explanation.h"
+#include "ferrite/models/llama_checkpoint.h"
+#include "ferrite/providers/cpu_reference.h"
+#include "ferrite/runtime/generation.h"
+
+namespace ferrite::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t machine_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return uint64_t{1} << 32;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+}
+
+struct Prepared {
+  CpuProviderRegistry providers;
+  PreparedModelFamily family;
+  ExecutionPlan plan;
+  std::unique_ptr<Executor> executor;
+};
+
+Result<std::unique_ptr<Prepared>> prepare(const LlamaConfig& config, const WeightSource& weights,
+                                          uint64_t token_capacity) {
+  CpuProviderRegistry providers;
+  FERRITE_RETURN_IF_ERROR(add_cpu_reference_providers(providers));
+  FERRITE_ASSIGN_OR_RETURN(CompilationTarget target,
+                           providers.target(host_cpu_device(machine_memory_bytes())));
+  FERRITE_ASSIGN_OR_RETURN(PreparedModelFamily family, build_llama_family(config));
+  const uint64_t capacity = std::clamp<uint64_t>(token_capacity, 1, config.context_length);
+  FERRITE_ASSIGN_OR_RETURN(auto options,
+                           ProgramPlanCompileOptions::create(llama_compile_inputs(capacity)));
+  const RuntimePolicy policy{PolicyId::literal("policy.cpu-run"), {1, 0},
+                             target.catalog.device().total_memory_bytes, 0, 1, capacity,
+                             {DynamicStorageProfile::linear_contiguous()}};
+  FERRITE_ASSIGN_OR_RETURN(auto compiled,
+                           ProgramPlanCompiler::compile(family, target.catalog, policy,
+                                                        target.estimators,
+                                                        WeightMaterializerRegistry::identity_only(),
+                                                        options));
+  auto prepared = std::unique_ptr<Prepared>(
+      new Prepared{std::move(providers), std::move(family), std::move(compiled.plan), nullptr});
+  FERRITE_ASSIGN_OR_RETURN(prepared->executor, Executor::load(prepared->plan, prepared->family,
+                                                              prepared->providers, weights));
+  return prepared;
+}
+
+std::string printable(const std::string& piece) {
+  std::string out;
+  for (unsigned char c : piece) {
+    if (c == '\n' || (c >= 0x20 && c < 0x7f) || c >= 0x80) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  return out;
+}
+
+int generate_and_report(Prepared& prepared, const std::optional<Tokenizer>& tokenizer,
+                        const RunArgs& args, const LlamaConfig& config, double load_seconds,
+                        bool show_ids, std::ostream& out, std::ostream& err) {
+  std::vector<uint32_t> prompt;
+  if (tokenizer) {
+    auto encoded = tokenizer->encode(args.prompt, true);
+    if (!encoded) return report_error(encoded.error(), false, out, err);
+    prompt = std::move(*encoded);
+  } else {
+    prompt = {1};  // BOS only: without a vocabulary the prompt text cannot be encoded
+  }
+  auto sampler = Sampler::create(SamplerConfig{args.temperature, args.top_p, args.seed});
+  if (!sampler) return report_error(sampler.error(), false, out, err);
+  uint32_t previous = prompt.back();
+  auto on_token = [&](uint32_t id) -> Result<void> {
+    if (tokenizer) {
+      FERRITE_ASSIGN_OR_RETURN(std::string piece, tokenizer->decode_piece(previous, id));
+      out << printable(piece);
+    } else {
+      out << id << ' ';
+    }
+    out.flush();
+    previous = id;
+    return {};
+  };
+  if (tokenizer) out << args.prompt;
+  std::optional<uint32_t> stop;
+  if (tokenizer) stop = tokenizer->eos_id();
+  auto stats = generate(*prepared.executor, prompt, args.steps, *sampler, stop,
+                        config.context_length, on_token);
+  out << "\n";
+  if (!stats) return report_error(stats.error(), false, out, err);
+  if (show_ids) out << fmt::format("token ids: {}\n", fmt::join(stats->tokens, " "));
+  const auto rate = [](uint64_t n, double s) { return s > 0 ? static_cast<double>(n) / s : 0.0; };
+  const auto& memory = prepared.plan.memory();
+  err << fmt::format(
+      "ferrite: load {:.3f} s · prefill {} tok at {:.1f} tok/s · decode {} tok at {:.1f} tok/s · "
+      "planned memory {} (static {}, runnable {}) · plan {}\n",
+      load_seconds, stats->prompt_tokens, rate(stats->prompt_tokens, stats->prefill_seconds),
+      stats->generated_tokens, rate(stats->generated_tokens, stats->decode_seconds),
+      human_bytes(memory.static_bytes + memory.minimum_runnable_bytes),
+      human_bytes(memory.static_bytes), human_bytes(memory.minimum_runnable_bytes),
+      prepared.plan.plan_id().substr(0, 24));
+  return kExitOk;
+}
+
+// Deterministic pseudo-random weights: norms 1, matrices uniform in ±0.08.
+class SyntheticWeights final : public WeightSource {
+ public:
+  Result<void> fill(const WeightComponentSpec& component,
+                    std::span<std::byte> destination) const override {
+    float* out = reinterpret_cast<float*>(destination.data());
+    const size_t n = destination.size() / sizeof(float);
+    if (component.dimensions.size() == 1) {
+      std::fill(out, out + n, 1.0f);
+      return {};
+    }
+    uint64_t state = 0x9e3779b97f4a7c15ull;
+    for (char c : component.id.str()) state = (state ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    for (size_t i = 0; i < n; ++i) {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      out[i] = (static_cast<float>(state >> 40) / static_cast<float>(1 << 24) - 0.5f) * 0.16f;
+    }
+    return {};
+  }
+};
+
+Vocabulary byte_vocabulary() {
+  Vocabulary v{.tokens = {"<unk>", "<s>", "</s>"}, .scores = {0, 0, 0}, .bos_id = 1, .eos_id = 2,
+               .unk_id = 0};
+  for (int b = 0; b < 256; ++b) {
+    v.tokens.push_back(fmt::format("<0x{:02X}>", b));
+    v.scores.push_back(0);
+  }
+  return v;
+}
+
+}  // namespace
+
+int run_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
+  const auto start = Clock::now();
+  std::optional<std::filesystem::path> tokenizer_path;
+  if (args.tokenizer_path) tokenizer_path = *args.tokenizer_path;
+  auto checkpoint = open_llama_checkpoint(args.model_path, tokenizer_path);
+  if (!checkpoint) return report_error(checkpoint.error(), false, out, err);
+  std::optional<Tokenizer> tokenizer;
+  if (checkpoint->vocabulary) {
+    auto created = Tokenizer::create(*checkpoint->vocabulary);
+    if (!created) return report_error(created.error(), false, out, err);
+    tokenizer = std::move(*created);
+  }
+  auto prepared = prepare(checkpoint->config, *checkpoint->weights, args.token_capacity);
+  if (!prepared) return report_error(prepared.error(), false, out, err);
+  const double load = std::chrono::duration<double>(Clock::now() - start).count();
+  return generate_and_report(**prepared, tokenizer, args, checkpoint->config, load, false, out,
+                             err);
+}
+
+int run_demo(const RunArgs& args, std::ostream& out, std::ostream& err) {
+  const auto start = Clock::now();
+  const LlamaConfig config{.dim = 128,
+                           .hidden_dim = 344,
+                           .n_layers = 4,
+                           .n_heads = 8,
+                           .n_kv_heads = 4,
+                           .vocab_size = 259,
+                           .context_length = 256,
+                           .norm_eps = "1/100000",
+                           .rope_theta = "10000",
+                           .rope_convention = "interleaved",
+                           .tied_output = false};
+  SyntheticWeights weights;
+  auto prepared = prepare(config, weights, args.token_capacity);
+  if (!prepared) return report_error(prepared.error(), false, out, err);
+  auto tokenizer = Tokenizer::create(byte_vocabulary());
+  if (!tokenizer) return report_error(tokenizer.error(), false, out, err);
+  const double load = std::chrono::duration<double>(Clock::now() - start).count();
+  auto explanation = explain_plan((*prepared)->plan.to_json());
+  if (!explanation) return report_error(explanation.error(), false, out, err);
+  const std::string text = render_text(*explanation);
+  // The summary: everything before the node table.
+  out << text.substr(0, text.find("\n\n") + 1);
+  for (const auto& a : explanation->arenas) {
+    out << fmt::format("activation arena: peak {} = LOAD {} (the seed layout needs {})\n",
+                       human_bytes(a.peak_bytes), human_bytes(a.load_bytes),
+                       human_bytes(a.dedicated_bytes));
+  }
+  out << fmt::format("demo model: {} layers, dim {}, {} heads ({} KV), vocab {} (bytes), "
+                     "deterministic synthetic weights\n\n",
+                     config.n_layers, config.dim, config.n_heads, config.n_kv_heads,
+                     config.vocab_size);
+  return generate_and_report(**prepared, std::optional<Tokenizer>(std::move(*tokenizer)), args,
+                             config, load, true, out, err);
+}
+
+}  // namespace ferrite::cli

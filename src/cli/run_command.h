@@ -1,0 +1,36 @@
+// cli/run_command.h — `ferrite run` and `ferrite demo`.
+//
+// Contract: `run` opens a Llama checkpoint (llama2.c `.bin` + `--tokenizer`,
+// GGUF, or a safetensors directory), builds the `llama` family program,
+// compiles it for this machine's CPU providers (the catalog is derived from
+// the registered providers), loads the plan (weights placed at their planned
+// offsets) and generates: the text streams to `out`, one stats line goes to
+// `err` (load time, prefill and decode tokens/s, planned memory). `demo`
+// does the same with a small model whose weights are deterministic
+// pseudo-random numbers and a byte-level vocabulary (no download), printing
+// the explain summary first and the generated token ids after the text.
+// Exit codes: 0 ok, 1 the model or plan was rejected, 2 usage / unreadable.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+namespace ferrite::cli {
+
+struct RunArgs {
+  std::string model_path;
+  std::optional<std::string> tokenizer_path;
+  std::string prompt = "Once upon a time";
+  uint64_t steps = 64;
+  float temperature = 0.0f;
+  float top_p = 0.9f;
+  uint64_t seed = 42;
+  uint64_t token_capacity = 64;  // prefill chunk; decode steps use 1 of it
+};
+
+int run_run(const RunArgs& args, std::ostream& out, std::ostream& err);
+int run_demo(const RunArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace ferrite::cli

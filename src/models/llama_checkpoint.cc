@@ -1,0 +1,292 @@
+#include "ferrite/models/llama_checkpoint.h"
+
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "ferrite/models/gguf_reader.h"
+#include "ferrite/models/half_float.h"
+#include "ferrite/models/llama2c_reader.h"
+#include "ferrite/models/safetensors_reader.h"
+
+namespace ferrite {
+namespace {
+
+enum class SourceType : uint8_t { kF32, kF16, kBF16 };
+
+struct TensorView {
+  std::span<const std::byte> bytes;
+  std::vector<uint64_t> shape;  // row-major, outermost first
+  SourceType type = SourceType::kF32;
+};
+
+// Serves components from named views; owns the mapped files through `keep`.
+class NamedTensorSource final : public WeightSource {
+ public:
+  std::map<std::string, TensorView> tensors;
+  std::shared_ptr<void> keep;
+
+  // A tied classifier: `output.weight` is the embedding table.
+  void tie_output_to_embedding() {
+    if (tensors.contains("output.weight")) return;
+    if (auto it = tensors.find("token_embd.weight"); it != tensors.end()) {
+      tensors.emplace("output.weight", it->second);
+    }
+  }
+
+  Result<void> fill(const WeightComponentSpec& component,
+                    std::span<std::byte> destination) const override {
+    const TensorView* view = nullptr;
+    std::string used;
+    for (const auto& name : component.external_names) {
+      if (auto it = tensors.find(name); it != tensors.end()) {
+        view = &it->second;
+        used = name;
+        break;
+      }
+    }
+    if (view == nullptr) {
+      return make_error(ErrorCode::kInvalidModelConfig,
+                        fmt::format("checkpoint has no tensor `{}` for weight component `{}`",
+                                    component.external_names.front(), component.id.str()));
+    }
+    if (view->shape != component.dimensions) {
+      return make_error(ErrorCode::kInvalidModelConfig,
+                        fmt::format("tensor `{}` has shape [{}], the model needs [{}]", used,
+                                    fmt::join(view->shape, ","),
+                                    fmt::join(component.dimensions, ",")));
+    }
+    if (component.physical_element_type() != ElementType::kF32 ||
+        destination.size() % sizeof(float) != 0) {
+      return invalid_argument(fmt::format("component `{}` is not f32", component.id.str()));
+    }
+    std::span<float> out(reinterpret_cast<float*>(destination.data()),
+                         destination.size() / sizeof(float));
+    bool ok = false;
+    switch (view->type) {
+      case SourceType::kF32:
+        ok = view->bytes.size() == destination.size();
+        if (ok) std::memcpy(destination.data(), view->bytes.data(), destination.size());
+        break;
+      case SourceType::kF16: ok = convert_f16_to_f32(view->bytes, out); break;
+      case SourceType::kBF16: ok = convert_bf16_to_f32(view->bytes, out); break;
+    }
+    if (!ok) {
+      return make_error(ErrorCode::kSerialization,
+                        fmt::format("tensor `{}` has {} bytes, expected {} f32 values", used,
+                                    view->bytes.size(), out.size()));
+    }
+    return {};
+  }
+};
+
+Result<LlamaCheckpoint> open_llama2c(const std::filesystem::path& path,
+                                     const std::optional<std::filesystem::path>& tokenizer) {
+  FERRITE_ASSIGN_OR_RETURN(Llama2cFile file, Llama2cFile::open(path));
+  auto shared = std::make_shared<Llama2cFile>(std::move(file));
+  const Llama2cConfig& c = shared->checkpoint().config;
+  LlamaCheckpoint out;
+  out.format = "llama2.c";
+  out.config = LlamaConfig{.dim = c.dim,
+                           .hidden_dim = c.hidden_dim,
+                           .n_layers = c.n_layers,
+                           .n_heads = c.n_heads,
+                           .n_kv_heads = c.n_kv_heads,
+                           .vocab_size = c.vocab_size,
+                           .context_length = c.seq_len,
+                           .norm_eps = "1/100000",
+                           .rope_theta = "10000",
+                           .rope_convention = "interleaved",
+                           .tied_output = c.shared_classifier};
+  auto source = std::make_unique<NamedTensorSource>();
+  for (const auto& t : shared->checkpoint().tensors) {
+    FERRITE_ASSIGN_OR_RETURN(auto bytes, shared->tensor_data(t));
+    source->tensors[t.name] = TensorView{bytes, t.dims, SourceType::kF32};
+  }
+  source->keep = shared;
+  source->tie_output_to_embedding();
+  out.weights = std::move(source);
+  if (tokenizer) {
+    FERRITE_ASSIGN_OR_RETURN(auto tok, read_llama2c_tokenizer(*tokenizer, c.vocab_size));
+    out.vocabulary = Vocabulary{.tokens = std::move(tok.tokens),
+                                .scores = std::move(tok.scores),
+                                .bos_id = 1,
+                                .eos_id = 2,
+                                .unk_id = 0};
+  }
+  return out;
+}
+
+Result<LlamaCheckpoint> open_gguf(const std::filesystem::path& path) {
+  FERRITE_ASSIGN_OR_RETURN(GgufFile file, GgufFile::open(path));
+  auto shared = std::make_shared<GgufFile>(std::move(file));
+  const GgufModel& m = shared->model();
+  LlamaCheckpoint out;
+  out.format = "gguf";
+  FERRITE_ASSIGN_OR_RETURN(std::string arch, m.get_string("general.architecture"));
+  if (arch != "llama") {
+    return make_error(ErrorCode::kInvalidModelConfig,
+                      fmt::format("GGUF architecture `{}` is not llama", arch));
+  }
+  FERRITE_ASSIGN_OR_RETURN(out.config.dim, m.get_unsigned("llama.embedding_length"));
+  FERRITE_ASSIGN_OR_RETURN(out.config.hidden_dim, m.get_unsigned("llama.feed_forward_length"));
+  FERRITE_ASSIGN_OR_RETURN(out.config.n_layers, m.get_unsigned("llama.block_count"));
+  FERRITE_ASSIGN_OR_RETURN(out.config.n_heads, m.get_unsigned("llama.attention.head_count"));
+  out.config.n_kv_heads = out.config.n_heads;
+  if (m.find("llama.attention.head_count_kv") != nullptr) {
+    FERRITE_ASSIGN_OR_RETURN(out.config.n_kv_heads, m.get_unsigned("llama.attention.head_count_kv"));
+  }
+  FERRITE_ASSIGN_OR_RETURN(out.config.context_length, m.get_unsigned("llama.context_length"));
+  FERRITE_ASSIGN_OR_RETURN(double eps, m.get_float("llama.attention.layer_norm_rms_epsilon"));
+  out.config.norm_eps = decimal_text(eps);
+  if (m.find("llama.rope.freq_base") != nullptr) {
+    FERRITE_ASSIGN_OR_RETURN(double theta, m.get_float("llama.rope.freq_base"));
+    out.config.rope_theta = decimal_text(theta);
+  }
+  out.config.rope_convention = "interleaved";
+  FERRITE_ASSIGN_OR_RETURN(const auto* tokens, m.get_array<std::string>("tokenizer.ggml.tokens"));
+  FERRITE_ASSIGN_OR_RETURN(const auto* scores, m.get_array<float>("tokenizer.ggml.scores"));
+  out.config.vocab_size = tokens->size();
+  out.config.tied_output = m.find_tensor("output.weight") == nullptr;
+  auto source = std::make_unique<NamedTensorSource>();
+  for (const auto& t : m.tensors) {
+    SourceType type;
+    if (t.ggml_type == kGgmlTypeF32) {
+      type = SourceType::kF32;
+    } else if (t.ggml_type == kGgmlTypeF16) {
+      type = SourceType::kF16;
+    } else if (t.ggml_type == kGgmlTypeBF16) {
+      type = SourceType::kBF16;
+    } else {
+      continue;  // quantized tensors are served by a later provider
+    }
+    FERRITE_ASSIGN_OR_RETURN(auto bytes, shared->tensor_data(t));
+    source->tensors[t.name] = TensorView{bytes, {t.dims.rbegin(), t.dims.rend()}, type};
+  }
+  source->keep = shared;
+  source->tie_output_to_embedding();
+  out.weights = std::move(source);
+  uint32_t bos = 1, eos = 2, unk = 0;
+  if (m.find("tokenizer.ggml.bos_token_id")) {
+    FERRITE_ASSIGN_OR_RETURN(uint64_t v, m.get_unsigned("tokenizer.ggml.bos_token_id"));
+    bos = static_cast<uint32_t>(v);
+  }
+  if (m.find("tokenizer.ggml.eos_token_id")) {
+    FERRITE_ASSIGN_OR_RETURN(uint64_t v, m.get_unsigned("tokenizer.ggml.eos_token_id"));
+    eos = static_cast<uint32_t>(v);
+  }
+  if (m.find("tokenizer.ggml.unknown_token_id")) {
+    FERRITE_ASSIGN_OR_RETURN(uint64_t v, m.get_unsigned("tokenizer.ggml.unknown_token_id"));
+    unk = static_cast<uint32_t>(v);
+  }
+  out.vocabulary = Vocabulary::from_gguf_tokens(*tokens, *scores, bos, eos, unk);
+  return out;
+}
+
+std::string hf_name(const std::string& gguf) {
+  static const std::map<std::string, std::string> fixed{
+      {"token_embd.weight", "model.embed_tokens.weight"},
+      {"output_norm.weight", "model.norm.weight"},
+      {"output.weight", "lm_head.weight"}};
+  if (auto it = fixed.find(gguf); it != fixed.end()) return it->second;
+  static const std::map<std::string, std::string> layer{
+      {"attn_norm.weight", "input_layernorm.weight"},
+      {"attn_q.weight", "self_attn.q_proj.weight"},
+      {"attn_k.weight", "self_attn.k_proj.weight"},
+      {"attn_v.weight", "self_attn.v_proj.weight"},
+      {"attn_output.weight", "self_attn.o_proj.weight"},
+      {"ffn_norm.weight", "post_attention_layernorm.weight"},
+      {"ffn_gate.weight", "mlp.gate_proj.weight"},
+      {"ffn_up.weight", "mlp.up_proj.weight"},
+      {"ffn_down.weight", "mlp.down_proj.weight"}};
+  // blk.N.<suffix>
+  const size_t dot = gguf.find('.', 4);
+  if (gguf.rfind("blk.", 0) != 0 || dot == std::string::npos) return gguf;
+  auto it = layer.find(gguf.substr(dot + 1));
+  if (it == layer.end()) return gguf;
+  return "model.layers." + gguf.substr(4, dot - 4) + "." + it->second;
+}
+
+Result<LlamaCheckpoint> open_safetensors(const std::filesystem::path& dir,
+                                         const std::optional<std::filesystem::path>& tokenizer) {
+  FERRITE_ASSIGN_OR_RETURN(HfLlamaConfig hf, read_hf_llama_config(dir));
+  FERRITE_ASSIGN_OR_RETURN(SafetensorsFile file, SafetensorsFile::open(dir / "model.safetensors"));
+  auto shared = std::make_shared<SafetensorsFile>(std::move(file));
+  LlamaCheckpoint out;
+  out.format = "safetensors";
+  out.config = LlamaConfig{.dim = hf.hidden_size,
+                           .hidden_dim = hf.intermediate_size,
+                           .n_layers = hf.num_hidden_layers,
+                           .n_heads = hf.num_attention_heads,
+                           .n_kv_heads = hf.num_key_value_heads,
+                           .vocab_size = hf.vocab_size,
+                           .context_length = hf.max_position_embeddings,
+                           .norm_eps = decimal_text(hf.rms_norm_eps),
+                           .rope_theta = decimal_text(hf.rope_theta),
+                           .rope_convention = "half_split",
+                           .tied_output = hf.tie_word_embeddings ||
+                                          shared->model().find_tensor("lm_head.weight") == nullptr};
+  // GGUF names → the file's tensors.
+  std::map<std::string, const SafetensorsTensor*> by_name;
+  for (const auto& t : shared->model().tensors) by_name[t.name] = &t;
+  auto source = std::make_unique<NamedTensorSource>();
+  const std::vector<std::string> per_layer{"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
+                                           "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"};
+  std::vector<std::string> names{"token_embd.weight", "output_norm.weight", "output.weight"};
+  for (uint64_t i = 0; i < out.config.n_layers; ++i) {
+    for (const auto& n : per_layer) names.push_back(fmt::format("blk.{}.{}.weight", i, n));
+  }
+  for (const auto& gguf : names) {
+    auto it = by_name.find(hf_name(gguf));
+    if (it == by_name.end()) continue;
+    const SafetensorsTensor& t = *it->second;
+    SourceType type;
+    if (t.dtype == "F32") {
+      type = SourceType::kF32;
+    } else if (t.dtype == "F16") {
+      type = SourceType::kF16;
+    } else if (t.dtype == "BF16") {
+      type = SourceType::kBF16;
+    } else {
+      return make_error(ErrorCode::kInvalidModelConfig,
+                        fmt::format("tensor `{}` has unsupported dtype {}", t.name, t.dtype));
+    }
+    FERRITE_ASSIGN_OR_RETURN(auto bytes, shared->tensor_data(t));
+    source->tensors[gguf] = TensorView{bytes, t.shape, type};
+  }
+  source->keep = shared;
+  source->tie_output_to_embedding();
+  out.weights = std::move(source);
+  if (tokenizer) {
+    FERRITE_ASSIGN_OR_RETURN(auto tok, read_llama2c_tokenizer(*tokenizer,
+                                                              static_cast<uint32_t>(hf.vocab_size)));
+    out.vocabulary = Vocabulary{.tokens = std::move(tok.tokens),
+                                .scores = std::move(tok.scores),
+                                .bos_id = 1,
+                                .eos_id = 2,
+                                .unk_id = 0};
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string decimal_text(double value) {
+  // Enough digits to round-trip any double that a config file states.
+  std::string text = fmt::format("{:.17f}", value);
+  while (text.size() > 1 && text.back() == '0') text.pop_back();
+  if (!text.empty() && text.back() == '.') text.pop_back();
+  return text;
+}
+
+Result<LlamaCheckpoint> open_llama_checkpoint(const std::filesystem::path& path,
+                                              const std::optional<std::filesystem::path>& tokenizer) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return open_safetensors(path, tokenizer);
+  if (path.extension() == ".gguf") return open_gguf(path);
+  if (path.extension() == ".safetensors") return open_safetensors(path.parent_path(), tokenizer);
+  return open_llama2c(path, tokenizer);
+}
+
+}  // namespace ferrite

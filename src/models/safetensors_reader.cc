@@ -1,0 +1,389 @@
+#include "ferrite/models/safetensors_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "ferrite/core/checked_math.h"
+#include "ferrite/format/json_reader.h"
+#include "models/byte_reader.h"
+
+namespace ferrite {
+namespace {
+
+using models_detail::ByteReader;
+using models_detail::format_error_at;
+
+// Re-labels a JSON-path error as coming from the header of `source`.
+Error header_error(std::string_view source, Status status) {
+  return make_error(std::move(status)
+                        .with_context(fmt::format("{}: offset 8: safetensors header", source))
+                        .with_field("file", std::string(source))
+                        .with_field("offset", "8"));
+}
+
+Result<SafetensorsTensor> read_tensor_entry(const std::string& name, const JsonCursor& cursor) {
+  FERRITE_ASSIGN_OR_RETURN(ObjectReader object, cursor.object({"dtype", "shape", "data_offsets"}));
+  SafetensorsTensor tensor;
+  tensor.name = name;
+  FERRITE_ASSIGN_OR_RETURN(tensor.dtype, object.required_string("dtype"));
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor shape, object.required("shape"));
+  if (shape.is_array() && shape.json().size() > kSafetensorsMaxRank) {
+    return make_error(shape.error(fmt::format("has {} dimensions, above the cap of {}",
+                                              shape.json().size(), kSafetensorsMaxRank)));
+  }
+  FERRITE_ASSIGN_OR_RETURN(tensor.shape, shape.u64_array());
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor offsets_cursor, object.required("data_offsets"));
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> offsets, offsets_cursor.array_of_size(2));
+  FERRITE_ASSIGN_OR_RETURN(tensor.begin, offsets[0].u64());
+  FERRITE_ASSIGN_OR_RETURN(tensor.end, offsets[1].u64());
+  const auto elements = checked_product(tensor.shape);
+  if (!elements) return make_error(shape.error("element count overflows u64"));
+  tensor.element_count = *elements;
+  tensor.element_size = safetensors_dtype_size(tensor.dtype);
+  tensor.supported = tensor.dtype == "F32" || tensor.dtype == "F16" || tensor.dtype == "BF16";
+  return tensor;
+}
+
+// Scans JSON text for nesting deeper than kMaxJsonDepth outside strings, so
+// nlohmann never sees a bracket bomb.
+bool json_nesting_within_limit(std::string_view text) {
+  size_t depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return false;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<uint64_t> safetensors_dtype_size(std::string_view dtype) {
+  if (dtype == "F64" || dtype == "I64" || dtype == "U64") return 8;
+  if (dtype == "F32" || dtype == "I32" || dtype == "U32") return 4;
+  if (dtype == "F16" || dtype == "BF16" || dtype == "I16" || dtype == "U16") return 2;
+  if (dtype == "I8" || dtype == "U8" || dtype == "BOOL" || dtype == "F8_E4M3" ||
+      dtype == "F8_E5M2") {
+    return 1;
+  }
+  return std::nullopt;
+}
+
+Result<SafetensorsModel> parse_safetensors(std::span<const std::byte> file,
+                                           std::string_view source) {
+  ByteReader reader(file, source);
+  SafetensorsModel model;
+  model.source = std::string(source);
+  FERRITE_ASSIGN_OR_RETURN(model.header_bytes, reader.u64("safetensors header length"));
+  if (model.header_bytes > kSafetensorsMaxHeaderBytes) {
+    return reader.error_at(0, fmt::format("safetensors header length {} exceeds the cap of {} bytes",
+                                          model.header_bytes, kSafetensorsMaxHeaderBytes));
+  }
+  if (model.header_bytes > reader.remaining()) {
+    return reader.error_at(0, fmt::format("safetensors header length {} exceeds the {} bytes "
+                                          "after the length field (file size {})",
+                                          model.header_bytes, reader.remaining(), reader.size()));
+  }
+  FERRITE_ASSIGN_OR_RETURN(std::span<const std::byte> header_bytes,
+                           reader.bytes(model.header_bytes, "safetensors header"));
+  model.data_offset = reader.offset();
+  const uint64_t data_size = reader.remaining();
+  const std::string_view text(reinterpret_cast<const char*>(header_bytes.data()),
+                              header_bytes.size());
+  if (!json_nesting_within_limit(text)) {
+    return format_error_at(ErrorCode::kSerialization, source, 8,
+                           fmt::format("safetensors header nests deeper than {} levels",
+                                       kMaxJsonDepth));
+  }
+  auto parsed = parse_strict_json(text, static_cast<size_t>(kSafetensorsMaxHeaderBytes));
+  if (!parsed) return header_error(source, std::move(parsed).error());
+  const nlohmann::json& doc = *parsed;
+  const JsonCursor root(doc);
+  if (!doc.is_object()) return header_error(source, root.type_error("an object"));
+  if (doc.size() > kSafetensorsMaxTensors + 1) {
+    return format_error_at(ErrorCode::kSerialization, source, 8,
+                           fmt::format("safetensors header lists {} entries, above the cap of {} "
+                                       "tensors",
+                                       doc.size(), kSafetensorsMaxTensors));
+  }
+  FERRITE_ASSIGN_OR_RETURN(auto entries, root.entries());
+  model.tensors.reserve(entries.size());
+  for (const auto& [name, cursor] : entries) {
+    if (name == "__metadata__") {
+      auto metadata = cursor.entries();
+      if (!metadata) return header_error(source, std::move(metadata).error());
+      for (const auto& [key, value] : *metadata) {
+        auto text_value = value.string();
+        if (!text_value) return header_error(source, std::move(text_value).error());
+        model.metadata.emplace(key, std::move(*text_value));
+      }
+      continue;
+    }
+    if (name.empty() || name.size() > kSafetensorsMaxNameBytes) {
+      return format_error_at(ErrorCode::kSerialization, source, 8,
+                             fmt::format("safetensors tensor name of {} bytes (must be 1..{})",
+                                         name.size(), kSafetensorsMaxNameBytes));
+    }
+    auto tensor = read_tensor_entry(name, cursor);
+    if (!tensor) return header_error(source, std::move(tensor).error());
+    model.tensors.push_back(std::move(*tensor));
+  }
+  if (model.tensors.size() > kSafetensorsMaxTensors) {
+    return format_error_at(ErrorCode::kSerialization, source, 8,
+                           fmt::format("safetensors header lists {} tensors, above the cap of {}",
+                                       model.tensors.size(), kSafetensorsMaxTensors));
+  }
+
+  for (SafetensorsTensor& tensor : model.tensors) {
+    const std::string what = fmt::format("tensor `{}`", tensor.name);
+    if (tensor.begin > tensor.end || tensor.end > data_size) {
+      return format_error_at(
+          ErrorCode::kSerialization, source, model.data_offset,
+          fmt::format("{}: data_offsets [{}, {}) do not lie inside the data section of {} bytes",
+                      what, tensor.begin, tensor.end, data_size));
+    }
+    tensor.byte_size = tensor.end - tensor.begin;
+    tensor.offset = model.data_offset + tensor.begin;  // <= file size, no overflow
+    if (tensor.element_size) {
+      const auto expected = checked_mul(tensor.element_count, *tensor.element_size);
+      if (!expected || *expected != tensor.byte_size) {
+        return format_error_at(
+            ErrorCode::kSerialization, source, tensor.offset,
+            fmt::format("{}: data_offsets [{}, {}) span {} bytes but shape [{}] of {} needs {}",
+                        what, tensor.begin, tensor.end, tensor.byte_size,
+                        fmt::join(tensor.shape, ", "), tensor.dtype,
+                        expected ? fmt::to_string(*expected) : std::string("> 2^64")));
+      }
+    }
+  }
+
+  // Sort by range and sweep: no overlaps, no holes, full coverage.
+  std::vector<const SafetensorsTensor*> by_offset;
+  by_offset.reserve(model.tensors.size());
+  for (const auto& tensor : model.tensors) by_offset.push_back(&tensor);
+  std::sort(by_offset.begin(), by_offset.end(), [](const auto* a, const auto* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
+  uint64_t covered = 0;
+  const SafetensorsTensor* previous = nullptr;
+  for (const SafetensorsTensor* tensor : by_offset) {
+    if (tensor->begin < covered) {
+      return format_error_at(
+          ErrorCode::kSerialization, source, tensor->offset,
+          fmt::format("tensor `{}` data [{}, {}) overlaps tensor `{}` data [{}, {})",
+                      tensor->name, tensor->begin, tensor->end, previous->name, previous->begin,
+                      previous->end));
+    }
+    if (tensor->begin > covered) {
+      return format_error_at(
+          ErrorCode::kSerialization, source, model.data_offset + covered,
+          fmt::format("data section bytes [{}, {}) before tensor `{}` belong to no tensor",
+                      covered, tensor->begin, tensor->name));
+    }
+    covered = tensor->end;
+    previous = tensor;
+  }
+  if (covered != data_size) {
+    return format_error_at(ErrorCode::kSerialization, source, model.data_offset + covered,
+                           fmt::format("data section bytes [{}, {}) belong to no tensor", covered,
+                                       data_size));
+  }
+  return model;
+}
+
+const SafetensorsTensor* SafetensorsModel::find_tensor(std::string_view name) const {
+  auto it = std::lower_bound(tensors.begin(), tensors.end(), name,
+                             [](const SafetensorsTensor& t, std::string_view n) { return t.name < n; });
+  return it != tensors.end() && it->name == name ? &*it : nullptr;
+}
+
+Result<SafetensorsFile> SafetensorsFile::open(const std::filesystem::path& path) {
+  FERRITE_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(path));
+  FERRITE_ASSIGN_OR_RETURN(SafetensorsModel model, parse_safetensors(file.bytes(), path.string()));
+  return SafetensorsFile(std::move(file), std::move(model));
+}
+
+Result<std::span<const std::byte>> SafetensorsFile::tensor_data(
+    const SafetensorsTensor& tensor) const {
+  if (!tensor.element_size) {
+    return make_error(Status(ErrorCode::kSerialization,
+                             fmt::format("{}: tensor `{}` has dtype `{}` unknown to Ferrite",
+                                         model_.source, tensor.name, tensor.dtype))
+                          .with_field("tensor", tensor.name));
+  }
+  const auto end = checked_add(tensor.offset, tensor.byte_size);
+  if (!end || *end > file_.size()) {
+    return make_error(Status(ErrorCode::kInvalidArgument,
+                             fmt::format("{}: tensor `{}` lies outside this file", model_.source,
+                                         tensor.name))
+                          .with_field("tensor", tensor.name));
+  }
+  return file_.bytes().subspan(static_cast<size_t>(tensor.offset),
+                               static_cast<size_t>(tensor.byte_size));
+}
+
+Result<std::span<const std::byte>> SafetensorsFile::tensor_data(std::string_view name) const {
+  const SafetensorsTensor* tensor = model_.find_tensor(name);
+  if (tensor == nullptr) {
+    return make_error(Status(ErrorCode::kInvalidArgument,
+                             fmt::format("{}: no tensor named `{}`", model_.source, name))
+                          .with_field("tensor", std::string(name)));
+  }
+  return tensor_data(*tensor);
+}
+
+// ---------------------------------------------------------------------------
+// config.json
+
+namespace {
+
+Error config_serialization(std::string_view source, std::string_view key, std::string message) {
+  return make_error(Status(ErrorCode::kSerialization,
+                           fmt::format("{}: `{}` {}", source, key, message))
+                        .with_field("file", std::string(source))
+                        .with_field("key", std::string(key)));
+}
+
+Error config_invalid(std::string_view source, std::string_view key, std::string message) {
+  return make_error(Status(ErrorCode::kInvalidModelConfig,
+                           fmt::format("{}: `{}` {}", source, key, message))
+                        .with_field("file", std::string(source))
+                        .with_field("key", std::string(key)));
+}
+
+const nlohmann::json* member(const nlohmann::json& doc, std::string_view key) {
+  auto it = doc.find(std::string(key));
+  if (it == doc.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+Result<uint64_t> positive_integer(const nlohmann::json& doc, std::string_view source,
+                                  std::string_view key, std::optional<uint64_t> fallback) {
+  const nlohmann::json* value = member(doc, key);
+  if (value == nullptr) {
+    if (fallback) return *fallback;
+    return config_serialization(source, key, "is required");
+  }
+  if (value->is_number_unsigned()) {
+    const auto number = value->get<uint64_t>();
+    if (number == 0) return config_invalid(source, key, "must be positive, found 0");
+    return number;
+  }
+  if (value->is_number_integer()) {
+    return config_invalid(source, key,
+                          fmt::format("must be positive, found {}", value->get<int64_t>()));
+  }
+  return config_serialization(source, key,
+                              fmt::format("must be an integer, found {}", json_value_kind(*value)));
+}
+
+Result<double> positive_number(const nlohmann::json& doc, std::string_view source,
+                               std::string_view key, double fallback) {
+  const nlohmann::json* value = member(doc, key);
+  if (value == nullptr) return fallback;
+  if (!value->is_number()) {
+    return config_serialization(source, key,
+                                fmt::format("must be a number, found {}", json_value_kind(*value)));
+  }
+  const double number = value->get<double>();
+  if (!std::isfinite(number) || number <= 0) {
+    return config_invalid(source, key, fmt::format("must be a finite positive number, found {}",
+                                                   number));
+  }
+  return number;
+}
+
+}  // namespace
+
+Result<HfLlamaConfig> parse_hf_llama_config(std::string_view text, std::string_view source) {
+  if (text.size() > kMaxJsonTextBytes) {
+    return format_error_at(ErrorCode::kSerialization, source, 0,
+                           fmt::format("config of {} bytes exceeds the cap of {}", text.size(),
+                                       kMaxJsonTextBytes));
+  }
+  if (!json_nesting_within_limit(text)) {
+    return format_error_at(ErrorCode::kSerialization, source, 0,
+                           fmt::format("JSON nests deeper than {} levels", kMaxJsonDepth));
+  }
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& error) {
+    return format_error_at(ErrorCode::kSerialization, source, error.byte,
+                           fmt::format("malformed JSON: {}", error.what()));
+  } catch (const nlohmann::json::exception& error) {
+    return format_error_at(ErrorCode::kSerialization, source, 0,
+                           fmt::format("malformed JSON: {}", error.what()));
+  }
+  if (!doc.is_object()) {
+    return format_error_at(ErrorCode::kSerialization, source, 0,
+                           fmt::format("config must be a JSON object, found {}",
+                                       json_value_kind(doc)));
+  }
+  HfLlamaConfig config;
+  FERRITE_ASSIGN_OR_RETURN(config.hidden_size,
+                           positive_integer(doc, source, "hidden_size", std::nullopt));
+  FERRITE_ASSIGN_OR_RETURN(config.intermediate_size,
+                           positive_integer(doc, source, "intermediate_size", std::nullopt));
+  FERRITE_ASSIGN_OR_RETURN(config.num_hidden_layers,
+                           positive_integer(doc, source, "num_hidden_layers", std::nullopt));
+  FERRITE_ASSIGN_OR_RETURN(config.num_attention_heads,
+                           positive_integer(doc, source, "num_attention_heads", std::nullopt));
+  FERRITE_ASSIGN_OR_RETURN(config.num_key_value_heads,
+                           positive_integer(doc, source, "num_key_value_heads",
+                                            config.num_attention_heads));
+  FERRITE_ASSIGN_OR_RETURN(config.vocab_size,
+                           positive_integer(doc, source, "vocab_size", std::nullopt));
+  FERRITE_ASSIGN_OR_RETURN(config.max_position_embeddings,
+                           positive_integer(doc, source, "max_position_embeddings", 2048));
+  FERRITE_ASSIGN_OR_RETURN(config.rms_norm_eps,
+                           positive_number(doc, source, "rms_norm_eps", 1e-6));
+  FERRITE_ASSIGN_OR_RETURN(config.rope_theta, positive_number(doc, source, "rope_theta", 10000.0));
+  if (const nlohmann::json* tie = member(doc, "tie_word_embeddings")) {
+    if (!tie->is_boolean()) {
+      return config_serialization(source, "tie_word_embeddings",
+                                  fmt::format("must be a boolean, found {}", json_value_kind(*tie)));
+    }
+    config.tie_word_embeddings = tie->get<bool>();
+  }
+  if (config.hidden_size % config.num_attention_heads != 0) {
+    return config_invalid(source, "hidden_size",
+                          fmt::format("{} is not divisible by num_attention_heads {}",
+                                      config.hidden_size, config.num_attention_heads));
+  }
+  if (config.num_attention_heads % config.num_key_value_heads != 0) {
+    return config_invalid(source, "num_key_value_heads",
+                          fmt::format("{} does not divide num_attention_heads {}",
+                                      config.num_key_value_heads, config.num_attention_heads));
+  }
+  return config;
+}
+
+Result<HfLlamaConfig> read_hf_llama_config(const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::filesystem::path file =
+      std::filesystem::is_directory(path, ec) ? path / "config.json" : path;
+  FERRITE_ASSIGN_OR_RETURN(std::string text, read_text_file(file));
+  return parse_hf_llama_config(text, file.string());
+}
+
+}  // namespace ferrite

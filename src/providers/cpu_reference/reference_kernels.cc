@@ -1,0 +1,264 @@
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ferrite/models/llama_operations.h"
+#include "ferrite/providers/cpu_reference.h"
+
+namespace ferrite {
+namespace {
+
+Error kernel_error(const KernelNode& node, std::string message) {
+  return make_error(Status(ErrorCode::kInvalidArgument,
+                           fmt::format("node `{}`: {}", node.node_id->str(), message))
+                        .with_field("node_id", node.node_id->str()));
+}
+
+Result<const SemanticValue*> attribute(const KernelNode& node, std::string_view name) {
+  for (const auto& [id, value] : *node.attributes) {
+    if (id.str() == name) return &value;
+  }
+  return kernel_error(node, fmt::format("attribute `{}` is missing", name));
+}
+
+Result<uint64_t> unsigned_attribute(const KernelNode& node, std::string_view name) {
+  FERRITE_ASSIGN_OR_RETURN(const SemanticValue* v, attribute(node, name));
+  if (const auto* u = std::get_if<SemanticUnsigned>(v)) return u->value;
+  return kernel_error(node, fmt::format("attribute `{}` must be unsigned", name));
+}
+
+Result<double> rational_attribute(const KernelNode& node, std::string_view name) {
+  FERRITE_ASSIGN_OR_RETURN(const SemanticValue* v, attribute(node, name));
+  if (const auto* r = std::get_if<SemanticRational>(v)) return r->value.to_double();
+  return kernel_error(node, fmt::format("attribute `{}` must be rational", name));
+}
+
+uint64_t dim(const KernelTensor& t, size_t axis) { return t.tensor->dimensions()[axis]; }
+
+// ---- kernels ------------------------------------------------------------
+
+Result<BoundKernel> token_embedding(const KernelNode& node) {
+  const KernelTensor ids = node.inputs[0], table = node.inputs[1], out = node.outputs[0];
+  const uint64_t capacity = dim(ids, 0), vocab = dim(table, 0), width = dim(table, 1);
+  const NodeId* id = node.node_id;
+  return BoundKernel{[=, &node_name = *id](uint64_t tokens) -> Result<void> {
+    if (tokens == 0 || tokens > capacity) {
+      return invalid_argument(fmt::format("node `{}`: {} tokens outside capacity", node_name.str(), tokens));
+    }
+    const uint32_t* t = ids.as<uint32_t>();
+    for (uint64_t i = 0; i < tokens; ++i) {
+      if (t[i] >= vocab) {
+        return invalid_argument(fmt::format("node `{}`: token id {} at row {} is outside the "
+                                            "vocabulary of {}",
+                                            node_name.str(), t[i], i, vocab));
+      }
+      std::copy_n(table.as<float>() + t[i] * width, width, out.as<float>() + i * width);
+    }
+    return {};
+  }};
+}
+
+Result<BoundKernel> rms_norm(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(double eps, rational_attribute(node, "epsilon"));
+  const KernelTensor x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
+  const uint64_t capacity = dim(x, 0), width = dim(x, 1);
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    tokens = std::min(tokens, capacity);
+    for (uint64_t t = 0; t < tokens; ++t) {
+      const float* row = x.as<float>() + t * width;
+      double sum = 0;
+      for (uint64_t i = 0; i < width; ++i) sum += static_cast<double>(row[i]) * row[i];
+      const double scale = 1.0 / std::sqrt(sum / static_cast<double>(width) + eps);
+      float* out = y.as<float>() + t * width;
+      for (uint64_t i = 0; i < width; ++i) {
+        out[i] = static_cast<float>(row[i] * scale * w.as<float>()[i]);
+      }
+    }
+    return {};
+  }};
+}
+
+Result<BoundKernel> linear(const KernelNode& node) {
+  const KernelTensor x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
+  const uint64_t capacity = dim(x, 0), in = dim(x, 1), out = dim(w, 0);
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    tokens = std::min(tokens, capacity);
+    for (uint64_t t = 0; t < tokens; ++t) {
+      const float* row = x.as<float>() + t * in;
+      for (uint64_t o = 0; o < out; ++o) {
+        const float* weights = w.as<float>() + o * in;
+        double acc = 0;
+        for (uint64_t i = 0; i < in; ++i) acc += static_cast<double>(row[i]) * weights[i];
+        y.as<float>()[t * out + o] = static_cast<float>(acc);
+      }
+    }
+    return {};
+  }};
+}
+
+Result<BoundKernel> rope(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(uint64_t head_dim, unsigned_attribute(node, "head_dim"));
+  FERRITE_ASSIGN_OR_RETURN(double theta, rational_attribute(node, "theta"));
+  FERRITE_ASSIGN_OR_RETURN(const SemanticValue* convention_value, attribute(node, "convention"));
+  const auto* convention = std::get_if<SemanticText>(convention_value);
+  if (convention == nullptr) return kernel_error(node, "attribute `convention` must be text");
+  const bool interleaved = convention->value == "interleaved";
+  const KernelTensor x = node.inputs[0], positions = node.inputs[1], y = node.outputs[0];
+  const uint64_t capacity = dim(x, 0), width = dim(x, 1);
+  if (head_dim % 2 != 0 || width % head_dim != 0) {
+    return kernel_error(node, fmt::format("width {} is not a multiple of an even head_dim {}",
+                                          width, head_dim));
+  }
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    tokens = std::min(tokens, capacity);
+    const uint64_t half = head_dim / 2;
+    for (uint64_t t = 0; t < tokens; ++t) {
+      const double pos = positions.as<uint32_t>()[t];
+      const float* in = x.as<float>() + t * width;
+      float* out = y.as<float>() + t * width;
+      for (uint64_t head = 0; head < width; head += head_dim) {
+        for (uint64_t i = 0; i < half; ++i) {
+          const double freq = std::pow(theta, -2.0 * static_cast<double>(i) /
+                                                  static_cast<double>(head_dim));
+          const double angle = pos * freq;
+          const double c = std::cos(angle), s = std::sin(angle);
+          const uint64_t a = interleaved ? head + 2 * i : head + i;
+          const uint64_t b = interleaved ? head + 2 * i + 1 : head + i + half;
+          const double xa = in[a], xb = in[b];
+          out[a] = static_cast<float>(xa * c - xb * s);
+          out[b] = static_cast<float>(xa * s + xb * c);
+        }
+      }
+    }
+    return {};
+  }};
+}
+
+Result<BoundKernel> attention(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(uint64_t n_heads, unsigned_attribute(node, "n_heads"));
+  FERRITE_ASSIGN_OR_RETURN(uint64_t n_kv_heads, unsigned_attribute(node, "n_kv_heads"));
+  FERRITE_ASSIGN_OR_RETURN(uint64_t head_dim, unsigned_attribute(node, "head_dim"));
+  const KernelTensor q = node.inputs[0], k = node.inputs[1], v = node.inputs[2],
+                     positions = node.inputs[3], k_cache = node.inputs[4],
+                     v_cache = node.inputs[5], out = node.outputs[0];
+  const uint64_t capacity = dim(q, 0), q_width = dim(q, 1), kv_width = dim(k, 1),
+                 context = dim(k_cache, 0);
+  if (n_kv_heads == 0 || n_heads % n_kv_heads != 0 || q_width != n_heads * head_dim ||
+      kv_width != n_kv_heads * head_dim || dim(k_cache, 1) != kv_width) {
+    return kernel_error(node, "head counts and widths disagree");
+  }
+  // Scores for one head over the whole context, allocated once at load.
+  auto scores = std::make_shared<std::vector<double>>(context);
+  const NodeId* id = node.node_id;
+  return BoundKernel{[=, &node_id = *id](uint64_t tokens) -> Result<void> {
+    tokens = std::min(tokens, capacity);
+    const uint64_t group = n_heads / n_kv_heads;
+    const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+    for (uint64_t t = 0; t < tokens; ++t) {
+      const uint32_t pos = positions.as<uint32_t>()[t];
+      if (pos >= context) {
+        return invalid_argument(fmt::format("node `{}`: position {} is outside the context of {}",
+                                            node_id.str(), pos, context));
+      }
+      std::copy_n(k.as<float>() + t * kv_width, kv_width, k_cache.as<float>() + pos * kv_width);
+      std::copy_n(v.as<float>() + t * kv_width, kv_width, v_cache.as<float>() + pos * kv_width);
+      for (uint64_t h = 0; h < n_heads; ++h) {
+        const uint64_t kv = (h / group) * head_dim;
+        const float* query = q.as<float>() + t * q_width + h * head_dim;
+        double max_score = -INFINITY;
+        for (uint64_t p = 0; p <= pos; ++p) {
+          const float* key = k_cache.as<float>() + p * kv_width + kv;
+          double dot = 0;
+          for (uint64_t i = 0; i < head_dim; ++i) dot += static_cast<double>(query[i]) * key[i];
+          (*scores)[p] = dot * scale;
+          max_score = std::max(max_score, (*scores)[p]);
+        }
+        double total = 0;
+        for (uint64_t p = 0; p <= pos; ++p) {
+          (*scores)[p] = std::exp((*scores)[p] - max_score);
+          total += (*scores)[p];
+        }
+        float* result = out.as<float>() + t * q_width + h * head_dim;
+        for (uint64_t i = 0; i < head_dim; ++i) {
+          double acc = 0;
+          for (uint64_t p = 0; p <= pos; ++p) {
+            acc += (*scores)[p] * v_cache.as<float>()[p * kv_width + kv + i];
+          }
+          result[i] = static_cast<float>(acc / total);
+        }
+      }
+    }
+    return {};
+  }};
+}
+
+Result<BoundKernel> swiglu(const KernelNode& node) {
+  const KernelTensor gate = node.inputs[0], up = node.inputs[1], y = node.outputs[0];
+  const uint64_t capacity = dim(gate, 0), width = dim(gate, 1);
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    const uint64_t n = std::min(tokens, capacity) * width;
+    for (uint64_t i = 0; i < n; ++i) {
+      const double g = gate.as<float>()[i];
+      y.as<float>()[i] = static_cast<float>(g / (1.0 + std::exp(-g)) * up.as<float>()[i]);
+    }
+    return {};
+  }};
+}
+
+Result<BoundKernel> add(const KernelNode& node) {
+  const KernelTensor a = node.inputs[0], b = node.inputs[1], y = node.outputs[0];
+  const uint64_t capacity = dim(a, 0), width = dim(a, 1);
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    const uint64_t n = std::min(tokens, capacity) * width;
+    for (uint64_t i = 0; i < n; ++i) y.as<float>()[i] = a.as<float>()[i] + b.as<float>()[i];
+    return {};
+  }};
+}
+
+Result<BoundKernel> take_last_token(const KernelNode& node) {
+  const KernelTensor x = node.inputs[0], y = node.outputs[0];
+  const uint64_t capacity = dim(x, 0), width = dim(x, 1);
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    tokens = std::clamp<uint64_t>(tokens, 1, capacity);
+    std::copy_n(x.as<float>() + (tokens - 1) * width, width, y.as<float>());
+    return {};
+  }};
+}
+
+}  // namespace
+
+Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
+  FERRITE_ASSIGN_OR_RETURN(auto operations, llama_operations());
+  const std::map<std::string, KernelFactory> factories{
+      {"operation.add", add},
+      {"operation.attention", attention},
+      {"operation.linear", linear},
+      {"operation.rms_norm", rms_norm},
+      {"operation.rope", rope},
+      {"operation.swiglu", swiglu},
+      {"operation.take_last_token", take_last_token},
+      {"operation.token_embedding", token_embedding}};
+  for (auto& op : operations) {
+    auto factory = factories.find(op.id.str());
+    if (factory == factories.end()) {
+      return invalid_argument(fmt::format("no reference kernel for `{}`", op.id.str()));
+    }
+    const std::string name = op.id.str().substr(std::string_view("operation.").size());
+    FERRITE_RETURN_IF_ERROR(registry.add(CpuProviderSpec{
+        .provider_id = ProviderId::literal("provider.cpu.reference." + name),
+        .operation = std::move(op),
+        .version = {1, 0},
+        .revision = "1",
+        .capabilities = {CapabilityId::literal("capability.f32")},
+        .estimate = DeclarativeEstimateSpec{.value_alignment_bytes = 64,
+                                            .scratch = std::nullopt,
+                                            .binding = std::nullopt,
+                                            .persistent = std::nullopt},
+        .factory = factory->second}));
+  }
+  return {};
+}
+
+}  // namespace ferrite

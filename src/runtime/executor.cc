@@ -1,0 +1,168 @@
+#include "ferrite/runtime/executor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "ferrite/core/checked_math.h"
+
+namespace ferrite {
+namespace {
+
+Error load_error(std::string message) {
+  return make_error(Status(ErrorCode::kInvalidExecutionPlan, std::move(message)));
+}
+
+}  // namespace
+
+Executor::~Executor() {
+  for (auto& b : buffers_) std::free(b.data);
+}
+
+Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
+                                                 const PreparedModelFamily& family,
+                                                 const CpuProviderRegistry& providers,
+                                                 const WeightSource& weights) {
+  std::unique_ptr<Executor> ex(new Executor());
+  // 1. Resources, once, at their planned size and alignment.
+  std::map<ResourceId, Executor::Buffer> resources;
+  for (const auto& r : plan.memory().resources) {
+    const uint64_t alignment = std::max<uint64_t>(64, r.alignment_bytes);
+    auto size = checked_align_up(std::max<uint64_t>(r.size_bytes, 1), alignment);
+    if (!size) return load_error(fmt::format("resource `{}` size overflows", r.resource_id.str()));
+    void* data = std::aligned_alloc(alignment, *size);
+    if (data == nullptr) {
+      return make_error(Status(ErrorCode::kIo, fmt::format("cannot allocate {} bytes for `{}`",
+                                                           *size, r.resource_id.str())));
+    }
+    std::memset(data, 0, *size);
+    Buffer buffer{static_cast<std::byte*>(data), r.size_bytes};
+    ex->buffers_.push_back(buffer);
+    ex->allocated_bytes_ += *size;
+    resources.emplace(r.resource_id, buffer);
+    if (r.usage == BufferUsage::kState) ex->states_.push_back(buffer);
+  }
+  auto locate = [&](const ResolvedStorageComponent& c) -> Result<std::byte*> {
+    auto it = resources.find(c.resource_id);
+    if (it == resources.end()) {
+      return load_error(fmt::format("resource `{}` is not in the memory summary",
+                                    c.resource_id.str()));
+    }
+    auto end = checked_add(c.offset_bytes, c.length_bytes);
+    if (!end || *end > it->second.size) {
+      return load_error(fmt::format("a binding of `{}` lies outside the resource",
+                                    c.resource_id.str()));
+    }
+    return it->second.data + c.offset_bytes;
+  };
+
+  // 2. Weights and value addresses; 3. kernels.
+  const WeightSchema& schema = family.weight_schema();
+  std::set<std::pair<ResourceId, uint64_t>> filled;
+  ex->node_id_storage_.reserve(plan.nodes().size());
+  for (const auto& node : plan.nodes()) {
+    const CpuProviderSpec* spec = providers.find(node.operation_id, node.provider_id);
+    if (spec == nullptr) {
+      return load_error(fmt::format("node `{}`: provider `{}` is not available in this binary",
+                                    node.id.str(), node.provider_id.str()));
+    }
+    if (CpuProviderRegistry::implementation_fingerprint(*spec) !=
+        node.provider_implementation_fingerprint) {
+      return load_error(fmt::format("node `{}`: provider `{}` implementation differs from the one "
+                                    "the plan was compiled for",
+                                    node.id.str(), node.provider_id.str()));
+    }
+    ex->node_id_storage_.push_back(node.id);
+    KernelNode kernel_node{.node_id = &ex->node_id_storage_.back(),
+                           .attributes = &node.attributes,
+                           .inputs = {},
+                           .outputs = {},
+                           .scratch = nullptr,
+                           .scratch_bytes = 0};
+    for (const auto& binding : node.values) {
+      const auto& components = binding.storage().components();
+      if (binding.usage() == BufferUsage::kWeights) {
+        for (const auto& c : components) {
+          if (!c.component_id) return load_error("weight component without an id");
+          if (!filled.emplace(c.resource_id, c.offset_bytes).second) continue;
+          const WeightComponentSpec* component = schema.find_component(*c.component_id);
+          if (component == nullptr) {
+            return load_error(fmt::format("weight component `{}` is not in the schema",
+                                          c.component_id->str()));
+          }
+          FERRITE_ASSIGN_OR_RETURN(std::byte * at, locate(c));
+          FERRITE_RETURN_IF_ERROR(weights.fill(*component, std::span(at, c.length_bytes)));
+        }
+      }
+      if (components.size() != 1) {
+        return load_error(fmt::format("node `{}`: value `{}` has {} storage components; the CPU "
+                                      "runtime binds single-component values",
+                                      node.id.str(), binding.value_id().str(), components.size()));
+      }
+      FERRITE_ASSIGN_OR_RETURN(std::byte * at, locate(components.front()));
+      auto [it, _] = ex->values_.try_emplace(binding.value_id(), BoundValue{at, binding.tensor()});
+      KernelTensor tensor{it->second.data, &it->second.tensor};
+      (binding.role() == ValueBindingRole::kInput ? kernel_node.inputs : kernel_node.outputs)
+          .push_back(tensor);
+    }
+    if (node.scratch_resource) {
+      auto it = resources.find(*node.scratch_resource);
+      if (it == resources.end()) return load_error("scratch resource missing");
+      kernel_node.scratch = it->second.data;
+      kernel_node.scratch_bytes = it->second.size;
+    }
+    FERRITE_ASSIGN_OR_RETURN(BoundKernel kernel, spec->factory(kernel_node));
+    ex->kernels_.push_back(std::move(kernel));
+  }
+  // The token capacity: the leading extent of the program inputs.
+  for (const auto& input : family.program().inputs()) {
+    auto it = ex->values_.find(input);
+    if (it == ex->values_.end()) continue;
+    const uint64_t extent = it->second.tensor.dimensions().empty() ? 1 : it->second.tensor.dimensions()[0];
+    ex->token_capacity_ = ex->token_capacity_ == 0 ? extent : std::min(ex->token_capacity_, extent);
+  }
+  return ex;
+}
+
+Result<void> Executor::write_input(const ProgramValueId& value, std::span<const uint32_t> data) {
+  auto it = values_.find(value);
+  if (it == values_.end()) {
+    return invalid_argument(fmt::format("`{}` is not a bound value", value.str()));
+  }
+  const BoundValue& v = it->second;
+  if (v.tensor.element_type() != ElementType::kU32) {
+    return invalid_argument(fmt::format("`{}` is not a u32 value", value.str()));
+  }
+  if (data.size_bytes() > v.tensor.minimum_storage_bytes()) {
+    return invalid_argument(fmt::format("{} values exceed the capacity of `{}` ({})", data.size(),
+                                        value.str(), v.tensor.to_string()));
+  }
+  std::memcpy(v.data, data.data(), data.size_bytes());
+  return {};
+}
+
+Result<void> Executor::run(uint64_t tokens) {
+  if (tokens == 0 || tokens > token_capacity_) {
+    return invalid_argument(fmt::format("a step of {} tokens is outside 1..{}", tokens,
+                                        token_capacity_));
+  }
+  for (auto& kernel : kernels_) FERRITE_RETURN_IF_ERROR(kernel.run(tokens));
+  return {};
+}
+
+Result<std::span<const float>> Executor::output_f32(const ProgramValueId& value) const {
+  auto it = values_.find(value);
+  if (it == values_.end() || it->second.tensor.element_type() != ElementType::kF32) {
+    return invalid_argument(fmt::format("`{}` is not a bound f32 value", value.str()));
+  }
+  return std::span<const float>(reinterpret_cast<const float*>(it->second.data),
+                                it->second.tensor.minimum_storage_bytes() / sizeof(float));
+}
+
+void Executor::reset_states() {
+  for (auto& s : states_) std::memset(s.data, 0, s.size);
+}
+
+}  // namespace ferrite

@@ -1,0 +1,70 @@
+#include "ferrite/runtime/generation.h"
+
+#include <chrono>
+#include <numeric>
+
+#include <fmt/format.h>
+
+namespace ferrite {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+Result<GenerationStats> generate(Executor& executor, std::span<const uint32_t> prompt,
+                                 uint64_t steps, Sampler& sampler, std::optional<uint32_t> stop_token,
+                                 uint64_t context_length,
+                                 const std::function<Result<void>(uint32_t)>& on_token) {
+  if (prompt.empty()) return invalid_argument("the prompt has no tokens");
+  if (prompt.size() >= context_length) {
+    return invalid_argument(fmt::format("the prompt has {} tokens; the context holds {}",
+                                        prompt.size(), context_length));
+  }
+  const auto tokens_id = ProgramValueId::literal("value.tokens");
+  const auto positions_id = ProgramValueId::literal("value.positions");
+  const auto logits_id = ProgramValueId::literal("value.logits");
+  const uint64_t capacity = executor.token_capacity();
+  GenerationStats stats;
+  stats.prompt_tokens = prompt.size();
+  stats.tokens.reserve(steps);
+  std::vector<uint32_t> positions(capacity);
+  executor.reset_states();
+
+  auto start = Clock::now();
+  for (uint64_t done = 0; done < prompt.size();) {
+    const uint64_t n = std::min<uint64_t>(capacity, prompt.size() - done);
+    std::iota(positions.begin(), positions.begin() + static_cast<std::ptrdiff_t>(n),
+              static_cast<uint32_t>(done));
+    FERRITE_RETURN_IF_ERROR(executor.write_input(tokens_id, prompt.subspan(done, n)));
+    FERRITE_RETURN_IF_ERROR(executor.write_input(positions_id, std::span(positions.data(), n)));
+    FERRITE_RETURN_IF_ERROR(executor.run(n));
+    done += n;
+  }
+  stats.prefill_seconds = seconds_since(start);
+
+  uint64_t position = prompt.size();
+  start = Clock::now();
+  for (uint64_t step = 0; step < steps; ++step) {
+    FERRITE_ASSIGN_OR_RETURN(std::span<const float> logits, executor.output_f32(logits_id));
+    FERRITE_ASSIGN_OR_RETURN(uint32_t next, sampler.sample(logits));
+    if (stop_token && next == *stop_token) break;
+    stats.tokens.push_back(next);
+    ++stats.generated_tokens;
+    FERRITE_RETURN_IF_ERROR(on_token(next));
+    if (position + 1 >= context_length || step + 1 == steps) break;
+    const uint32_t pos = static_cast<uint32_t>(position);
+    FERRITE_RETURN_IF_ERROR(executor.write_input(tokens_id, std::span(&next, 1)));
+    FERRITE_RETURN_IF_ERROR(executor.write_input(positions_id, std::span(&pos, 1)));
+    FERRITE_RETURN_IF_ERROR(executor.run(1));
+    ++position;
+  }
+  stats.decode_seconds = seconds_since(start);
+  return stats;
+}
+
+}  // namespace ferrite
