@@ -1,0 +1,145 @@
+// The CPU runtime end to end on the real stories260K model: one plan serves
+// prefill and decode, the packed activation arena and the seed's layout give
+// the same tokens, llama2.c and GGUF files give the same tokens, and a plan
+// compiled for another kernel revision is refused.
+#include "ferrite/runtime/executor.h"
+
+#include <filesystem>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "ferrite/models/llama_checkpoint.h"
+#include "ferrite/plan/program_plan_compiler.h"
+#include "ferrite/providers/cpu_reference.h"
+#include "ferrite/runtime/generation.h"
+
+namespace ferrite {
+namespace {
+
+using ::testing::StartsWith;
+
+const std::filesystem::path kModels = std::filesystem::path(FERRITE_SOURCE_DIR) / ".." / "shared" / "models";
+
+struct Run {
+  std::vector<uint32_t> tokens;
+  std::string text;
+};
+
+Result<ExecutionPlan> compile_for(const CpuProviderRegistry& providers,
+                                  const PreparedModelFamily& family, uint64_t capacity,
+                                  ActivationStorage storage) {
+  FERRITE_ASSIGN_OR_RETURN(auto target, providers.target(host_cpu_device(uint64_t{1} << 32)));
+  FERRITE_ASSIGN_OR_RETURN(auto options,
+                           ProgramPlanCompileOptions::create(llama_compile_inputs(capacity)));
+  options.set_activation_storage(storage);
+  const RuntimePolicy policy{PolicyId::literal("policy.test"), {1, 0}, uint64_t{1} << 32, 0, 1,
+                             capacity, {DynamicStorageProfile::linear_contiguous()}};
+  FERRITE_ASSIGN_OR_RETURN(auto compiled,
+                           ProgramPlanCompiler::compile(family, target.catalog, policy,
+                                                        target.estimators,
+                                                        WeightMaterializerRegistry::identity_only(),
+                                                        options));
+  return std::move(compiled.plan);
+}
+
+Result<Run> greedy(const std::filesystem::path& model, std::optional<std::filesystem::path> tok,
+                   uint64_t capacity, ActivationStorage storage = ActivationStorage::kPacked,
+                   uint64_t steps = 40) {
+  FERRITE_ASSIGN_OR_RETURN(auto checkpoint, open_llama_checkpoint(model, tok));
+  FERRITE_ASSIGN_OR_RETURN(auto family, build_llama_family(checkpoint.config));
+  CpuProviderRegistry providers;
+  FERRITE_RETURN_IF_ERROR(add_cpu_reference_providers(providers));
+  FERRITE_ASSIGN_OR_RETURN(auto plan, compile_for(providers, family, capacity, storage));
+  FERRITE_ASSIGN_OR_RETURN(auto executor,
+                           Executor::load(plan, family, providers, *checkpoint.weights));
+  FERRITE_ASSIGN_OR_RETURN(auto tokenizer, Tokenizer::create(*checkpoint.vocabulary));
+  FERRITE_ASSIGN_OR_RETURN(auto prompt, tokenizer.encode("Once upon a time", true));
+  FERRITE_ASSIGN_OR_RETURN(auto sampler, Sampler::create(SamplerConfig{0.0f, 1.0f, 0}));
+  Run run;
+  uint32_t previous = prompt.back();
+  FERRITE_ASSIGN_OR_RETURN(
+      auto stats, generate(*executor, prompt, steps, sampler, tokenizer.eos_id(),
+                           checkpoint.config.context_length, [&](uint32_t id) -> Result<void> {
+                             FERRITE_ASSIGN_OR_RETURN(auto piece, tokenizer.decode_piece(previous, id));
+                             run.text += piece;
+                             previous = id;
+                             return {};
+                           }));
+  run.tokens = stats.tokens;
+  return run;
+}
+
+class StoriesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kModels / "stories260K.bin")) GTEST_SKIP() << "no model files";
+  }
+};
+
+TEST_F(StoriesTest, Llama2cCheckpointTellsAStory) {
+  auto run = greedy(kModels / "stories260K.bin", kModels / "tok512.bin", 64);
+  ASSERT_TRUE(run) << run.error().to_string();
+  EXPECT_EQ(run->tokens.size(), 40u);
+  EXPECT_THAT(run->text, StartsWith(", there was a little girl named Lily. She loved to play"));
+}
+
+TEST_F(StoriesTest, GgufAndLlama2cGiveTheSameGreedyTokens) {
+  auto bin = greedy(kModels / "stories260K.bin", kModels / "tok512.bin", 64);
+  auto gguf = greedy(kModels / "stories260K.gguf", std::nullopt, 64);
+  ASSERT_TRUE(bin) << bin.error().to_string();
+  ASSERT_TRUE(gguf) << gguf.error().to_string();
+  EXPECT_EQ(bin->tokens, gguf->tokens);
+  EXPECT_EQ(bin->text, gguf->text);
+}
+
+// Prefill one token per step, or the whole prompt in one step: same tokens.
+TEST_F(StoriesTest, OnePlanServesPrefillAndDecode) {
+  auto chunked = greedy(kModels / "stories260K.bin", kModels / "tok512.bin", 1);
+  auto whole = greedy(kModels / "stories260K.bin", kModels / "tok512.bin", 64);
+  ASSERT_TRUE(chunked && whole);
+  EXPECT_EQ(chunked->tokens, whole->tokens);
+}
+
+TEST_F(StoriesTest, PackedAndDedicatedActivationsGiveTheSameTokens) {
+  auto packed = greedy(kModels / "stories260K.gguf", std::nullopt, 16, ActivationStorage::kPacked);
+  auto dedicated =
+      greedy(kModels / "stories260K.gguf", std::nullopt, 16, ActivationStorage::kDedicated);
+  ASSERT_TRUE(packed && dedicated);
+  EXPECT_EQ(packed->tokens, dedicated->tokens);
+}
+
+TEST_F(StoriesTest, PlanForAnotherKernelRevisionIsRefused) {
+  auto checkpoint = open_llama_checkpoint(kModels / "stories260K.bin", std::nullopt);
+  ASSERT_TRUE(checkpoint);
+  auto family = build_llama_family(checkpoint->config);
+  ASSERT_TRUE(family);
+  CpuProviderRegistry compiled_with;
+  ASSERT_TRUE(add_cpu_reference_providers(compiled_with));
+  auto plan = compile_for(compiled_with, *family, 8, ActivationStorage::kPacked);
+  ASSERT_TRUE(plan);
+  // The same providers at another revision: the plan's fingerprints no longer match.
+  CpuProviderRegistry other;
+  ASSERT_TRUE(add_cpu_reference_providers(other));
+  CpuProviderRegistry changed;
+  auto target = other.target(host_cpu_device(uint64_t{1} << 32));
+  ASSERT_TRUE(target);
+  for (const auto& [op, rows] : target->catalog.providers()) {
+    for (const auto& row : rows) {
+      CpuProviderSpec spec = *other.find(op, row.provider_id);
+      spec.revision = "2";
+      ASSERT_TRUE(changed.add(std::move(spec)));
+    }
+  }
+  auto loaded = Executor::load(*plan, *family, changed, *checkpoint->weights);
+  ASSERT_FALSE(loaded);
+  EXPECT_THAT(loaded.error().message(), ::testing::HasSubstr("implementation differs"));
+  // And a step longer than the plan's token capacity is refused.
+  auto ok = Executor::load(*plan, *family, compiled_with, *checkpoint->weights);
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  EXPECT_FALSE((*ok)->run(9));
+  EXPECT_FALSE((*ok)->run(0));
+}
+
+}  // namespace
+}  // namespace ferrite
