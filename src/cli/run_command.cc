@@ -1,6 +1,7 @@
 // `ferrite run` / `ferrite demo`: compile a Llama model for the CPU and generate.
 #include "cli/run_command.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -107,13 +108,17 @@ int generate_and_report(Prepared& prepared, const std::optional<Tokenizer>& toke
   if (show_ids) out << fmt::format("token ids: {}\n", fmt::join(stats->tokens, " "));
   const auto rate = [](uint64_t n, double s) { return s > 0 ? static_cast<double>(n) / s : 0.0; };
   const auto& memory = prepared.plan.memory();
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const uint64_t peak_rss = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
   err << fmt::format(
       "ferrite: load {:.3f} s · prefill {} tok at {:.1f} tok/s · decode {} tok at {:.1f} tok/s · "
-      "planned memory {} (static {}, runnable {}) · plan {}\n",
+      "planned memory {} (static {}, runnable {}) · executor {} · peak RSS {} · plan {}\n",
       load_seconds, stats->prompt_tokens, rate(stats->prompt_tokens, stats->prefill_seconds),
       stats->generated_tokens, rate(stats->generated_tokens, stats->decode_seconds),
       human_bytes(memory.static_bytes + memory.minimum_runnable_bytes),
       human_bytes(memory.static_bytes), human_bytes(memory.minimum_runnable_bytes),
+      human_bytes(prepared.executor->allocated_bytes()), human_bytes(peak_rss),
       prepared.plan.plan_id().substr(0, 24));
   return kExitOk;
 }

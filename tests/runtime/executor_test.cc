@@ -5,6 +5,8 @@
 #include "ferrite/runtime/executor.h"
 
 #include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -139,6 +141,48 @@ TEST_F(StoriesTest, PlanForAnotherKernelRevisionIsRefused) {
   ASSERT_TRUE(ok) << ok.error().to_string();
   EXPECT_FALSE((*ok)->run(9));
   EXPECT_FALSE((*ok)->run(0));
+}
+
+}  // namespace
+}  // namespace ferrite
+
+namespace ferrite {
+namespace {
+
+// `ferrite run` in its own process: the stats line reports the executor's
+// allocation (the plan's resources) and the peak RSS, which stays within the
+// plan's total plus a documented overhead (code, libraries, the mapped model
+// file, the tokenizer): 64 MiB. Sanitizer builds inflate RSS; skipped there.
+TEST(RunProcessTest, PeakMemoryStaysWithinThePlanPlusOverhead) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan shadow memory inflates RSS";
+#endif
+  if (!std::filesystem::exists(kModels / "stories260K.gguf")) GTEST_SKIP() << "no model files";
+  const std::string log = (std::filesystem::temp_directory_path() /
+                           ("ferrite-run-" + std::to_string(::getpid()) + ".log")).string();
+  const std::string command = std::string(FERRITE_BINARY) + " run " +
+                              (kModels / "stories260K.gguf").string() +
+                              " --steps 32 > /dev/null 2> " + log;
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream in(log);
+  std::string line((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(log);
+  auto number_after = [&](const std::string& key) -> double {
+    const size_t at = line.find(key);
+    EXPECT_NE(at, std::string::npos) << key << " in " << line;
+    return at == std::string::npos ? 0 : std::stod(line.substr(at + key.size()));
+  };
+  auto unit_after = [&](const std::string& key) -> double {
+    const size_t at = line.find(key);
+    const std::string rest = line.substr(at + key.size());
+    const size_t space = rest.find(' ');
+    const std::string unit = rest.substr(space + 1, 3);
+    return unit == "GiB" ? 1024.0 * 1024 * 1024 : unit == "MiB" ? 1024.0 * 1024 : unit == "KiB" ? 1024.0 : 1.0;
+  };
+  const double planned = number_after("executor ") * unit_after("executor ");
+  const double peak = number_after("peak RSS ") * unit_after("peak RSS ");
+  EXPECT_GT(planned, 0);
+  EXPECT_LT(peak, planned + 64.0 * 1024 * 1024) << line;
 }
 
 }  // namespace
