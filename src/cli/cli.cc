@@ -116,6 +116,8 @@ int run_cli(int argc, char** argv) {
     command->add_option("--seed", args.seed, "Sampling seed (default 42)");
     command->add_option("--capacity", args.token_capacity,
                         "Tokens per prefill step the plan is compiled for (default 64)");
+    command->add_flag("--print-ids", args.print_ids,
+                      "Also print the prompt and generated token ids");
   };
   run_cmd->add_option("MODEL", run.model_path, "Model file or directory")->required();
   run_cmd->add_option("--tokenizer", run.tokenizer_path,

@@ -30,7 +30,9 @@ int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err) {
   PlanSourceArgs sources = args.sources;
   std::string text;
   bool from_plan = false;
-  if (!args.path.empty()) {
+  if (!args.path.empty() && is_model_path(args.path)) {
+    sources.program_path = args.path;
+  } else if (!args.path.empty()) {
     auto plan_file = is_plan_file(args.path, text);
     if (!plan_file) return report_error(plan_file.error(), args.json, out, err);
     from_plan = *plan_file;

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "cli/model_sources.h"
+#include "ferrite/models/llama_checkpoint.h"
+#include "ferrite/providers/cpu_reference.h"
 #include "ferrite/format/policy_file.h"
 
 namespace ferrite::cli {
@@ -101,7 +103,46 @@ RuntimePolicy device_default_policy(const DeviceDescriptor& device) {
                                 device.dynamic_storage_profiles.end()}};
 }
 
+bool is_model_path(const std::string& path) {
+  if (path.empty()) return false;
+  const std::filesystem::path p(path);
+  std::error_code ec;
+  return p.extension() == ".gguf" || p.extension() == ".bin" ||
+         (std::filesystem::is_directory(p, ec) &&
+          std::filesystem::exists(p / "config.json", ec));
+}
+
+namespace {
+
+// A model file: the `llama` family from its config, compiled by default for
+// this binary's CPU providers, with a default token capacity.
+Result<CompileInputs> load_model_inputs(const PlanSourceArgs& args) {
+  FERRITE_ASSIGN_OR_RETURN(auto checkpoint, open_llama_checkpoint(args.program_path, std::nullopt));
+  FERRITE_ASSIGN_OR_RETURN(PreparedModelFamily family, build_llama_family(checkpoint.config));
+  auto load_model_target = [&]() -> Result<CompilationTarget> {
+    if (!args.catalog_path.empty()) return read_target_catalog_file(args.catalog_path);
+    CpuProviderRegistry providers;
+    FERRITE_RETURN_IF_ERROR(add_cpu_reference_providers(providers));
+    return providers.target(host_cpu_device(kDefaultModelDeviceMemory));
+  };
+  FERRITE_ASSIGN_OR_RETURN(CompilationTarget target, load_model_target());
+  FERRITE_ASSIGN_OR_RETURN(RuntimePolicy policy, load_policy(args, target.catalog.device()));
+  std::vector<std::string> inputs = args.inputs;
+  if (inputs.empty()) {
+    inputs = {fmt::format("{}=u32[{}]", kLlamaTokens, kDefaultModelTokenCapacity),
+              fmt::format("{}=u32[{}]", kLlamaPositions, kDefaultModelTokenCapacity)};
+  }
+  FERRITE_ASSIGN_OR_RETURN(ProgramPlanCompileOptions options,
+                           build_compile_options(inputs, args.tensors, std::nullopt));
+  FERRITE_RETURN_IF_ERROR(apply_options(args, family, options));
+  return CompileInputs{std::move(family), std::move(target), std::move(policy),
+                       std::move(options)};
+}
+
+}  // namespace
+
 Result<CompileInputs> load_compile_inputs(const PlanSourceArgs& args) {
+  if (!args.example && is_model_path(args.program_path)) return load_model_inputs(args);
   FERRITE_ASSIGN_OR_RETURN(PreparedModelFamily family,
                            load_program(args.program_path, args.example));
   FERRITE_ASSIGN_OR_RETURN(CompilationTarget target, load_target(args));

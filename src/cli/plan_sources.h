@@ -55,6 +55,14 @@ struct CompileInputs {
 };
 
 inline constexpr uint64_t kDefaultPolicyScheduledTokens = 4096;
+// A model file given as PROGRAM (`.gguf`, llama2.c `.bin`, a directory with
+// config.json): the `llama` family is built from its config and, without
+// --catalog, compiled for this binary's CPU providers on a host device of
+// kDefaultModelDeviceMemory, with token inputs of kDefaultModelTokenCapacity
+// unless --input says otherwise.
+inline constexpr uint64_t kDefaultModelTokenCapacity = 64;
+inline constexpr uint64_t kDefaultModelDeviceMemory = uint64_t{64} << 30;
+bool is_model_path(const std::string& path);
 
 RuntimePolicy device_default_policy(const DeviceDescriptor& device);
 Result<CompileInputs> load_compile_inputs(const PlanSourceArgs& args);

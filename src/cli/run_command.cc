@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/model_sources.h"
 #include "cli/plan_explanation.h"
 #include "ferrite/models/llama_checkpoint.h"
 #include "ferrite/providers/cpu_reference.h"
@@ -36,13 +37,12 @@ struct Prepared {
   std::unique_ptr<Executor> executor;
 };
 
-Result<std::unique_ptr<Prepared>> prepare(const LlamaConfig& config, const WeightSource& weights,
-                                          uint64_t token_capacity) {
+Result<std::unique_ptr<Prepared>> prepare(PreparedModelFamily family, const LlamaConfig& config,
+                                          const WeightSource& weights, uint64_t token_capacity) {
   CpuProviderRegistry providers;
   FERRITE_RETURN_IF_ERROR(add_cpu_reference_providers(providers));
   FERRITE_ASSIGN_OR_RETURN(CompilationTarget target,
                            providers.target(host_cpu_device(machine_memory_bytes())));
-  FERRITE_ASSIGN_OR_RETURN(PreparedModelFamily family, build_llama_family(config));
   const uint64_t capacity = std::clamp<uint64_t>(token_capacity, 1, config.context_length);
   FERRITE_ASSIGN_OR_RETURN(auto options,
                            ProgramPlanCompileOptions::create(llama_compile_inputs(capacity)));
@@ -105,7 +105,10 @@ int generate_and_report(Prepared& prepared, const std::optional<Tokenizer>& toke
                         config.context_length, on_token);
   out << "\n";
   if (!stats) return report_error(stats.error(), false, out, err);
-  if (show_ids) out << fmt::format("token ids: {}\n", fmt::join(stats->tokens, " "));
+  if (show_ids || args.print_ids) {
+    if (args.print_ids) out << fmt::format("prompt ids: {}\n", fmt::join(prompt, " "));
+    out << fmt::format("token ids: {}\n", fmt::join(stats->tokens, " "));
+  }
   const auto rate = [](uint64_t n, double s) { return s > 0 ? static_cast<double>(n) / s : 0.0; };
   const auto& memory = prepared.plan.memory();
   struct rusage usage {};
@@ -146,11 +149,16 @@ class SyntheticWeights final : public WeightSource {
   }
 };
 
-Vocabulary byte_vocabulary() {
+// <unk>, <s>, </s>, the 256 byte tokens, then unused fillers up to `size`.
+Vocabulary byte_vocabulary(uint64_t size) {
   Vocabulary v{.tokens = {"<unk>", "<s>", "</s>"}, .scores = {0, 0, 0}, .bos_id = 1, .eos_id = 2,
                .unk_id = 0};
   for (int b = 0; b < 256; ++b) {
     v.tokens.push_back(fmt::format("<0x{:02X}>", b));
+    v.scores.push_back(0);
+  }
+  while (v.tokens.size() < size) {
+    v.tokens.push_back(fmt::format("<unused{}>", v.tokens.size()));
     v.scores.push_back(0);
   }
   return v;
@@ -170,7 +178,10 @@ int run_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
     if (!created) return report_error(created.error(), false, out, err);
     tokenizer = std::move(*created);
   }
-  auto prepared = prepare(checkpoint->config, *checkpoint->weights, args.token_capacity);
+  auto family = build_llama_family(checkpoint->config);
+  if (!family) return report_error(family.error(), false, out, err);
+  auto prepared =
+      prepare(std::move(*family), checkpoint->config, *checkpoint->weights, args.token_capacity);
   if (!prepared) return report_error(prepared.error(), false, out, err);
   const double load = std::chrono::duration<double>(Clock::now() - start).count();
   return generate_and_report(**prepared, tokenizer, args, checkpoint->config, load, false, out,
@@ -179,21 +190,25 @@ int run_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
 
 int run_demo(const RunArgs& args, std::ostream& out, std::ostream& err) {
   const auto start = Clock::now();
-  const LlamaConfig config{.dim = 128,
-                           .hidden_dim = 344,
-                           .n_layers = 4,
+  // The bundled example decoder (examples/llama-decoder.*): 2 layers, dim 64,
+  // 8 heads (4 KV), FFN 172, vocabulary 512, context 256.
+  const LlamaConfig config{.dim = 64,
+                           .hidden_dim = 172,
+                           .n_layers = 2,
                            .n_heads = 8,
                            .n_kv_heads = 4,
-                           .vocab_size = 259,
+                           .vocab_size = 512,
                            .context_length = 256,
                            .norm_eps = "1/100000",
                            .rope_theta = "10000",
                            .rope_convention = "interleaved",
                            .tied_output = false};
+  auto family = load_program("", std::string("llama-decoder"));
+  if (!family) return report_error(family.error(), false, out, err);
   SyntheticWeights weights;
-  auto prepared = prepare(config, weights, args.token_capacity);
+  auto prepared = prepare(std::move(*family), config, weights, args.token_capacity);
   if (!prepared) return report_error(prepared.error(), false, out, err);
-  auto tokenizer = Tokenizer::create(byte_vocabulary());
+  auto tokenizer = Tokenizer::create(byte_vocabulary(config.vocab_size));
   if (!tokenizer) return report_error(tokenizer.error(), false, out, err);
   const double load = std::chrono::duration<double>(Clock::now() - start).count();
   auto explanation = explain_plan((*prepared)->plan.to_json());
@@ -206,8 +221,9 @@ int run_demo(const RunArgs& args, std::ostream& out, std::ostream& err) {
                        human_bytes(a.peak_bytes), human_bytes(a.load_bytes),
                        human_bytes(a.dedicated_bytes));
   }
-  out << fmt::format("demo model: {} layers, dim {}, {} heads ({} KV), vocab {} (bytes), "
-                     "deterministic synthetic weights\n\n",
+  out << fmt::format("demo: the bundled example decoder ({} layers, dim {}, {} heads / {} KV, "
+                     "vocab {}) compiled for the cpu.reference providers, with deterministic "
+                     "synthetic weights and a byte-level vocabulary\n\n",
                      config.n_layers, config.dim, config.n_heads, config.n_kv_heads,
                      config.vocab_size);
   return generate_and_report(**prepared, std::optional<Tokenizer>(std::move(*tokenizer)), args,

@@ -5,10 +5,11 @@
 // compiles it for this machine's CPU providers (the catalog is derived from
 // the registered providers), loads the plan (weights placed at their planned
 // offsets) and generates: the text streams to `out`, one stats line goes to
-// `err` (load time, prefill and decode tokens/s, planned memory). `demo`
-// does the same with a small model whose weights are deterministic
-// pseudo-random numbers and a byte-level vocabulary (no download), printing
-// the explain summary first and the generated token ids after the text.
+// `err` (load time, prefill and decode tokens/s, planned memory, peak RSS).
+// `demo` compiles the bundled example decoder (examples/llama-decoder.*) for
+// the CPU providers, prints the explain summary, and runs it with
+// deterministic pseudo-random weights and a byte-level vocabulary (no
+// download), printing the generated token ids after the text.
 // Exit codes: 0 ok, 1 the model or plan was rejected, 2 usage / unreadable.
 #pragma once
 
@@ -28,6 +29,7 @@ struct RunArgs {
   float top_p = 0.9f;
   uint64_t seed = 42;
   uint64_t token_capacity = 64;  // prefill chunk; decode steps use 1 of it
+  bool print_ids = false;        // also print "prompt ids: …" and "token ids: …"
 };
 
 int run_run(const RunArgs& args, std::ostream& out, std::ostream& err);

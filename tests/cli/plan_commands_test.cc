@@ -363,3 +363,40 @@ TEST_F(PlanCommandsTest, PackWritesAVerifiedSolution) {
 
 }  // namespace
 }  // namespace ferrite::cli
+
+#include "cli/run_command.h"
+
+namespace ferrite::cli {
+namespace {
+
+// The README's main command: the bundled decoder compiled, explained and run.
+TEST(DemoCommandTest, CompilesExplainsAndRunsTheBundledDecoder) {
+  std::ostringstream out, err;
+  ASSERT_EQ(run_demo(RunArgs{.steps = 8}, out, err), kExitOk) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("family family.llama-decoder"));
+  EXPECT_THAT(out.str(), HasSubstr("nodes 34: "));
+  EXPECT_THAT(out.str(), HasSubstr("activation arena: peak"));
+  EXPECT_THAT(out.str(), HasSubstr("token ids: "));
+  EXPECT_THAT(err.str(), HasSubstr("tok/s"));
+  // Deterministic: the same tokens every time.
+  std::ostringstream again, err2;
+  ASSERT_EQ(run_demo(RunArgs{.steps = 8}, again, err2), kExitOk);
+  EXPECT_EQ(out.str(), again.str());
+}
+
+TEST(RunCommandTest, ModelFilesCompileAndBadFilesAreClearErrors) {
+  const std::string models = std::string(FERRITE_SOURCE_DIR) + "/../shared/models/";
+  if (!std::filesystem::exists(models + "stories260K.gguf")) GTEST_SKIP() << "no model files";
+  std::ostringstream out, err;
+  ASSERT_EQ(run_compile(CompileArgs{.sources = {.program_path = models + "stories260K.gguf"}}, out,
+                        err),
+            kExitOk)
+      << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("plan/sha256/"));
+  std::ostringstream out2, err2;
+  EXPECT_EQ(run_run(RunArgs{.model_path = "/nonexistent/model.gguf"}, out2, err2), kExitUsage);
+  EXPECT_THAT(err2.str(), HasSubstr("/nonexistent/model.gguf"));
+}
+
+}  // namespace
+}  // namespace ferrite::cli
