@@ -45,10 +45,9 @@ const Fixture& fixture() {
   return f;
 }
 
-void run(benchmark::State& state, const nlohmann::json& program,
+void run(benchmark::State& state, const PreparedModelFamily& family,
          std::map<ProgramValueId, ProgramTensorSpec> inputs) {
   const Fixture& f = fixture();
-  const PreparedModelFamily family = unwrap(read_program_file_json(program), "program");
   const ProgramPlanCompileOptions options =
       unwrap(ProgramPlanCompileOptions::create(std::move(inputs)), "options");
   const auto materializers = WeightMaterializerRegistry::identity_only();
@@ -68,13 +67,16 @@ void run(benchmark::State& state, const nlohmann::json& program,
 }
 
 void BM_CompileLlama(benchmark::State& state) {
-  run(state, llama_program_json(static_cast<uint32_t>(state.range(0))), llama_inputs(32));
+  run(state, unwrap(llama_program(static_cast<uint32_t>(state.range(0))), "program"),
+      llama_inputs(32));
 }
 BENCHMARK(BM_CompileLlama)->ArgName("layers")->Arg(1)->Arg(8)->Arg(32)->Arg(128)
     ->Unit(benchmark::kMillisecond);
 
 void BM_CompileChain(benchmark::State& state) {
-  run(state, chain_program_json(static_cast<uint32_t>(state.range(0))), chain_inputs(4));
+  run(state, unwrap(read_program_file_json(chain_program_json(static_cast<uint32_t>(state.range(0)))),
+             "program"),
+      chain_inputs(4));
 }
 BENCHMARK(BM_CompileChain)->ArgName("nodes")->Arg(1000)->Arg(10000)->Arg(100000)
     ->Unit(benchmark::kMillisecond)->Iterations(1);

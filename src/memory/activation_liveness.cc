@@ -1,4 +1,5 @@
 #include "ferrite/memory/activation_liveness.h"
+#include "ferrite/memory/value_classes.h"
 
 #include <algorithm>
 #include <map>
@@ -6,46 +7,6 @@
 #include <fmt/format.h>
 
 namespace ferrite {
-namespace {
-
-// Union-find over value ids; the root is the smallest id of its class.
-class ValueClasses {
- public:
-  ProgramValueId find(const ProgramValueId& id) {
-    ProgramValueId root = id;
-    for (auto it = parent_.find(root); it != parent_.end() && it->second != root;
-         it = parent_.find(root)) {
-      root = it->second;
-    }
-    // Path compression keeps long alias chains near-constant to query.
-    ProgramValueId at = id;
-    while (at != root) {
-      ProgramValueId& parent = parent_.at(at);
-      ProgramValueId next = parent;
-      parent = root;
-      at = std::move(next);
-    }
-    return root;
-  }
-  void join(const ProgramValueId& a, const ProgramValueId& b) {
-    const ProgramValueId ra = find(a);
-    const ProgramValueId rb = find(b);
-    if (ra == rb) return;
-    parent_.try_emplace(ra, ra);
-    parent_.try_emplace(rb, rb);
-    if (rb < ra) {
-      parent_.at(ra) = rb;
-    } else {
-      parent_.at(rb) = ra;
-    }
-  }
-
- private:
-  std::map<ProgramValueId, ProgramValueId> parent_;
-};
-
-}  // namespace
-
 Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
     const ModelProgram& program,
     const std::vector<std::pair<ProgramValueId, ProgramValueId>>& must_alias,

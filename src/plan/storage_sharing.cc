@@ -7,42 +7,11 @@
 
 #include "ferrite/core/checked_math.h"
 #include "ferrite/memory/activation_liveness.h"
+#include "ferrite/memory/value_classes.h"
 #include "ferrite/memory/interval_packing.h"
 
 namespace ferrite {
 namespace {
-
-// Iterative union-find over value ids (alias chains may be long).
-class AliasClasses {
- public:
-  ProgramValueId find(const ProgramValueId& id) {
-    ProgramValueId root = id;
-    for (auto it = parent_.find(root); it != parent_.end() && it->second != root;
-         it = parent_.find(root)) {
-      root = it->second;
-    }
-    ProgramValueId at = id;
-    while (at != root) {
-      ProgramValueId& parent = parent_.at(at);
-      ProgramValueId next = parent;
-      parent = root;
-      at = std::move(next);
-    }
-    return root;
-  }
-  void join(const ProgramValueId& a, const ProgramValueId& b) {
-    ProgramValueId ra = find(a);
-    ProgramValueId rb = find(b);
-    if (ra == rb) return;
-    parent_.try_emplace(ra, ra);
-    parent_.try_emplace(rb, rb);
-    if (rb < ra) std::swap(ra, rb);
-    parent_.at(rb) = ra;
-  }
-
- private:
-  std::map<ProgramValueId, ProgramValueId> parent_;
-};
 
 struct Piece {
   uint64_t start;
@@ -64,7 +33,7 @@ Error sharing_error(const ProgramValueId& a, const ProgramValueId& b, std::strin
 // an exact alias with identical storage. A sweep by start offset compares each
 // piece with the piece reaching furthest so far; a violating pair always meets
 // such a comparison.
-Result<void> check_exact_sharing(std::vector<Piece>& pieces, AliasClasses& classes) {
+Result<void> check_exact_sharing(std::vector<Piece>& pieces, ValueClasses& classes) {
   std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
     return std::tie(a.start, a.end, *a.value) < std::tie(b.start, b.end, *b.value);
   });
@@ -85,7 +54,7 @@ Result<void> check_exact_sharing(std::vector<Piece>& pieces, AliasClasses& class
 Result<void> check_storage_sharing(const ModelProgram& program, const std::vector<PlanNode>& nodes,
                                    const std::map<ProgramValueId, const ResolvedValueBinding*>& bound,
                                    const std::set<ProgramValueId>& retained) {
-  AliasClasses classes;
+  ValueClasses classes;
   std::vector<std::pair<ProgramValueId, ProgramValueId>> edges;
   for (const auto& node : nodes) {
     for (const auto& alias : node.exact_aliases) {
