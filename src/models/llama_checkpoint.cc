@@ -81,6 +81,16 @@ class NamedTensorSource final : public WeightSource {
   }
 };
 
+// A llama2.c tokenizer file as a vocabulary (ids 0, 1, 2 = unk, bos, eos).
+Result<Vocabulary> read_llama2c_vocabulary(const std::filesystem::path& path, uint32_t size) {
+  FERRITE_ASSIGN_OR_RETURN(auto tok, read_llama2c_tokenizer(path, size));
+  return Vocabulary{.tokens = std::move(tok.tokens),
+                    .scores = std::move(tok.scores),
+                    .bos_id = 1,
+                    .eos_id = 2,
+                    .unk_id = 0};
+}
+
 Result<LlamaCheckpoint> open_llama2c(const std::filesystem::path& path,
                                      const std::optional<std::filesystem::path>& tokenizer) {
   FERRITE_ASSIGN_OR_RETURN(Llama2cFile file, Llama2cFile::open(path));
@@ -108,12 +118,7 @@ Result<LlamaCheckpoint> open_llama2c(const std::filesystem::path& path,
   source->tie_output_to_embedding();
   out.weights = std::move(source);
   if (tokenizer) {
-    FERRITE_ASSIGN_OR_RETURN(auto tok, read_llama2c_tokenizer(*tokenizer, c.vocab_size));
-    out.vocabulary = Vocabulary{.tokens = std::move(tok.tokens),
-                                .scores = std::move(tok.scores),
-                                .bos_id = 1,
-                                .eos_id = 2,
-                                .unk_id = 0};
+    FERRITE_ASSIGN_OR_RETURN(out.vocabulary, read_llama2c_vocabulary(*tokenizer, c.vocab_size));
   }
   return out;
 }
@@ -259,13 +264,9 @@ Result<LlamaCheckpoint> open_safetensors(const std::filesystem::path& dir,
   source->tie_output_to_embedding();
   out.weights = std::move(source);
   if (tokenizer) {
-    FERRITE_ASSIGN_OR_RETURN(auto tok, read_llama2c_tokenizer(*tokenizer,
-                                                              static_cast<uint32_t>(hf.vocab_size)));
-    out.vocabulary = Vocabulary{.tokens = std::move(tok.tokens),
-                                .scores = std::move(tok.scores),
-                                .bos_id = 1,
-                                .eos_id = 2,
-                                .unk_id = 0};
+    FERRITE_ASSIGN_OR_RETURN(
+        out.vocabulary,
+        read_llama2c_vocabulary(*tokenizer, static_cast<uint32_t>(hf.vocab_size)));
   }
   return out;
 }
