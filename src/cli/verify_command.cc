@@ -23,10 +23,7 @@ int run_verify(const VerifyArgs& args, std::ostream& out, std::ostream& err) {
                                    inputs->target.estimators,
                                    WeightMaterializerRegistry::identity_only(), inputs->options);
   if (!verified) return report_error(verified.error(), args.json, out, err);
-  // Verified: the wire equals the rebuild, so its id is the rebuild's id.
-  auto wire = read_plan_wire(*text);
-  if (!wire) return report_error(wire.error(), args.json, out, err);
-  const std::string plan_id = (*wire)["payload"]["plan_id"].get<std::string>();
+  const std::string& plan_id = *verified;
   if (args.json) {
     out << nlohmann::json{{"ok", true}, {"plan_id", plan_id}}.dump(2) << "\n";
   } else {

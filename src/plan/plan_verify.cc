@@ -106,7 +106,7 @@ std::string short_json(const nlohmann::json* value) {
 
 }  // namespace
 
-Result<void> verify_plan_json(std::string_view plan_text, const PreparedModelFamily& family,
+Result<std::string> verify_plan_json(std::string_view plan_text, const PreparedModelFamily& family,
                               const CapabilityCatalog& catalog, const RuntimePolicy& policy,
                               const EstimatorRegistry& estimators,
                               const WeightMaterializerRegistry& materializers,
@@ -116,7 +116,7 @@ Result<void> verify_plan_json(std::string_view plan_text, const PreparedModelFam
                                                                       estimators, materializers,
                                                                       options));
   const nlohmann::json expected = rebuilt.plan.to_json();
-  if (canonical_json(expected) != canonical_json(wire)) {
+  if (rebuilt.plan.canonical_text() != canonical_json(wire)) {
     std::string path = first_json_difference(expected, wire);
     if (path.empty()) path = "$";
     return make_error(
@@ -126,7 +126,7 @@ Result<void> verify_plan_json(std::string_view plan_text, const PreparedModelFam
                            short_json(json_at_path(wire, path))))
             .with_field("json_path", path));
   }
-  return {};
+  return rebuilt.plan.plan_id();
 }
 
 }  // namespace ferrite

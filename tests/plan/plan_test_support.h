@@ -143,8 +143,9 @@ struct PlanHarness {
                                         options);
   }
   Result<void> verify(std::string_view text) const {
-    return verify_plan_json(text, family, catalog, runtime_policy, estimators, materializers,
-                            options);
+    FERRITE_RETURN_IF_ERROR(verify_plan_json(text, family, catalog, runtime_policy, estimators,
+                                             materializers, options));
+    return {};
   }
 };
 

@@ -15,6 +15,7 @@
 //      identical; otherwise kInvalidExecutionPlan naming the first differing
 //      JSON path and both values, e.g. "... at $.payload.nodes[0].provider_id:
 //      expected \"provider.a\", found \"provider.b\"" (field json_path).
+// On success it returns the plan id (the rebuild's, equal to the wire's).
 // Wire data never contributes a decision: it is only compared.
 //
 // Example:
@@ -33,7 +34,7 @@ namespace ferrite {
 
 Result<nlohmann::json> read_plan_wire(std::string_view plan_text);
 
-Result<void> verify_plan_json(std::string_view plan_text, const PreparedModelFamily& family,
+Result<std::string> verify_plan_json(std::string_view plan_text, const PreparedModelFamily& family,
                               const CapabilityCatalog& catalog, const RuntimePolicy& policy,
                               const EstimatorRegistry& estimators,
                               const WeightMaterializerRegistry& materializers,
