@@ -172,12 +172,13 @@ def program():
     states = []
     for i in range(N_LAYERS):
         for kind in ("k_cache", "v_cache"):
-            # The cache tensor covers the whole context; its demand is fixed per
-            # sequence (ModelProgram requires a token-scaled demand to cover the
-            # whole state tensor per token, which a [context, kv_dim] cache is not).
+            # One token's row; the demand scales it to the whole context, so the
+            # plan sizes the state for CONTEXT rows and records the demand.
             states.append({"id": f"state.blk.{i}.{kind}", "value": f"value.blk.{i}.{kind}",
-                           "tensor": tensor([CONTEXT, KV_DIM]), "lifetime": "sequence",
-                           "capacity_demand": "fixed_per_scope", "initialization": "zero"})
+                           "tensor": tensor([KV_DIM]), "lifetime": "sequence",
+                           "capacity_demand": {"token_scaled": {
+                               "bytes_per_token": KV_DIM * 4, "maximum_tokens": CONTEXT}},
+                           "initialization": "zero"})
     weights = [{"weight": w, "value": value_id(w), "tensor": tensor(dims)}
                for w, _, dims in sorted(weight_list())]
     return {"family": FAMILY, "inputs": ["value.tokens", "value.positions"], "blocks": blocks,
@@ -218,8 +219,8 @@ def catalog_file():
                   [contract(["T", "D"], access="write", alias={"may_alias": 0})]),
         operation("operation.attention",
                   [contract(["T", "QD"]), contract(["T", "KD"]), contract(["T", "KD"]),
-                   contract(["T"], "u32"), contract(["C", "KD"], access="read_write"),
-                   contract(["C", "KD"], access="read_write")],
+                   contract(["T"], "u32"), contract(["KD"], access="read_write"),
+                   contract(["KD"], access="read_write")],
                   [contract(["T", "QD"], access="write")],
                   {"head_dim": attr("unsigned", {"unsigned_range": [1, 4096]}),
                    "n_heads": attr("unsigned", {"unsigned_range": [1, 4096]}),

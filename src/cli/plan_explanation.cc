@@ -122,6 +122,13 @@ Result<ExplainedResource> read_resource(const JsonCursor& cursor) {
   } else {
     FERRITE_ASSIGN_OR_RETURN(resource.storage_profile, profile.string());
   }
+  if (auto scaled = object.optional("token_scaled"); scaled && !scaled->is_null()) {
+    if (!scaled->is_object()) return make_error(scaled->type_error("an object or null"));
+    ObjectReader demand(scaled->json(), scaled->path());
+    FERRITE_ASSIGN_OR_RETURN(uint64_t per_token, demand.required_u64("bytes_per_token"));
+    FERRITE_ASSIGN_OR_RETURN(uint64_t tokens, demand.required_u64("maximum_tokens"));
+    resource.capacity = fmt::format("{} tokens x {} B", tokens, per_token);
+  }
   return resource;
 }
 
@@ -257,11 +264,12 @@ std::string render_text(const PlanExplanation& e) {
                         : "\nproviders not chosen:\n" + others;
 
   out += "\n";
-  TextTable resources({"RESOURCE", "KIND", "USAGE", "DTYPE", "BYTES", "ALIGN", "PROFILE"});
+  TextTable resources(
+      {"RESOURCE", "KIND", "USAGE", "DTYPE", "BYTES", "ALIGN", "PROFILE", "CAPACITY"});
   for (const auto& r : e.resources) {
     resources.add_row({short_id(r.id), r.kind, r.usage, r.element_type,
                        std::to_string(r.size_bytes), std::to_string(r.alignment_bytes),
-                       r.storage_profile});
+                       r.storage_profile, r.capacity});
   }
   out += resources.render();
   if (e.arenas.empty()) {
@@ -304,7 +312,8 @@ nlohmann::json to_json(const PlanExplanation& e) {
                          {"element_type", r.element_type},
                          {"size_bytes", r.size_bytes},
                          {"alignment_bytes", r.alignment_bytes},
-                         {"storage_profile", r.storage_profile}});
+                         {"storage_profile", r.storage_profile},
+                         {"capacity", r.capacity}});
   }
   json arenas = json::array();
   for (const auto& a : e.arenas) {

@@ -49,6 +49,8 @@ struct ExplainedResource {
   uint64_t size_bytes = 0;
   uint64_t alignment_bytes = 0;
   std::string storage_profile;  // "-" for static resources
+  // "512 tokens x 256 B" for a token-scaled state, "-" otherwise.
+  std::string capacity = "-";
 };
 
 struct ExplainedArena {

@@ -109,6 +109,11 @@ int generate_and_report(Prepared& prepared, const std::optional<Tokenizer>& toke
     if (args.print_ids) out << fmt::format("prompt ids: {}\n", fmt::join(prompt, " "));
     out << fmt::format("token ids: {}\n", fmt::join(stats->tokens, " "));
   }
+  if (stats->context_full) {
+    err << fmt::format("ferrite: stopped after {} new tokens: all {} positions of the context are "
+                       "used\n",
+                       stats->generated_tokens, config.context_length);
+  }
   const auto rate = [](uint64_t n, double s) { return s > 0 ? static_cast<double>(n) / s : 0.0; };
   const auto& memory = prepared.plan.memory();
   struct rusage usage {};
@@ -116,11 +121,12 @@ int generate_and_report(Prepared& prepared, const std::optional<Tokenizer>& toke
   const uint64_t peak_rss = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
   err << fmt::format(
       "ferrite: load {:.3f} s · prefill {} tok at {:.1f} tok/s · decode {} tok at {:.1f} tok/s · "
-      "planned memory {} (static {}, runnable {}) · executor {} · peak RSS {} · plan {}\n",
+      "planned memory {} (static {}, states and activations {}) · executor {} · peak RSS {} · "
+      "plan {}\n",
       load_seconds, stats->prompt_tokens, rate(stats->prompt_tokens, stats->prefill_seconds),
       stats->generated_tokens, rate(stats->generated_tokens, stats->decode_seconds),
-      human_bytes(memory.static_bytes + memory.minimum_runnable_bytes),
-      human_bytes(memory.static_bytes), human_bytes(memory.minimum_runnable_bytes),
+      human_bytes(memory.allocated_bytes), human_bytes(memory.static_bytes),
+      human_bytes(memory.allocated_bytes - memory.static_bytes),
       human_bytes(prepared.executor->allocated_bytes()), human_bytes(peak_rss),
       prepared.plan.plan_id().substr(0, 24));
   return kExitOk;

@@ -1,5 +1,7 @@
 #include "ferrite/models/llama_family.h"
 
+#include "ferrite/core/checked_math.h"
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -123,6 +125,10 @@ Result<PreparedModelFamily> build_llama_family(const LlamaConfig& c) {
   const uint64_t kHeads = c.n_heads, kKvHeads = c.n_kv_heads, kHeadDim = c.head_dim(),
                  kKvDim = c.kv_dim(), kContext = c.context_length;
   const uint64_t layers = c.n_layers;
+  // The KV caches are token-scaled states: one f32 row of kv_dim per token.
+  const auto kv_row = checked_mul(kKvDim, uint64_t{sizeof(float)});
+  if (!kv_row) return make_error(Status(ErrorCode::kInvalidArgument, "kv_dim overflows"));
+  const uint64_t kv_row_bytes = *kv_row;
   const auto weights = llama_weights(c);
   const json eps = {{"epsilon", {{"rational", c.norm_eps}}}};
   const json rope = {{"head_dim", {{"unsigned", kHeadDim}}},
@@ -167,9 +173,11 @@ Result<PreparedModelFamily> build_llama_family(const LlamaConfig& c) {
     for (const char* kind : {"k_cache", "v_cache"}) {
       states.push_back({{"id", "state." + b + kind},
                         {"value", v(kind)},
-                        {"tensor", tensor({kContext, kKvDim})},
+                        {"tensor", tensor({kKvDim})},
                         {"lifetime", "sequence"},
-                        {"capacity_demand", "fixed_per_scope"},
+                        {"capacity_demand",
+                         {{"token_scaled",
+                           {{"bytes_per_token", kv_row_bytes}, {"maximum_tokens", kContext}}}}},
                         {"initialization", "zero"}});
     }
   }

@@ -70,6 +70,29 @@ Result<void> check_coverage(const ModelProgram& program,
   return {};
 }
 
+// The resource behind each token-scaled state, with its demand.
+Result<std::map<ResourceId, StateCapacityTokenScaled>> token_scaled_state_resources(
+    const ModelProgram& program,
+    const std::map<ProgramValueId, const ResolvedValueBinding*>& bound) {
+  std::map<ResourceId, StateCapacityTokenScaled> out;
+  for (const auto& state : program.states()) {
+    const auto* demand = std::get_if<StateCapacityTokenScaled>(&state.capacity_demand);
+    if (demand == nullptr) continue;
+    auto it = bound.find(state.value_id);
+    if (it == bound.end() || it->second->storage().components().size() != 1) {
+      return invalid_plan(fmt::format("token-scaled state `{}` needs exactly one storage component",
+                                      state.id.str()));
+    }
+    const ResourceId& resource = it->second->storage().components().front().resource_id;
+    if (!out.emplace(resource, *demand).second) {
+      return invalid_plan(fmt::format("token-scaled state `{}` shares resource `{}` with another "
+                                      "state",
+                                      state.id.str(), resource.str()));
+    }
+  }
+  return out;
+}
+
 json weight_format_set(const std::set<QuantizationFormatId>& formats) {
   json out = json::array();
   for (const auto& f : formats) out.push_back(f.str());
@@ -131,7 +154,9 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   FERRITE_RETURN_IF_ERROR(check_storage_sharing(program, plan.nodes_, bound, retention.values()));
   FERRITE_ASSIGN_OR_RETURN(plan.retained_,
                            resolve_retained_completion_values(family, plan.nodes_, retention));
-  FERRITE_ASSIGN_OR_RETURN(plan.memory_, build_memory_summary(plan.nodes_, selection, policy));
+  FERRITE_ASSIGN_OR_RETURN(auto token_scaled, token_scaled_state_resources(program, bound));
+  FERRITE_ASSIGN_OR_RETURN(plan.memory_,
+                           build_memory_summary(plan.nodes_, selection, policy, token_scaled));
   plan.memory_.activation_arenas = resolution.activation_arenas;
 
   const WeightSchema& weights = resolution.execution_weights.schema();

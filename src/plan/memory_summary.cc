@@ -27,7 +27,10 @@ json PlanResourceSummary::to_json() const {
               {"size_bytes", size_bytes},
               {"alignment_bytes", alignment_bytes},
               {"kind", plan_resource_kind_name(kind)},
-              {"storage_profile", storage_profile ? json(*storage_profile) : json(nullptr)}};
+              {"storage_profile", storage_profile ? json(*storage_profile) : json(nullptr)},
+              {"token_scaled", token_scaled ? json{{"bytes_per_token", token_scaled->bytes_per_token},
+                                                   {"maximum_tokens", token_scaled->maximum_tokens}}
+                                            : json(nullptr)}};
 }
 
 json PlanMemorySummary::to_json() const {
@@ -39,6 +42,7 @@ json PlanMemorySummary::to_json() const {
               {"activation_arenas", std::move(arenas)},
               {"static_bytes", static_bytes},
               {"minimum_runnable_bytes", minimum_runnable_bytes},
+              {"allocated_bytes", allocated_bytes},
               {"usable_capacity_bytes", usable_capacity_bytes}};
 }
 
@@ -91,9 +95,10 @@ PlanResourceKind kind_of(BufferUsage usage) {
 
 }  // namespace
 
-Result<PlanMemorySummary> build_memory_summary(const std::vector<PlanNode>& nodes,
-                                               const JointProviderSelection& selection,
-                                               const RuntimePolicy& policy) {
+Result<PlanMemorySummary> build_memory_summary(
+    const std::vector<PlanNode>& nodes, const JointProviderSelection& selection,
+    const RuntimePolicy& policy,
+    const std::map<ResourceId, StateCapacityTokenScaled>& token_scaled_states) {
   std::map<ResourceId, Accumulator> rows;
   for (const auto& node : nodes) {
     const uint64_t alignment = node.provider_resources.value_alignment_bytes();
@@ -144,16 +149,39 @@ Result<PlanMemorySummary> build_memory_summary(const std::vector<PlanNode>& node
                                             id.str(), row.summary.alignment_bytes));
     }
     row.summary.size_bytes = *size;
+    uint64_t minimum = *size;  // bytes the smallest runnable scope needs
+    if (auto scaled = token_scaled_states.find(id); scaled != token_scaled_states.end()) {
+      const StateCapacityTokenScaled& demand = scaled->second;
+      if (row.summary.kind != PlanResourceKind::kState || demand.bytes_per_token < row.end) {
+        return resource_error(id, fmt::format("token-scaled state demand is smaller than its "
+                                              "resolved resource range: `{}` binds {} bytes, "
+                                              "{} bytes per token",
+                                              id.str(), row.end, demand.bytes_per_token));
+      }
+      auto rows = checked_mul(demand.bytes_per_token, demand.maximum_tokens);
+      auto full = rows ? checked_align_up(*rows, row.summary.alignment_bytes) : std::nullopt;
+      auto one = checked_align_up(demand.bytes_per_token, row.summary.alignment_bytes);
+      if (!full || !one) {
+        return resource_error(id, fmt::format("token-scaled state `{}` capacity overflows u64",
+                                              id.str()));
+      }
+      row.summary.size_bytes = *full;
+      row.summary.token_scaled = demand;
+      minimum = *one;
+    }
     if (row.summary.kind != PlanResourceKind::kStatic) {
       if (auto it = selection.profiles.find(id); it != selection.profiles.end()) {
         row.summary.storage_profile = it->second.to_string();
       }
     }
-    const uint64_t bytes = row.summary.size_bytes;
+    const uint64_t bytes = row.summary.kind == PlanResourceKind::kStatic ? row.summary.size_bytes
+                                                                          : minimum;
     std::optional<uint64_t> total = row.summary.kind == PlanResourceKind::kStatic
                                         ? checked_add(out.static_bytes, bytes)
                                         : checked_add(out.minimum_runnable_bytes, bytes);
-    if (!total) return resource_error(id, "plan memory total overflows");
+    auto allocated = checked_add(out.allocated_bytes, row.summary.size_bytes);
+    if (!total || !allocated) return resource_error(id, "plan memory total overflows");
+    out.allocated_bytes = *allocated;
     (row.summary.kind == PlanResourceKind::kStatic ? out.static_bytes : out.minimum_runnable_bytes) =
         *total;
     out.resources.push_back(std::move(row.summary));
@@ -164,6 +192,11 @@ Result<PlanMemorySummary> build_memory_summary(const std::vector<PlanNode>& node
                                     "capacity {}",
                                     required ? fmt::format("{}", *required) : std::string("> 2^64"),
                                     out.usable_capacity_bytes));
+  }
+  if (out.allocated_bytes > out.usable_capacity_bytes) {
+    return invalid_plan(fmt::format("plan allocates {} bytes (token-scaled states at their "
+                                    "maximum tokens), exceeding usable capacity {}",
+                                    out.allocated_bytes, out.usable_capacity_bytes));
   }
   return out;
 }

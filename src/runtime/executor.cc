@@ -28,7 +28,9 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
   std::unique_ptr<Executor> ex(new Executor());
   // 1. Resources, once, at their planned size and alignment.
   std::map<ResourceId, Executor::Buffer> resources;
+  std::map<ResourceId, StateCapacityTokenScaled> token_scaled;
   for (const auto& r : plan.memory().resources) {
+    if (r.token_scaled) token_scaled.emplace(r.resource_id, *r.token_scaled);
     const uint64_t alignment = std::max<uint64_t>(64, r.alignment_bytes);
     auto size = checked_align_up(std::max<uint64_t>(r.size_bytes, 1), alignment);
     if (!size) return load_error(fmt::format("resource `{}` size overflows", r.resource_id.str()));
@@ -101,9 +103,25 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
                                       "runtime binds single-component values",
                                       node.id.str(), binding.value_id().str(), components.size()));
       }
-      FERRITE_ASSIGN_OR_RETURN(std::byte * at, locate(components.front()));
-      auto [it, _] = ex->values_.try_emplace(binding.value_id(), BoundValue{at, binding.tensor()});
-      KernelTensor tensor{it->second.data, &it->second.tensor};
+      const ResolvedStorageComponent& component = components.front();
+      FERRITE_ASSIGN_OR_RETURN(std::byte * at, locate(component));
+      uint64_t token_rows = 0;
+      if (auto scaled = token_scaled.find(component.resource_id); scaled != token_scaled.end()) {
+        // Rows of bytes_per_token from offset 0; the memory summary sized the
+        // resource for all of them.
+        const StateCapacityTokenScaled& demand = scaled->second;
+        auto span = checked_mul(demand.bytes_per_token, demand.maximum_tokens);
+        if (component.offset_bytes != 0 || !span ||
+            *span > resources.at(component.resource_id).size) {
+          return load_error(fmt::format("node `{}`: token-scaled state `{}` does not fit its "
+                                        "resource",
+                                        node.id.str(), binding.value_id().str()));
+        }
+        token_rows = demand.maximum_tokens;
+      }
+      auto [it, _] = ex->values_.try_emplace(binding.value_id(),
+                                             BoundValue{at, binding.tensor(), token_rows});
+      KernelTensor tensor{it->second.data, &it->second.tensor, it->second.token_rows};
       (binding.role() == ValueBindingRole::kInput ? kernel_node.inputs : kernel_node.outputs)
           .push_back(tensor);
     }

@@ -21,7 +21,7 @@ Result<GenerationStats> generate(Executor& executor, std::span<const uint32_t> p
                                  uint64_t context_length,
                                  const std::function<Result<void>(uint32_t)>& on_token) {
   if (prompt.empty()) return invalid_argument("the prompt has no tokens");
-  if (prompt.size() >= context_length) {
+  if (prompt.size() > context_length) {
     return invalid_argument(fmt::format("the prompt has {} tokens; the context holds {}",
                                         prompt.size(), context_length));
   }
@@ -56,7 +56,11 @@ Result<GenerationStats> generate(Executor& executor, std::span<const uint32_t> p
     stats.tokens.push_back(next);
     ++stats.generated_tokens;
     FERRITE_RETURN_IF_ERROR(on_token(next));
-    if (position + 1 >= context_length || step + 1 == steps) break;
+    if (step + 1 == steps) break;
+    if (position >= context_length) {  // `next` would need position `context_length`
+      stats.context_full = true;
+      break;
+    }
     const uint32_t pos = static_cast<uint32_t>(position);
     FERRITE_RETURN_IF_ERROR(executor.write_input(tokens_id, std::span(&next, 1)));
     FERRITE_RETURN_IF_ERROR(executor.write_input(positions_id, std::span(&pos, 1)));

@@ -286,6 +286,59 @@ TEST(CompilerAcceptanceTest, Case12RecurrentFamilyReusesTheSequenceStateContract
                 binding_of(node, "value.recurrent").storage().components()[0].resource_id});
 }
 
+// A token-scaled state (one row per token) is sized for its maximum tokens;
+// the minimum runnable figure counts one row; an allocation beyond the usable
+// capacity is refused before anything runs.
+PreparedModelFamily token_scaled_family(uint64_t maximum_tokens) {
+  StateSpec rows{StateId::literal("state.rows"), value("value.rows"), dense({4}, ElementType::kU8),
+                 StateLifetime::kSequence, StateCapacityTokenScaled{4, maximum_tokens},
+                 StateInitialization::kZero};
+  return family_of({make_node("node.main", "operation.main",
+                              {value("value.input"), value("value.weight"), value("value.rows")},
+                              {value("value.output")})},
+                   {rows}, {testing::synthetic_weight()}, {value("value.output")});
+}
+
+TEST(CompilerAcceptanceTest, TokenScaledStateIsSizedForItsMaximumTokens) {
+  auto b = backend({{testing::synthetic_operation(), "provider.operation.reference"}});
+  auto compiled = compile(token_scaled_family(100), b);
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  const PlanNode& node = compiled->plan.nodes()[0];
+  const ResourceId& id = binding_of(node, "value.rows").storage().components()[0].resource_id;
+  const auto& memory = compiled->plan.memory();
+  uint64_t total = 0;
+  const PlanResourceSummary* state = nullptr;
+  for (const auto& r : memory.resources) {
+    total += r.size_bytes;
+    if (r.resource_id == id) state = &r;
+  }
+  ASSERT_NE(state, nullptr);
+  EXPECT_EQ(state->kind, PlanResourceKind::kState);
+  ASSERT_TRUE(state->token_scaled.has_value());
+  EXPECT_EQ(state->token_scaled->bytes_per_token, 4u);
+  EXPECT_EQ(state->token_scaled->maximum_tokens, 100u);
+  EXPECT_EQ(state->size_bytes, 400u);  // 100 rows of 4 B, a multiple of the alignment 16
+  EXPECT_EQ(memory.allocated_bytes, total);
+  // One row (rounded to the alignment) counts towards the minimum runnable bytes.
+  EXPECT_EQ(memory.static_bytes + memory.minimum_runnable_bytes, total - 400 + 16);
+  const auto wire = compiled->plan.to_json();
+  bool recorded = false;
+  for (const auto& r : wire["payload"]["memory"]["resources"]) {
+    if (r["resource_id"] == id.str()) {
+      recorded = r["token_scaled"] == nlohmann::json{{"bytes_per_token", 4},
+                                                     {"maximum_tokens", 100}};
+    }
+  }
+  EXPECT_TRUE(recorded);
+}
+
+TEST(CompilerAcceptanceTest, TokenScaledStateBeyondTheUsableCapacityIsRefused) {
+  auto b = backend({{testing::synthetic_operation(), "provider.operation.reference"}});
+  auto compiled = compile(token_scaled_family(1 << 20), b);
+  ASSERT_FALSE(compiled);
+  EXPECT_THAT(compiled.error().message(), HasSubstr("token-scaled states at their maximum tokens"));
+}
+
 TEST(CompilerAcceptanceTest, Case13NovelOperationIsAdditiveToCatalogAndProviders) {
   // The seed's oracle graph (the novel operation's reference oracle) is not
   // modelled in Ferrite; the catalog/provider/estimator part is.

@@ -143,6 +143,70 @@ TEST_F(StoriesTest, PlanForAnotherKernelRevisionIsRefused) {
   EXPECT_FALSE((*ok)->run(0));
 }
 
+// The KV caches are token-scaled states: one row of kv_dim f32 per token,
+// sized by the plan for the model's whole context and allocated once.
+TEST_F(StoriesTest, KvCachesAreTokenScaledStatesSizedForTheContext) {
+  auto checkpoint = open_llama_checkpoint(kModels / "stories260K.bin", std::nullopt);
+  ASSERT_TRUE(checkpoint);
+  const LlamaConfig& config = checkpoint->config;
+  auto family = build_llama_family(config);
+  ASSERT_TRUE(family);
+  CpuProviderRegistry providers;
+  ASSERT_TRUE(add_cpu_reference_providers(providers));
+  auto plan = compile_for(providers, *family, 8, ActivationStorage::kPacked);
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  const uint64_t row = config.kv_dim() * sizeof(float);
+  uint64_t states = 0, total = 0;
+  for (const auto& r : plan->memory().resources) {
+    total += r.size_bytes;
+    if (r.kind != PlanResourceKind::kState) continue;
+    ++states;
+    ASSERT_TRUE(r.token_scaled.has_value()) << r.resource_id.str();
+    EXPECT_EQ(r.token_scaled->bytes_per_token, row);
+    EXPECT_EQ(r.token_scaled->maximum_tokens, config.context_length);
+    EXPECT_EQ(r.size_bytes, row * config.context_length);
+  }
+  EXPECT_EQ(states, 2 * config.n_layers);
+  EXPECT_EQ(plan->memory().allocated_bytes, total);
+  auto executor = Executor::load(*plan, *family, providers, *checkpoint->weights);
+  ASSERT_TRUE(executor) << executor.error().to_string();
+  EXPECT_GE((*executor)->allocated_bytes(), total);
+}
+
+// Every position of the context is used: a prompt of n tokens leaves room for
+// context - n + 1 new tokens (the last one is sampled, never fed back), as in
+// llama2.c's run.c.
+TEST_F(StoriesTest, GenerationUsesEveryPositionOfTheContext) {
+  auto checkpoint = open_llama_checkpoint(kModels / "stories260K.bin", kModels / "tok512.bin");
+  ASSERT_TRUE(checkpoint);
+  auto family = build_llama_family(checkpoint->config);
+  ASSERT_TRUE(family);
+  CpuProviderRegistry providers;
+  ASSERT_TRUE(add_cpu_reference_providers(providers));
+  auto plan = compile_for(providers, *family, 64, ActivationStorage::kPacked);
+  ASSERT_TRUE(plan);
+  auto executor = Executor::load(*plan, *family, providers, *checkpoint->weights);
+  ASSERT_TRUE(executor);
+  auto sampler = Sampler::create(SamplerConfig{0.0f, 1.0f, 0});
+  ASSERT_TRUE(sampler);
+  const uint64_t context = checkpoint->config.context_length;
+  const std::vector<uint32_t> prompt{1, 403, 407, 261, 378};
+  auto stats = generate(**executor, prompt, 10 * context, *sampler, std::nullopt, context,
+                        [](uint32_t) -> Result<void> { return {}; });
+  ASSERT_TRUE(stats) << stats.error().to_string();
+  EXPECT_TRUE(stats->context_full);
+  EXPECT_EQ(stats->generated_tokens, context - prompt.size() + 1);
+  // A prompt that fills the context exactly still yields one token.
+  const std::vector<uint32_t> full(context, 1);
+  auto last = generate(**executor, full, 5, *sampler, std::nullopt, context,
+                       [](uint32_t) -> Result<void> { return {}; });
+  ASSERT_TRUE(last) << last.error().to_string();
+  EXPECT_EQ(last->generated_tokens, 1u);
+  const std::vector<uint32_t> too_long(context + 1, 1);
+  EXPECT_FALSE(generate(**executor, too_long, 5, *sampler, std::nullopt, context,
+                        [](uint32_t) -> Result<void> { return {}; }));
+}
+
 }  // namespace
 }  // namespace ferrite
 

@@ -15,12 +15,23 @@
 // `activation_arenas` (peak, LOAD, dedicated bytes per arena) is filled in by
 // the plan builder from the activation placement.
 //
+// Token-scaled states (a state tensor of one token's row, demand
+// TokenScaled{bytes_per_token, maximum_tokens}): every binding must end
+// within `bytes_per_token` ("token-scaled state demand is smaller than its
+// resolved resource range"); the resource is sized for `maximum_tokens` rows
+// (its theoretical capacity) and records the demand, so a runtime can address
+// row t at t × bytes_per_token. Minimum runnable bytes count one row, as the
+// spec does; `allocated_bytes` counts what a runtime that allocates every
+// resource up front needs, and it must fit the usable capacity too ("plan
+// allocates N bytes ... exceeding usable capacity M").
+//
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto memory, build_memory_summary(nodes, selection, policy));
 //   memory.static_bytes;
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +43,7 @@
 #include "ferrite/compiler/runtime_policy.h"
 #include "ferrite/plan/activation_placement.h"
 #include "ferrite/plan/plan_node.h"
+#include "ferrite/program/state_spec.h"
 
 namespace ferrite {
 
@@ -46,6 +58,8 @@ struct PlanResourceSummary {
   uint64_t alignment_bytes = 1;
   PlanResourceKind kind = PlanResourceKind::kActivation;
   std::optional<std::string> storage_profile;  // dynamic resources only
+  // States with token-scaled demand: size_bytes covers maximum_tokens rows.
+  std::optional<StateCapacityTokenScaled> token_scaled;
 
   nlohmann::json to_json() const;
   friend bool operator==(const PlanResourceSummary&, const PlanResourceSummary&) = default;
@@ -55,6 +69,7 @@ struct PlanMemorySummary {
   std::vector<PlanResourceSummary> resources;  // sorted by resource id
   uint64_t static_bytes = 0;
   uint64_t minimum_runnable_bytes = 0;
+  uint64_t allocated_bytes = 0;  // every resource at its size (static included)
   uint64_t usable_capacity_bytes = 0;
   // Packed activation arenas (empty with dedicated activation storage).
   std::vector<ActivationArenaSummary> activation_arenas;
@@ -63,8 +78,10 @@ struct PlanMemorySummary {
   friend bool operator==(const PlanMemorySummary&, const PlanMemorySummary&) = default;
 };
 
-Result<PlanMemorySummary> build_memory_summary(const std::vector<PlanNode>& nodes,
-                                               const JointProviderSelection& selection,
-                                               const RuntimePolicy& policy);
+// `token_scaled_states`: the demand of each token-scaled state resource.
+Result<PlanMemorySummary> build_memory_summary(
+    const std::vector<PlanNode>& nodes, const JointProviderSelection& selection,
+    const RuntimePolicy& policy,
+    const std::map<ResourceId, StateCapacityTokenScaled>& token_scaled_states);
 
 }  // namespace ferrite

@@ -74,6 +74,7 @@ class Executor {
   struct BoundValue {
     std::byte* data = nullptr;
     ResolvedTensorSpec tensor;
+    uint64_t token_rows = 0;  // token-scaled states only
   };
 
   std::vector<Buffer> buffers_;       // owned, freed in the destructor

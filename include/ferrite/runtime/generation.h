@@ -31,6 +31,7 @@ struct GenerationStats {
   double prefill_seconds = 0;
   double decode_seconds = 0;
   std::vector<uint32_t> tokens;  // the generated ids
+  bool context_full = false;     // stopped because every position was used
 };
 
 Result<GenerationStats> generate(Executor& executor, std::span<const uint32_t> prompt,

@@ -30,9 +30,13 @@
 namespace ferrite {
 
 // One value as a kernel sees it: its first byte and its capacity tensor.
+// A token-scaled state (for example one layer's K cache) has a tensor of one
+// token's row; its backing holds `token_rows` such rows, back to back, row t
+// at `data + t * row bytes`. `token_rows` is 0 for every other value.
 struct KernelTensor {
   std::byte* data = nullptr;
   const ResolvedTensorSpec* tensor = nullptr;
+  uint64_t token_rows = 0;
 
   template <class T>
   T* as() const {

@@ -143,11 +143,16 @@ Result<BoundKernel> attention(const KernelNode& node) {
   const KernelTensor q = node.inputs[0], k = node.inputs[1], v = node.inputs[2],
                      positions = node.inputs[3], k_cache = node.inputs[4],
                      v_cache = node.inputs[5], out = node.outputs[0];
+  // The caches are token-scaled states: a tensor of one row, `token_rows` rows.
   const uint64_t capacity = dim(q, 0), q_width = dim(q, 1), kv_width = dim(k, 1),
-                 context = dim(k_cache, 0);
+                 context = k_cache.token_rows;
   if (n_kv_heads == 0 || n_heads % n_kv_heads != 0 || q_width != n_heads * head_dim ||
-      kv_width != n_kv_heads * head_dim || dim(k_cache, 1) != kv_width) {
+      kv_width != n_kv_heads * head_dim || dim(k_cache, 0) != kv_width ||
+      dim(v_cache, 0) != kv_width) {
     return kernel_error(node, "head counts and widths disagree");
+  }
+  if (context == 0 || v_cache.token_rows != context) {
+    return kernel_error(node, "the K and V caches must be token-scaled states of equal capacity");
   }
   // Scores for one head over the whole context, allocated once at load.
   auto scores = std::make_shared<std::vector<double>>(context);
