@@ -123,6 +123,9 @@ int run_cli(int argc, char** argv) {
   run_cmd->add_option("--tokenizer", run.tokenizer_path,
                       "Tokenizer file (llama2.c tokenizer .bin) for .bin and safetensors models");
   add_run_options(run_cmd, run);
+  run_cmd->add_option("--context", run.context,
+                      "Positions the KV cache holds, at most the model's context (default 4096)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
 
   RunArgs demo;
   auto* demo_cmd = app.add_subcommand(

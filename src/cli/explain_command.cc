@@ -18,8 +18,8 @@ namespace {
 // A plan file is {"payload":…,"plan_hash":…}; anything else is taken as a
 // program file to compile.
 Result<bool> is_plan_file(const std::string& path, std::string& text) {
-  FERRITE_ASSIGN_OR_RETURN(text, read_text_file(path, kMaxPlanJsonBytes));
-  FERRITE_ASSIGN_OR_RETURN(nlohmann::json document, parse_strict_json(text, kMaxPlanJsonBytes));
+  FERRITE_ASSIGN_OR_RETURN(text, read_text_file(path, kMaxPlanFileBytes));
+  FERRITE_ASSIGN_OR_RETURN(nlohmann::json document, parse_strict_json(text, kMaxPlanFileBytes));
   return document.is_object() && document.contains("payload");
 }
 

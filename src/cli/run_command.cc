@@ -184,6 +184,7 @@ int run_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
     if (!created) return report_error(created.error(), false, out, err);
     tokenizer = std::move(*created);
   }
+  checkpoint->config.context_length = std::min(checkpoint->config.context_length, args.context);
   auto family = build_llama_family(checkpoint->config);
   if (!family) return report_error(family.error(), false, out, err);
   auto prepared =

@@ -29,6 +29,9 @@ struct RunArgs {
   float top_p = 0.9f;
   uint64_t seed = 42;
   uint64_t token_capacity = 64;  // prefill chunk; decode steps use 1 of it
+  // Positions the KV cache holds: min(this, the model's context). A model
+  // declaring a long context (or a hostile header) does not size the cache.
+  uint64_t context = 4096;
   bool print_ids = false;        // also print "prompt ids: …" and "token ids: …"
 };
 

@@ -15,7 +15,7 @@
 namespace ferrite::cli {
 
 int run_verify(const VerifyArgs& args, std::ostream& out, std::ostream& err) {
-  auto text = read_text_file(args.plan_path, kMaxPlanJsonBytes);
+  auto text = read_text_file(args.plan_path, kMaxPlanFileBytes);
   if (!text) return report_error(text.error(), args.json, out, err);
   auto inputs = load_compile_inputs(args.sources);
   if (!inputs) return report_error(inputs.error(), args.json, out, err);

@@ -58,6 +58,7 @@ class StrictParseState {
     switch (event) {
       case json::parse_event_t::object_start:
       case json::parse_event_t::array_start: {
+        charge(64);
         enter_element();
         if (frames_.size() + 1 > kMaxJsonDepth) {
           throw StrictJsonViolation{
@@ -70,6 +71,7 @@ class StrictParseState {
       case json::parse_event_t::key: {
         Frame& top = frames_.back();
         const std::string& key = parsed.get_ref<const std::string&>();
+        charge(192 + 2 * key.size());
         if (!top.keys.insert(key).second) {
           throw StrictJsonViolation{container_path(),
                                     fmt::format("has duplicate key {}", quoted_key(key))};
@@ -78,6 +80,7 @@ class StrictParseState {
         break;
       }
       case json::parse_event_t::value:
+        charge(48 + (parsed.is_string() ? parsed.get_ref<const std::string&>().size() : 0));
         enter_element();
         break;
       case json::parse_event_t::object_end:
@@ -115,6 +118,18 @@ class StrictParseState {
     return path;
   }
 
+  // Adds the estimated cost of one parsed element; aborts past the budget.
+  void charge(size_t bytes) {
+    estimated_bytes_ += bytes;
+    if (estimated_bytes_ > kMaxJsonMemoryBytes) {
+      throw StrictJsonViolation{
+          container_path(),
+          fmt::format("makes the JSON document need more than the limit of {} MiB in memory "
+                      "(estimated while parsing)",
+                      kMaxJsonMemoryBytes >> 20)};
+    }
+  }
+
   void enter_element() {
     if (frames_.empty()) return;
     Frame& top = frames_.back();
@@ -122,6 +137,7 @@ class StrictParseState {
   }
 
   std::vector<Frame> frames_;
+  size_t estimated_bytes_ = 0;
 };
 
 std::pair<size_t, size_t> line_and_column(std::string_view text, size_t offset) {
@@ -204,6 +220,12 @@ Result<json> parse_strict_json(std::string_view text) {
 }
 
 Result<json> parse_strict_json(std::string_view text, size_t max_bytes) {
+  FERRITE_ASSIGN_OR_RETURN(json doc, parse_bounded_json(text, max_bytes));
+  FERRITE_RETURN_IF_ERROR(check_strict_json_value(doc));
+  return doc;
+}
+
+Result<json> parse_bounded_json(std::string_view text, size_t max_bytes) {
   if (text.size() > max_bytes) {
     return make_error(Status(ErrorCode::kSerialization,
                              fmt::format("`$` JSON text of {} bytes exceeds the limit of {} bytes",
@@ -236,7 +258,6 @@ Result<json> parse_strict_json(std::string_view text, size_t max_bytes) {
   } catch (const std::exception& error) {
     return make_error(json_error_at("$", fmt::format("could not be parsed: {}", error.what())));
   }
-  FERRITE_RETURN_IF_ERROR(check_strict_json_value(doc));
   return doc;
 }
 

@@ -1,6 +1,8 @@
 #include "ferrite/models/llama2c_reader.h"
 
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -29,25 +31,36 @@ Result<uint32_t> positive_field(std::string_view source, uint64_t offset, std::s
   return static_cast<uint32_t>(value);
 }
 
-// Appends tensors to a layout while tracking the running offset.
+// Walks the tensor layout of a checkpoint from the end of the header, tracking
+// the running offset. With a `tensors` vector it appends every tensor; without
+// one it only measures: nothing is allocated per tensor, and the first tensor
+// that ends past `file_size` is remembered for the error message. Measuring
+// first lets a file of the wrong size fail before a header (declaring up to
+// 4,096 layers) can make it build tens of thousands of tensor records.
 class LayoutBuilder {
  public:
-  LayoutBuilder(std::vector<Llama2cTensor>& out, std::string_view source)
-      : out_(out), source_(source) {}
+  LayoutBuilder(std::vector<Llama2cTensor>* tensors, uint64_t file_size, std::string_view source)
+      : tensors_(tensors), file_size_(file_size), source_(source) {}
 
   uint64_t offset() const { return offset_; }
+  // Measuring only: the first tensor that does not fit in `file_size`.
+  const std::optional<Llama2cTensor>& first_short() const { return first_short_; }
 
   // One stored array of `layers` slices of `dims` floats each; the slices are
-  // named by `name(layer)` (or `name(0)` once when layers == 0 means "no layer").
+  // named by `name(layer)`.
   template <class Name>
-  Result<void> add(uint32_t layers, std::vector<uint64_t> dims, Name name) {
+  Result<void> add(uint32_t layers, const std::vector<uint64_t>& dims, Name name) {
     const auto elements = checked_product(dims);
     const auto bytes = elements ? checked_mul(*elements, 4) : std::nullopt;
     if (!bytes) return overflow(name(0));
     for (uint32_t layer = 0; layer < layers; ++layer) {
-      out_.push_back(Llama2cTensor{name(layer), dims, offset_, *bytes});
       const auto next = checked_add(offset_, *bytes);
-      if (!next) return overflow(out_.back().name);
+      if (!next) return overflow(name(layer));
+      if (tensors_ != nullptr) {
+        tensors_->push_back(Llama2cTensor{name(layer), dims, offset_, *bytes});
+      } else if (*next > file_size_ && !first_short_) {
+        first_short_ = Llama2cTensor{name(layer), dims, offset_, *bytes};
+      }
       offset_ = *next;
     }
     return {};
@@ -59,10 +72,41 @@ class LayoutBuilder {
                            fmt::format("tensor `{}`: layout size overflows u64", tensor));
   }
 
-  std::vector<Llama2cTensor>& out_;
+  std::vector<Llama2cTensor>* tensors_;
+  uint64_t file_size_;
   std::string_view source_;
   uint64_t offset_ = kLlama2cHeaderBytes;
+  std::optional<Llama2cTensor> first_short_;
 };
+
+// The stored tensors of `c` in file order (the header's layout); the shared
+// classifier alias is not stored and not added here.
+Result<void> lay_out(const Llama2cConfig& c, LayoutBuilder& layout) {
+  const uint64_t dim = c.dim, hidden = c.hidden_dim, kv_dim = c.kv_dim(), vocab = c.vocab_size;
+  const uint64_t seq = c.seq_len, half_head = c.head_dim() / 2;
+  const uint32_t layers = c.n_layers;
+  auto fixed = [](std::string name) { return [name](uint32_t) { return name; }; };
+  auto per_layer = [](std::string_view suffix) {
+    return [suffix](uint32_t layer) { return fmt::format("blk.{}.{}", layer, suffix); };
+  };
+  FERRITE_RETURN_IF_ERROR(layout.add(1, {vocab, dim}, fixed("token_embd.weight")));
+  FERRITE_RETURN_IF_ERROR(layout.add(layers, {dim}, per_layer("attn_norm.weight")));
+  FERRITE_RETURN_IF_ERROR(layout.add(layers, {dim, dim}, per_layer("attn_q.weight")));
+  FERRITE_RETURN_IF_ERROR(layout.add(layers, {kv_dim, dim}, per_layer("attn_k.weight")));
+  FERRITE_RETURN_IF_ERROR(layout.add(layers, {kv_dim, dim}, per_layer("attn_v.weight")));
+  FERRITE_RETURN_IF_ERROR(layout.add(layers, {dim, dim}, per_layer("attn_output.weight")));
+  FERRITE_RETURN_IF_ERROR(layout.add(layers, {dim}, per_layer("ffn_norm.weight")));
+  FERRITE_RETURN_IF_ERROR(layout.add(layers, {hidden, dim}, per_layer("ffn_gate.weight")));
+  FERRITE_RETURN_IF_ERROR(layout.add(layers, {dim, hidden}, per_layer("ffn_down.weight")));
+  FERRITE_RETURN_IF_ERROR(layout.add(layers, {hidden, dim}, per_layer("ffn_up.weight")));
+  FERRITE_RETURN_IF_ERROR(layout.add(1, {dim}, fixed("output_norm.weight")));
+  FERRITE_RETURN_IF_ERROR(layout.add(1, {seq, half_head}, fixed("rope.freq_cis_real")));
+  FERRITE_RETURN_IF_ERROR(layout.add(1, {seq, half_head}, fixed("rope.freq_cis_imag")));
+  if (!c.shared_classifier) {
+    FERRITE_RETURN_IF_ERROR(layout.add(1, {vocab, dim}, fixed("output.weight")));
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -117,57 +161,37 @@ Result<Llama2cCheckpoint> parse_llama2c_checkpoint(std::span<const std::byte> fi
   checkpoint.source = std::string(source);
   FERRITE_ASSIGN_OR_RETURN(checkpoint.config, parse_llama2c_config(file, source));
   const Llama2cConfig& c = checkpoint.config;
-  const uint64_t dim = c.dim, hidden = c.hidden_dim, kv_dim = c.kv_dim(), vocab = c.vocab_size;
-  const uint64_t seq = c.seq_len, half_head = c.head_dim() / 2;
-  const uint32_t layers = c.n_layers;
 
-  auto& tensors = checkpoint.tensors;
-  tensors.reserve(size_t{layers} * 9 + 6);  // layers is capped
-  LayoutBuilder layout(tensors, source);
-  auto fixed = [](std::string name) { return [name](uint32_t) { return name; }; };
-  auto per_layer = [](std::string_view suffix) {
-    return [suffix](uint32_t layer) { return fmt::format("blk.{}.{}", layer, suffix); };
-  };
-  FERRITE_RETURN_IF_ERROR(layout.add(1, {vocab, dim}, fixed("token_embd.weight")));
-  FERRITE_RETURN_IF_ERROR(layout.add(layers, {dim}, per_layer("attn_norm.weight")));
-  FERRITE_RETURN_IF_ERROR(layout.add(layers, {dim, dim}, per_layer("attn_q.weight")));
-  FERRITE_RETURN_IF_ERROR(layout.add(layers, {kv_dim, dim}, per_layer("attn_k.weight")));
-  FERRITE_RETURN_IF_ERROR(layout.add(layers, {kv_dim, dim}, per_layer("attn_v.weight")));
-  FERRITE_RETURN_IF_ERROR(layout.add(layers, {dim, dim}, per_layer("attn_output.weight")));
-  FERRITE_RETURN_IF_ERROR(layout.add(layers, {dim}, per_layer("ffn_norm.weight")));
-  FERRITE_RETURN_IF_ERROR(layout.add(layers, {hidden, dim}, per_layer("ffn_gate.weight")));
-  FERRITE_RETURN_IF_ERROR(layout.add(layers, {dim, hidden}, per_layer("ffn_down.weight")));
-  FERRITE_RETURN_IF_ERROR(layout.add(layers, {hidden, dim}, per_layer("ffn_up.weight")));
-  FERRITE_RETURN_IF_ERROR(layout.add(1, {dim}, fixed("output_norm.weight")));
-  FERRITE_RETURN_IF_ERROR(layout.add(1, {seq, half_head}, fixed("rope.freq_cis_real")));
-  FERRITE_RETURN_IF_ERROR(layout.add(1, {seq, half_head}, fixed("rope.freq_cis_imag")));
-  if (c.shared_classifier) {
-    Llama2cTensor output = tensors.front();
-    output.name = "output.weight";
-    tensors.push_back(std::move(output));
-  } else {
-    FERRITE_RETURN_IF_ERROR(layout.add(1, {vocab, dim}, fixed("output.weight")));
-  }
-
-  const uint64_t expected = layout.offset();
+  // 1. Measure: the file must have exactly the layout's size.
   const uint64_t actual = file.size();
-  if (actual < expected) {
-    for (const Llama2cTensor& tensor : tensors) {
-      if (tensor.offset + tensor.byte_size > actual) {  // no overflow: <= expected
-        return format_error_at(
-            ErrorCode::kSerialization, source, tensor.offset,
-            fmt::format("truncated llama2.c checkpoint: tensor `{}` needs bytes [{}, {}) but the "
-                        "file has {} bytes (the layout needs {})",
-                        tensor.name, tensor.offset, tensor.offset + tensor.byte_size, actual,
-                        expected));
-      }
-    }
+  LayoutBuilder measure(nullptr, actual, source);
+  FERRITE_RETURN_IF_ERROR(lay_out(c, measure));
+  const uint64_t expected = measure.offset();
+  if (const auto& tensor = measure.first_short()) {
+    return format_error_at(
+        ErrorCode::kSerialization, source, tensor->offset,
+        fmt::format("truncated llama2.c checkpoint: tensor `{}` needs bytes [{}, {}) but the "
+                    "file has {} bytes (the layout needs {})",
+                    tensor->name, tensor->offset, tensor->offset + tensor->byte_size, actual,
+                    expected));
   }
   if (actual != expected) {
     return format_error_at(ErrorCode::kSerialization, source, expected,
                            fmt::format("llama2.c checkpoint has {} trailing bytes after the last "
-                                       "tensor `{}` (file size {}, layout size {})",
-                                       actual - expected, tensors.back().name, actual, expected));
+                                       "tensor `output.weight` (file size {}, layout size {})",
+                                       actual - expected, actual, expected));
+  }
+
+  // 2. Materialize: the file holds every tensor, so their number is bounded
+  // by its size.
+  auto& tensors = checkpoint.tensors;
+  tensors.reserve(size_t{c.n_layers} * 9 + 6);
+  LayoutBuilder layout(&tensors, actual, source);
+  FERRITE_RETURN_IF_ERROR(lay_out(c, layout));
+  if (c.shared_classifier) {
+    Llama2cTensor output = tensors.front();
+    output.name = "output.weight";
+    tensors.push_back(std::move(output));
   }
   return checkpoint;
 }

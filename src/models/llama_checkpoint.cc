@@ -1,7 +1,10 @@
 #include "ferrite/models/llama_checkpoint.h"
 
 #include <cstring>
+#include <limits>
 #include <map>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -123,6 +126,21 @@ Result<LlamaCheckpoint> open_llama2c(const std::filesystem::path& path,
   return out;
 }
 
+// A token id stored as a GGUF integer; ids above u32 are rejected rather than
+// truncated (Tokenizer::create then checks the range).
+Result<uint32_t> gguf_token_id(const GgufModel& m, std::string_view key, uint32_t fallback) {
+  if (m.find(key) == nullptr) return fallback;
+  FERRITE_ASSIGN_OR_RETURN(uint64_t value, m.get_unsigned(key));
+  if (value > std::numeric_limits<uint32_t>::max()) {
+    return make_error(Status(ErrorCode::kInvalidModelConfig,
+                             fmt::format("{}: metadata `{}` is {}, above the largest token id {}",
+                                         m.source, key, value,
+                                         std::numeric_limits<uint32_t>::max()))
+                          .with_field("key", std::string(key)));
+  }
+  return static_cast<uint32_t>(value);
+}
+
 Result<LlamaCheckpoint> open_gguf(const std::filesystem::path& path) {
   FERRITE_ASSIGN_OR_RETURN(GgufFile file, GgufFile::open(path));
   auto shared = std::make_shared<GgufFile>(std::move(file));
@@ -172,45 +190,52 @@ Result<LlamaCheckpoint> open_gguf(const std::filesystem::path& path) {
   source->keep = shared;
   source->tie_output_to_embedding();
   out.weights = std::move(source);
-  uint32_t bos = 1, eos = 2, unk = 0;
-  if (m.find("tokenizer.ggml.bos_token_id")) {
-    FERRITE_ASSIGN_OR_RETURN(uint64_t v, m.get_unsigned("tokenizer.ggml.bos_token_id"));
-    bos = static_cast<uint32_t>(v);
-  }
-  if (m.find("tokenizer.ggml.eos_token_id")) {
-    FERRITE_ASSIGN_OR_RETURN(uint64_t v, m.get_unsigned("tokenizer.ggml.eos_token_id"));
-    eos = static_cast<uint32_t>(v);
-  }
-  if (m.find("tokenizer.ggml.unknown_token_id")) {
-    FERRITE_ASSIGN_OR_RETURN(uint64_t v, m.get_unsigned("tokenizer.ggml.unknown_token_id"));
-    unk = static_cast<uint32_t>(v);
-  }
+  FERRITE_ASSIGN_OR_RETURN(uint32_t bos, gguf_token_id(m, "tokenizer.ggml.bos_token_id", 1));
+  FERRITE_ASSIGN_OR_RETURN(uint32_t eos, gguf_token_id(m, "tokenizer.ggml.eos_token_id", 2));
+  FERRITE_ASSIGN_OR_RETURN(uint32_t unk, gguf_token_id(m, "tokenizer.ggml.unknown_token_id", 0));
   out.vocabulary = Vocabulary::from_gguf_tokens(*tokens, *scores, bos, eos, unk);
   return out;
 }
 
-std::string hf_name(const std::string& gguf) {
-  static const std::map<std::string, std::string> fixed{
-      {"token_embd.weight", "model.embed_tokens.weight"},
-      {"output_norm.weight", "model.norm.weight"},
-      {"output.weight", "lm_head.weight"}};
-  if (auto it = fixed.find(gguf); it != fixed.end()) return it->second;
-  static const std::map<std::string, std::string> layer{
-      {"attn_norm.weight", "input_layernorm.weight"},
-      {"attn_q.weight", "self_attn.q_proj.weight"},
-      {"attn_k.weight", "self_attn.k_proj.weight"},
-      {"attn_v.weight", "self_attn.v_proj.weight"},
-      {"attn_output.weight", "self_attn.o_proj.weight"},
-      {"ffn_norm.weight", "post_attention_layernorm.weight"},
-      {"ffn_gate.weight", "mlp.gate_proj.weight"},
-      {"ffn_up.weight", "mlp.up_proj.weight"},
-      {"ffn_down.weight", "mlp.down_proj.weight"}};
-  // blk.N.<suffix>
-  const size_t dot = gguf.find('.', 4);
-  if (gguf.rfind("blk.", 0) != 0 || dot == std::string::npos) return gguf;
-  auto it = layer.find(gguf.substr(dot + 1));
-  if (it == layer.end()) return gguf;
-  return "model.layers." + gguf.substr(4, dot - 4) + "." + it->second;
+// The GGUF name the loader serves a Hugging Face tensor under, or nullopt for
+// tensors it does not use: the three fixed names, and
+// `model.layers.N.<part>` for a canonical decimal N < n_layers. Walking the
+// file's tensors (at most kSafetensorsMaxTensors) instead of generating the
+// names of every layer a config declares keeps the work bounded by the file:
+// a config.json declaring 10^12 layers must not allocate 10^13 names.
+std::optional<std::string> gguf_name_of(std::string_view hf, uint64_t n_layers) {
+  static const std::map<std::string, std::string, std::less<>> fixed{
+      {"model.embed_tokens.weight", "token_embd.weight"},
+      {"model.norm.weight", "output_norm.weight"},
+      {"lm_head.weight", "output.weight"}};
+  if (auto it = fixed.find(hf); it != fixed.end()) return it->second;
+  static const std::map<std::string, std::string, std::less<>> layer{
+      {"input_layernorm.weight", "attn_norm.weight"},
+      {"self_attn.q_proj.weight", "attn_q.weight"},
+      {"self_attn.k_proj.weight", "attn_k.weight"},
+      {"self_attn.v_proj.weight", "attn_v.weight"},
+      {"self_attn.o_proj.weight", "attn_output.weight"},
+      {"post_attention_layernorm.weight", "ffn_norm.weight"},
+      {"mlp.gate_proj.weight", "ffn_gate.weight"},
+      {"mlp.up_proj.weight", "ffn_up.weight"},
+      {"mlp.down_proj.weight", "ffn_down.weight"}};
+  constexpr std::string_view kPrefix = "model.layers.";
+  if (!hf.starts_with(kPrefix)) return std::nullopt;
+  const std::string_view rest = hf.substr(kPrefix.size());
+  const size_t dot = rest.find('.');
+  if (dot == std::string_view::npos || dot == 0) return std::nullopt;
+  const std::string_view digits = rest.substr(0, dot);
+  // Canonical decimal (no leading zero), at most 19 digits so it fits in u64.
+  if (digits.size() > 19 || (digits.size() > 1 && digits.front() == '0')) return std::nullopt;
+  uint64_t index = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    index = index * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (index >= n_layers) return std::nullopt;
+  auto it = layer.find(rest.substr(dot + 1));
+  if (it == layer.end()) return std::nullopt;
+  return fmt::format("blk.{}.{}", index, it->second);
 }
 
 Result<LlamaCheckpoint> open_safetensors(const std::filesystem::path& dir,
@@ -232,20 +257,11 @@ Result<LlamaCheckpoint> open_safetensors(const std::filesystem::path& dir,
                            .rope_convention = "half_split",
                            .tied_output = hf.tie_word_embeddings ||
                                           shared->model().find_tensor("lm_head.weight") == nullptr};
-  // GGUF names → the file's tensors.
-  std::map<std::string, const SafetensorsTensor*> by_name;
-  for (const auto& t : shared->model().tensors) by_name[t.name] = &t;
+  // The file's tensors under their GGUF names (see gguf_name_of).
   auto source = std::make_unique<NamedTensorSource>();
-  const std::vector<std::string> per_layer{"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
-                                           "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"};
-  std::vector<std::string> names{"token_embd.weight", "output_norm.weight", "output.weight"};
-  for (uint64_t i = 0; i < out.config.n_layers; ++i) {
-    for (const auto& n : per_layer) names.push_back(fmt::format("blk.{}.{}.weight", i, n));
-  }
-  for (const auto& gguf : names) {
-    auto it = by_name.find(hf_name(gguf));
-    if (it == by_name.end()) continue;
-    const SafetensorsTensor& t = *it->second;
+  for (const SafetensorsTensor& t : shared->model().tensors) {
+    std::optional<std::string> gguf = gguf_name_of(t.name, out.config.n_layers);
+    if (!gguf) continue;
     SourceType type;
     if (t.dtype == "F32") {
       type = SourceType::kF32;
@@ -258,7 +274,7 @@ Result<LlamaCheckpoint> open_safetensors(const std::filesystem::path& dir,
                         fmt::format("tensor `{}` has unsupported dtype {}", t.name, t.dtype));
     }
     FERRITE_ASSIGN_OR_RETURN(auto bytes, shared->tensor_data(t));
-    source->tensors[gguf] = TensorView{bytes, t.shape, type};
+    source->tensors[std::move(*gguf)] = TensorView{bytes, t.shape, type};
   }
   source->keep = shared;
   source->tie_output_to_embedding();

@@ -324,16 +324,11 @@ Result<HfLlamaConfig> parse_hf_llama_config(std::string_view text, std::string_v
     return format_error_at(ErrorCode::kSerialization, source, 0,
                            fmt::format("JSON nests deeper than {} levels", kMaxJsonDepth));
   }
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& error) {
-    return format_error_at(ErrorCode::kSerialization, source, error.byte,
-                           fmt::format("malformed JSON: {}", error.what()));
-  } catch (const nlohmann::json::exception& error) {
-    return format_error_at(ErrorCode::kSerialization, source, 0,
-                           fmt::format("malformed JSON: {}", error.what()));
+  auto parsed = parse_bounded_json(text);
+  if (!parsed) {
+    return format_error_at(ErrorCode::kSerialization, source, 0, parsed.error().message());
   }
+  nlohmann::json doc = std::move(*parsed);
   if (!doc.is_object()) {
     return format_error_at(ErrorCode::kSerialization, source, 0,
                            fmt::format("config must be a JSON object, found {}",

@@ -36,11 +36,11 @@ std::string first_json_difference(const nlohmann::json& expected, const nlohmann
 }
 
 Result<nlohmann::json> read_plan_wire(std::string_view plan_text) {
-  if (plan_text.size() > kMaxPlanJsonBytes) {
+  if (plan_text.size() > kMaxPlanFileBytes) {
     return serialization_error(fmt::format("plan text is {} bytes, over the {} byte limit",
-                                           plan_text.size(), kMaxPlanJsonBytes));
+                                           plan_text.size(), kMaxPlanFileBytes));
   }
-  FERRITE_ASSIGN_OR_RETURN(nlohmann::json wire, parse_strict_json(plan_text, kMaxPlanJsonBytes));
+  FERRITE_ASSIGN_OR_RETURN(nlohmann::json wire, parse_strict_json(plan_text, kMaxPlanFileBytes));
   // The schema marker first, before any nested field.
   const nlohmann::json* schema = nullptr;
   if (wire.is_object() && wire.contains("payload") && wire["payload"].is_object() &&

@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include <gtest/gtest.h>
 
+#include "ferrite/models/llama_checkpoint.h"
 #include "models/model_test_util.h"
 
 namespace ferrite {
@@ -462,6 +464,19 @@ TEST(GgufReaderTest, Stories260K) {
   auto output = file->tensor_data("output.weight");
   ASSERT_TRUE(embd && output);
   EXPECT_EQ(std::memcmp(embd->data(), output->data(), embd->size()), 0);
+}
+
+// Regression (fuzz/regressions/gguf/bos-token-id-above-u32.gguf: the tiny
+// Llama of fuzz/make_seeds.py with `tokenizer.ggml.bos_token_id` = 2^32 + 1
+// as a uint64): the checkpoint loader truncated token ids to 32 bits, so this
+// file silently got bos id 1. Ids above u32 are now a clean error.
+TEST(GgufCheckpointTest, TokenIdsAboveU32AreRejectedNotTruncated) {
+  const auto path = std::filesystem::path(FERRITE_SOURCE_DIR) / "fuzz" / "regressions" / "gguf" /
+                    "bos-token-id-above-u32.gguf";
+  ASSERT_TRUE(GgufFile::open(path)) << "the regression input itself must parse";
+  EXPECT_TRUE(fails_with(open_llama_checkpoint(path, std::nullopt), ErrorCode::kInvalidModelConfig,
+                         "metadata `tokenizer.ggml.bos_token_id` is 4294967297, above the largest "
+                         "token id 4294967295"));
 }
 
 }  // namespace

@@ -346,5 +346,27 @@ TEST(Llama2cTokenizerTest, Tok512MatchesTheGguf) {
   }
 }
 
+// Regression (fuzz/regressions/llama2c_checkpoint/header-only-4096-layers.bin:
+// a bare 28-byte header declaring dim 8, 4,096 layers, vocab 8): the reader
+// built all 36,870 tensor records (names, dims) before comparing the layout
+// with the file size, about 2.5 s per input under the fuzzer's sanitizers. It
+// now measures the layout first and builds records only for a file of exactly
+// the layout's size.
+TEST(Llama2cReaderTest, ShortFileWithManyLayersFailsBeforeBuildingTensors) {
+  const auto path = std::filesystem::path(FERRITE_SOURCE_DIR) / "fuzz" / "regressions" /
+                    "llama2c_checkpoint" / "header-only-4096-layers.bin";
+  auto file = MappedFile::open(path);
+  ASSERT_TRUE(file) << file.error().to_string();
+  ASSERT_EQ(file->size(), kLlama2cHeaderBytes);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(fails_with(parse_llama2c_checkpoint(file->bytes(), "short.bin"),
+                           ErrorCode::kSerialization,
+                           "truncated llama2.c checkpoint: tensor `token_embd.weight` needs bytes "
+                           "[28, 284) but the file has 28 bytes"));
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
 }  // namespace
 }  // namespace ferrite

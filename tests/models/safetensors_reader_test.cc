@@ -2,11 +2,16 @@
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <optional>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "ferrite/models/half_float.h"
+#include "ferrite/models/llama_checkpoint.h"
+#include "ferrite/models/llama_family.h"
 #include "models/model_test_util.h"
 
 namespace ferrite {
@@ -307,6 +312,68 @@ TEST(HfLlamaConfigTest, RejectsBadConfigs) {
                          "must be a JSON object, found array"));
   EXPECT_TRUE(fails_with(parse_hf_llama_config(std::string(100000, '['), "c.json"),
                          ErrorCode::kSerialization, "nests deeper than 64"));
+}
+
+// The bytes of fuzz/regressions/<target>/<name> (inputs a fuzzer once crashed on).
+std::vector<std::byte> fuzz_regression(std::string_view target, std::string_view name) {
+  const auto path = std::filesystem::path(FERRITE_SOURCE_DIR) / "fuzz" / "regressions" / target / name;
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in) << "cannot read " << path;
+  std::vector<char> text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> bytes(text.size());
+  std::memcpy(bytes.data(), text.data(), text.size());
+  return bytes;
+}
+
+// Regression (fuzz/regressions/safetensors_dir/layers-1e12.dir, in the
+// safetensors_dir fuzzer's layout: u32 N, N bytes of config.json, then
+// model.safetensors): a config.json declaring 10^12 layers made the Hugging
+// Face loader build 9 * 10^12 tensor names before anything checked the layer
+// count (std::bad_alloc). It now walks the file's own tensors, so the open is
+// quick and the family build rejects the config cleanly.
+TEST(HfLlamaCheckpointTest, HugeDeclaredLayerCountIsRejectedWithoutAllocating) {
+  const std::vector<std::byte> input = fuzz_regression("safetensors_dir", "layers-1e12.dir");
+  ASSERT_GE(input.size(), 4u);
+  uint32_t config_size = 0;
+  for (int i = 3; i >= 0; --i) config_size = (config_size << 8) | static_cast<uint32_t>(input[i]);
+  ASSERT_LE(config_size, input.size() - 4);
+  const std::span<const std::byte> rest = std::span(input).subspan(4);
+  TempDir dir;
+  dir.write("config.json", rest.first(config_size));
+  dir.write("model.safetensors", rest.subspan(config_size));
+
+  const auto start = std::chrono::steady_clock::now();
+  auto checkpoint = open_llama_checkpoint(dir.path(), std::nullopt);
+  ASSERT_TRUE(checkpoint) << checkpoint.error().to_string();
+  EXPECT_EQ(checkpoint->config.n_layers, uint64_t{1000000000000});
+  EXPECT_TRUE(fails_with(build_llama_family(checkpoint->config), ErrorCode::kInvalidModelConfig,
+                         "layers 1000000000000"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+// The loader serves exactly `model.layers.N.*` for canonical N < n_layers:
+// tensors of layers beyond the config (or spelled "01") are not used, so their
+// dtype does not matter.
+TEST(HfLlamaCheckpointTest, ServesOnlyTheConfiguredLayers) {
+  TempDir dir;
+  dir.write_text("config.json",
+                 R"({"hidden_size": 2, "intermediate_size": 2, "num_hidden_layers": 1,
+                     "num_attention_heads": 1, "vocab_size": 2})");
+  Bytes data;
+  data.f32(1.0f).f32(2.0f).u8(7).u8(8);
+  nlohmann::json header = {{"model.norm.weight", entry("F32", {2}, 0, 8)},
+                           {"model.layers.1.input_layernorm.weight", entry("I8", {1}, 8, 9)},
+                           {"model.layers.00.input_layernorm.weight", entry("I8", {1}, 9, 10)}};
+  dir.write("model.safetensors", safetensors_file(header, data).span());
+  auto checkpoint = open_llama_checkpoint(dir.path(), std::nullopt);
+  ASSERT_TRUE(checkpoint) << checkpoint.error().to_string();
+
+  nlohmann::json unsupported = {{"model.norm.weight", entry("F32", {2}, 0, 8)},
+                                {"model.layers.0.input_layernorm.weight", entry("I8", {2}, 8, 10)}};
+  dir.write("model.safetensors", safetensors_file(unsupported, data).span());
+  EXPECT_TRUE(fails_with(open_llama_checkpoint(dir.path(), std::nullopt),
+                         ErrorCode::kInvalidModelConfig,
+                         "tensor `model.layers.0.input_layernorm.weight` has unsupported dtype I8"));
 }
 
 }  // namespace

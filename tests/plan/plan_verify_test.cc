@@ -72,7 +72,7 @@ TEST(PlanWireTest, StaleHashIsAHashMismatch) {
 TEST(PlanWireTest, OversizedAndMalformedTextIsRejected) {
   PlanHarness h;
   EXPECT_EQ(h.verify("{").error().code(), ErrorCode::kSerialization);
-  EXPECT_EQ(h.verify(std::string(kMaxPlanJsonBytes + 1, ' ')).error().code(),
+  EXPECT_EQ(h.verify(std::string(kMaxPlanFileBytes + 1, ' ')).error().code(),
             ErrorCode::kSerialization);
 }
 

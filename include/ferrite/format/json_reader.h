@@ -7,6 +7,13 @@
 //     the innermost container open at that point);
 //   * duplicate object keys (names the object's path and the key);
 //   * nesting deeper than kMaxJsonDepth (64) containers;
+//   * documents whose parsed form would need more than kMaxJsonMemoryBytes
+//     (128 MiB), estimated while parsing — before the memory is used — at
+//     48 B per value (an element of a growing vector), 64 B per container,
+//     48 B + length per string and
+//     192 B + twice the length per object key (the DOM node and the
+//     duplicate-key set). Text within 64 MiB can otherwise expand ~30x
+//     (a 60 MiB array of zeros needs ~2 GiB);
 //   * floating-point numbers anywhere (Ferrite never hashes floats; rationals
 //     are written as strings). Integers beyond u64/i64 parse as floats, so
 //     they are rejected here too.
@@ -53,11 +60,18 @@ namespace ferrite {
 
 inline constexpr size_t kMaxJsonTextBytes = size_t{64} << 20;  // 64 MiB
 inline constexpr size_t kMaxJsonDepth = 64;
+inline constexpr size_t kMaxJsonMemoryBytes = size_t{128} << 20;  // estimated parsed size
 
 // Strict parse (see contract above).
 Result<nlohmann::json> parse_strict_json(std::string_view text);
-// The same with another size limit (plans: kMaxPlanJsonBytes).
+// The same with another size limit (plan files: kMaxPlanFileBytes).
 Result<nlohmann::json> parse_strict_json(std::string_view text, size_t max_bytes);
+
+// For foreign JSON that may hold floats (a Hugging Face `config.json`): the
+// size, depth, parsed-size and duplicate-key rules of parse_strict_json, but
+// floating-point numbers are kept.
+Result<nlohmann::json> parse_bounded_json(std::string_view text,
+                                          size_t max_bytes = kMaxJsonTextBytes);
 
 // Applies the value rules of parse_strict_json to a document built in memory
 // (duplicate keys cannot occur there): rejects the first floating-point number

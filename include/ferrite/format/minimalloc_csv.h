@@ -35,8 +35,10 @@
 
 namespace ferrite {
 
-inline constexpr size_t kMaxMinimallocCsvBytes = size_t{256} << 20;  // 256 MiB
-inline constexpr size_t kMaxMinimallocRows = size_t{1} << 22;        // 4,194,304 rows
+// The benchmark instances have at most a few thousand rows; these caps keep a
+// hostile file's text and parsed rows (~100 B each) well under 256 MiB.
+inline constexpr size_t kMaxMinimallocCsvBytes = size_t{16} << 20;  // 16 MiB
+inline constexpr size_t kMaxMinimallocRows = size_t{1} << 18;       // 262,144 rows
 inline constexpr size_t kMaxMinimallocIdLength = 128;
 
 struct MinimallocInstance {

@@ -23,8 +23,10 @@
 // Checks: every header field positive (vocab_size non-zero) and within the
 // caps below; dim % n_heads == 0, n_heads % n_kv_heads == 0, head_dim even;
 // every offset and size through checked_math; and the file size exactly equal
-// to the layout's size. A short file fails naming the first tensor that does
-// not fit; a long file fails naming the number of trailing bytes.
+// to the layout's size, measured before any per-tensor record is built (so a
+// bare header declaring 4,096 layers costs no allocation). A short file fails
+// naming the first tensor that does not fit; a long file fails naming the
+// number of trailing bytes.
 // Errors: kSerialization for a truncated/oversized file, kInvalidModelConfig
 // (field "field") for header values that are non-positive, over a cap or
 // inconsistent, kIo when the file cannot be mapped.

@@ -5,9 +5,13 @@
 //   * a llama2.c checkpoint (`.bin`; the tokenizer `.bin` is `tokenizer_path`,
 //     optional — without it the run prints token ids);
 //   * a GGUF v3 file (`.gguf`; F32/F16/BF16 tensors; the config from the
-//     `llama.*` keys, the vocabulary from `tokenizer.ggml.*`);
+//     `llama.*` keys, the vocabulary from `tokenizer.ggml.*`; special token
+//     ids above u32 are kInvalidModelConfig, never truncated);
 //   * a Hugging Face directory with `config.json` and `model.safetensors`
-//     (F32/F16/BF16), tensors renamed to GGUF names; RoPE is half-split.
+//     (F32/F16/BF16), tensors renamed to GGUF names; RoPE is half-split. Only
+//     the file's own tensors are walked (`model.layers.N.*` with a canonical
+//     N below num_hidden_layers), so the work is bounded by the file, not by
+//     the layer count config.json declares.
 // llama2.c and GGUF use the interleaved-pair RoPE convention. The returned
 // `WeightSource` serves each component by its first checkpoint name that the
 // file has, checks the tensor's shape against the component (GGUF shapes are

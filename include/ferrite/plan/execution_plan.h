@@ -46,9 +46,13 @@ namespace ferrite {
 struct ProgramResolution;  // ferrite/plan/program_plan_compiler.h
 
 inline constexpr std::string_view kPlanSchema = "ferrite.plan/1";
-// Plans are about 3 KiB per node; 512 MiB admits ~150,000-node plans. Reading
-// one back (verify, explain) holds its parsed JSON, roughly 10× the text.
+// Plans are about 3 KiB per node. In memory (compile, run) a plan's canonical
+// text may reach 512 MiB (~150,000 nodes). Plan *files* — untrusted input to
+// verify and explain — are capped at 64 MiB of text, and their parsed form at
+// kMaxJsonMemoryBytes (estimated ~31 KiB per node: about 4,000 nodes);
+// `ferrite compile -o` refuses to write a plan that could not be read back.
 inline constexpr size_t kMaxPlanJsonBytes = size_t{512} << 20;
+inline constexpr size_t kMaxPlanFileBytes = size_t{64} << 20;
 
 class ExecutionPlan {
  public:
