@@ -6,13 +6,18 @@
 // `write_fuzz_file(name, bytes)` replaces `<scratch>/<name>` with exactly
 // `bytes` and returns its path (an empty path when the write fails, which the
 // targets treat as "nothing to do"). `as_bytes` / `as_text` view the fuzzer
-// input. No Ferrite code here: the targets call Ferrite's public API only.
+// input. `setup_once(target, make)` calls `make()` (returning a Result) the
+// first time only and keeps its value for the process's life; a failed setup
+// is a broken fuzz build, not a finding: it prints "<target>: setup failed:
+// <error>" and aborts. No Ferrite code here: the targets call Ferrite's
+// public API only.
 #pragma once
 
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 
 namespace ferrite_fuzz {
 
@@ -46,6 +52,21 @@ inline const std::filesystem::path& fuzz_scratch_dir() {
     return path;
   }();
   return *dir;
+}
+
+// One static per call site: every lambda `make` is its own type.
+template <class Make>
+const auto& setup_once(const char* target, Make make) {
+  using Value = typename std::invoke_result_t<Make>::value_type;
+  static const Value* value = [&] {
+    auto made = make();
+    if (!made) {
+      std::fprintf(stderr, "%s: setup failed: %s\n", target, made.error().to_string().c_str());
+      std::abort();
+    }
+    return new Value(std::move(*made));  // never destroyed: targets run until exit
+  }();
+  return *value;
 }
 
 inline std::filesystem::path write_fuzz_file(std::string_view name, std::span<const std::byte> bytes) {

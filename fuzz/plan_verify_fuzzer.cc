@@ -10,8 +10,6 @@
 // of stopping at the hash check.
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "cli/plan_sources.h"
@@ -23,18 +21,11 @@
 namespace {
 
 const ferrite::cli::CompileInputs& trusted_inputs() {
-  static const ferrite::cli::CompileInputs* inputs = [] {
+  return ferrite_fuzz::setup_once("plan_verify_fuzzer", [] {
     ferrite::cli::PlanSourceArgs args;
     args.example = "synthetic";
-    auto loaded = ferrite::cli::load_compile_inputs(args);
-    if (!loaded) {
-      std::fprintf(stderr, "plan_verify_fuzzer: cannot load the synthetic example: %s\n",
-                   loaded.error().to_string().c_str());
-      std::abort();
-    }
-    return new ferrite::cli::CompileInputs(std::move(*loaded));
-  }();
-  return *inputs;
+    return ferrite::cli::load_compile_inputs(args);
+  });
 }
 
 // The text with a correct plan_hash, or the text unchanged when it has no

@@ -52,15 +52,8 @@ ferrite::Vocabulary load_vocabulary() {
 }
 
 const ferrite::Tokenizer& tokenizer() {
-  static const ferrite::Tokenizer* instance = [] {
-    auto created = ferrite::Tokenizer::create(load_vocabulary());
-    if (!created) {
-      std::fprintf(stderr, "tokenizer_fuzzer: %s\n", created.error().to_string().c_str());
-      std::abort();
-    }
-    return new ferrite::Tokenizer(std::move(*created));
-  }();
-  return *instance;
+  return ferrite_fuzz::setup_once("tokenizer_fuzzer",
+                                  [] { return ferrite::Tokenizer::create(load_vocabulary()); });
 }
 
 bool has_every_byte_token(const ferrite::Tokenizer& tok) {

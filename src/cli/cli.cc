@@ -118,6 +118,22 @@ int run_cli(int argc, char** argv) {
                         "Tokens per prefill step the plan is compiled for (default 64)");
     command->add_flag("--print-ids", args.print_ids,
                       "Also print the prompt and generated token ids");
+    command->add_option("--provider", args.provider,
+                        "Kernels: fast (cpu.fast, falling back to cpu.reference; default) or "
+                        "reference")
+        ->check(CLI::IsMember({"fast", "reference"}));
+    command->add_option("--threads", args.threads,
+                        "cpu.fast threads (default 0 = one per hardware thread)")
+        ->check(CLI::Range(0u, 256u));
+    command->add_option("--isa", args.isa,
+                        "cpu.fast instruction set: avx512, avx2 or portable (default: the widest "
+                        "this CPU runs; results are identical)");
+    command->add_option("--prompt-ids", args.prompt_ids,
+                        "Prompt as token ids (\"1 403 407\" or \"1,403,407\") instead of text");
+    command->add_flag("--ignore-eos", args.ignore_eos,
+                      "Generate --steps tokens even past the end-of-sequence token");
+    command->add_flag("--explain", args.explain,
+                      "Print which provider runs each node, and why, before generating");
   };
   run_cmd->add_option("MODEL", run.model_path, "Model file or directory")->required();
   run_cmd->add_option("--tokenizer", run.tokenizer_path,

@@ -15,8 +15,10 @@
 #include "cli/model_sources.h"
 #include "cli/plan_explanation.h"
 #include "ferrite/models/llama_checkpoint.h"
+#include "ferrite/providers/cpu_fast.h"
 #include "ferrite/providers/cpu_reference.h"
 #include "ferrite/runtime/generation.h"
+#include "ferrite/runtime/thread_pool.h"
 
 namespace ferrite::cli {
 namespace {
@@ -32,20 +34,33 @@ uint64_t machine_memory_bytes() {
 
 struct Prepared {
   CpuProviderRegistry providers;
+  std::string kernels;  // "cpu.reference" or "cpu.fast (avx512, 2 threads)"
   PreparedModelFamily family;
   ExecutionPlan plan;
   std::unique_ptr<Executor> executor;
 };
 
 Result<std::unique_ptr<Prepared>> prepare(PreparedModelFamily family, const LlamaConfig& config,
-                                          const WeightSource& weights, uint64_t token_capacity) {
+                                          const WeightSource& weights, const RunArgs& args) {
   CpuProviderRegistry providers;
   FERRITE_RETURN_IF_ERROR(add_cpu_reference_providers(providers));
+  std::string kernels = "cpu.reference";
+  const bool fast = args.provider == "fast";
+  if (fast) {
+    const CpuFastOptions fast_options{.threads = args.threads, .isa = args.isa};
+    FERRITE_RETURN_IF_ERROR(add_cpu_fast_providers(providers, fast_options));
+    FERRITE_ASSIGN_OR_RETURN(std::string isa, cpu_fast_isa(fast_options));
+    const uint32_t threads = args.threads == 0 ? ThreadPool::hardware_threads() : args.threads;
+    kernels = fmt::format("cpu.fast ({}, {} thread{})", isa, threads, threads == 1 ? "" : "s");
+  } else if (args.provider != "reference") {
+    return invalid_argument(fmt::format("unknown provider `{}` (fast or reference)", args.provider));
+  }
   FERRITE_ASSIGN_OR_RETURN(CompilationTarget target,
                            providers.target(host_cpu_device(machine_memory_bytes())));
-  const uint64_t capacity = std::clamp<uint64_t>(token_capacity, 1, config.context_length);
+  const uint64_t capacity = std::clamp<uint64_t>(args.token_capacity, 1, config.context_length);
   FERRITE_ASSIGN_OR_RETURN(auto options,
                            ProgramPlanCompileOptions::create(llama_compile_inputs(capacity)));
+  if (fast) prefer_providers(kCpuFastProviderPrefix, family, options);
   const RuntimePolicy policy{PolicyId::literal("policy.cpu-run"), {1, 0},
                              target.catalog.device().total_memory_bytes, 0, 1, capacity,
                              {DynamicStorageProfile::linear_contiguous()}};
@@ -55,10 +70,38 @@ Result<std::unique_ptr<Prepared>> prepare(PreparedModelFamily family, const Llam
                                                         WeightMaterializerRegistry::identity_only(),
                                                         options));
   auto prepared = std::unique_ptr<Prepared>(
-      new Prepared{std::move(providers), std::move(family), std::move(compiled.plan), nullptr});
+      new Prepared{std::move(providers), std::move(kernels), std::move(family),
+                   std::move(compiled.plan), nullptr});
   FERRITE_ASSIGN_OR_RETURN(prepared->executor, Executor::load(prepared->plan, prepared->family,
                                                               prepared->providers, weights));
   return prepared;
+}
+
+// "1 403 407" or "1,403,407": each id below the vocabulary size; at least one.
+Result<std::vector<uint32_t>> parse_token_ids(const std::string& text, uint64_t vocab_size) {
+  std::vector<uint32_t> ids;
+  size_t at = 0;
+  while (at < text.size()) {
+    if (text[at] == ' ' || text[at] == ',') {
+      ++at;
+      continue;
+    }
+    uint64_t value = 0;
+    const size_t start = at;
+    while (at < text.size() && text[at] >= '0' && text[at] <= '9' && value < vocab_size) {
+      value = value * 10 + static_cast<uint64_t>(text[at] - '0');
+      ++at;
+    }
+    if (at == start || value >= vocab_size ||
+        (at < text.size() && text[at] != ' ' && text[at] != ',')) {
+      return invalid_argument(fmt::format("--prompt-ids: `{}` at character {} is not a token id "
+                                          "below the vocabulary size {}",
+                                          text.substr(start, 16), start, vocab_size));
+    }
+    ids.push_back(static_cast<uint32_t>(value));
+  }
+  if (ids.empty()) return invalid_argument("--prompt-ids: no token ids given");
+  return ids;
 }
 
 std::string printable(const std::string& piece) {
@@ -77,7 +120,11 @@ int generate_and_report(Prepared& prepared, const std::optional<Tokenizer>& toke
                         const RunArgs& args, const LlamaConfig& config, double load_seconds,
                         bool show_ids, std::ostream& out, std::ostream& err) {
   std::vector<uint32_t> prompt;
-  if (tokenizer) {
+  if (args.prompt_ids) {
+    auto ids = parse_token_ids(*args.prompt_ids, config.vocab_size);
+    if (!ids) return report_error(ids.error(), false, out, err);
+    prompt = std::move(*ids);
+  } else if (tokenizer) {
     auto encoded = tokenizer->encode(args.prompt, true);
     if (!encoded) return report_error(encoded.error(), false, out, err);
     prompt = std::move(*encoded);
@@ -98,9 +145,9 @@ int generate_and_report(Prepared& prepared, const std::optional<Tokenizer>& toke
     previous = id;
     return {};
   };
-  if (tokenizer) out << args.prompt;
+  if (tokenizer && !args.prompt_ids) out << args.prompt;
   std::optional<uint32_t> stop;
-  if (tokenizer) stop = tokenizer->eos_id();
+  if (tokenizer && !args.ignore_eos) stop = tokenizer->eos_id();
   auto stats = generate(*prepared.executor, prompt, args.steps, *sampler, stop,
                         config.context_length, on_token);
   out << "\n";
@@ -122,12 +169,12 @@ int generate_and_report(Prepared& prepared, const std::optional<Tokenizer>& toke
   err << fmt::format(
       "ferrite: load {:.3f} s · prefill {} tok at {:.1f} tok/s · decode {} tok at {:.1f} tok/s · "
       "planned memory {} (static {}, states and activations {}) · executor {} · peak RSS {} · "
-      "plan {}\n",
+      "kernels {} · plan {}\n",
       load_seconds, stats->prompt_tokens, rate(stats->prompt_tokens, stats->prefill_seconds),
-      stats->generated_tokens, rate(stats->generated_tokens, stats->decode_seconds),
+      stats->generated_tokens, rate(stats->decode_steps, stats->decode_seconds),
       human_bytes(memory.allocated_bytes), human_bytes(memory.static_bytes),
       human_bytes(memory.allocated_bytes - memory.static_bytes),
-      human_bytes(prepared.executor->allocated_bytes()), human_bytes(peak_rss),
+      human_bytes(prepared.executor->allocated_bytes()), human_bytes(peak_rss), prepared.kernels,
       prepared.plan.plan_id().substr(0, 24));
   return kExitOk;
 }
@@ -187,9 +234,13 @@ int run_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   checkpoint->config.context_length = std::min(checkpoint->config.context_length, args.context);
   auto family = build_llama_family(checkpoint->config);
   if (!family) return report_error(family.error(), false, out, err);
-  auto prepared =
-      prepare(std::move(*family), checkpoint->config, *checkpoint->weights, args.token_capacity);
+  auto prepared = prepare(std::move(*family), checkpoint->config, *checkpoint->weights, args);
   if (!prepared) return report_error(prepared.error(), false, out, err);
+  if (args.explain) {
+    auto explanation = explain_plan((*prepared)->plan.to_json());
+    if (!explanation) return report_error(explanation.error(), false, out, err);
+    out << render_text(*explanation) << "\n";
+  }
   const double load = std::chrono::duration<double>(Clock::now() - start).count();
   return generate_and_report(**prepared, tokenizer, args, checkpoint->config, load, false, out,
                              err);
@@ -213,7 +264,7 @@ int run_demo(const RunArgs& args, std::ostream& out, std::ostream& err) {
   auto family = load_program("", std::string("llama-decoder"));
   if (!family) return report_error(family.error(), false, out, err);
   SyntheticWeights weights;
-  auto prepared = prepare(std::move(*family), config, weights, args.token_capacity);
+  auto prepared = prepare(std::move(*family), config, weights, args);
   if (!prepared) return report_error(prepared.error(), false, out, err);
   auto tokenizer = Tokenizer::create(byte_vocabulary(config.vocab_size));
   if (!tokenizer) return report_error(tokenizer.error(), false, out, err);
@@ -222,17 +273,18 @@ int run_demo(const RunArgs& args, std::ostream& out, std::ostream& err) {
   if (!explanation) return report_error(explanation.error(), false, out, err);
   const std::string text = render_text(*explanation);
   // The summary: everything before the node table.
-  out << text.substr(0, text.find("\n\n") + 1);
+  // The summary (everything before the node table), or all of it with --explain.
+  out << (args.explain ? text + "\n" : text.substr(0, text.find("\n\n") + 1));
   for (const auto& a : explanation->arenas) {
     out << fmt::format("activation arena: peak {} = LOAD {} (the seed layout needs {})\n",
                        human_bytes(a.peak_bytes), human_bytes(a.load_bytes),
                        human_bytes(a.dedicated_bytes));
   }
   out << fmt::format("demo: the bundled example decoder ({} layers, dim {}, {} heads / {} KV, "
-                     "vocab {}) compiled for the cpu.reference providers, with deterministic "
-                     "synthetic weights and a byte-level vocabulary\n\n",
+                     "vocab {}) compiled for {}, with deterministic synthetic weights and a "
+                     "byte-level vocabulary\n\n",
                      config.n_layers, config.dim, config.n_heads, config.n_kv_heads,
-                     config.vocab_size);
+                     config.vocab_size, (*prepared)->kernels);
   return generate_and_report(**prepared, std::optional<Tokenizer>(std::move(*tokenizer)), args,
                              config, load, true, out, err);
 }

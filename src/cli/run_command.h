@@ -5,7 +5,11 @@
 // compiles it for this machine's CPU providers (the catalog is derived from
 // the registered providers), loads the plan (weights placed at their planned
 // offsets) and generates: the text streams to `out`, one stats line goes to
-// `err` (load time, prefill and decode tokens/s, planned memory, peak RSS).
+// `err` (load time, prefill and decode tokens/s, planned memory, peak RSS,
+// kernels). `--provider fast` (default) registers cpu.fast next to
+// cpu.reference and prefers it for every node; nodes it has no kernel for
+// fall back to cpu.reference with the reason recorded in the plan
+// (`--explain` prints the node table with it).
 // `demo` compiles the bundled example decoder (examples/llama-decoder.*) for
 // the CPU providers, prints the explain summary, and runs it with
 // deterministic pseudo-random weights and a byte-level vocabulary (no
@@ -33,6 +37,16 @@ struct RunArgs {
   // declaring a long context (or a hostile header) does not size the cache.
   uint64_t context = 4096;
   bool print_ids = false;        // also print "prompt ids: …" and "token ids: …"
+  // Kernels: "fast" (cpu.fast preferred, cpu.reference where it has no
+  // kernel) or "reference" (cpu.reference only).
+  std::string provider = "fast";
+  uint32_t threads = 0;          // cpu.fast threads; 0 = one per hardware thread
+  std::optional<std::string> isa;  // cpu.fast instruction set; default the widest
+  bool explain = false;          // print the plan's explanation before generating
+  // Token ids instead of prompt text ("1 403 407" or "1,403,407"); for
+  // benchmarks and oracles that must feed two engines the same ids.
+  std::optional<std::string> prompt_ids;
+  bool ignore_eos = false;       // generate `steps` tokens even past end-of-sequence
 };
 
 int run_run(const RunArgs& args, std::ostream& out, std::ostream& err);

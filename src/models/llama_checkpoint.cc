@@ -182,7 +182,17 @@ Result<LlamaCheckpoint> open_gguf(const std::filesystem::path& path) {
     } else if (t.ggml_type == kGgmlTypeBF16) {
       type = SourceType::kBF16;
     } else {
-      continue;  // quantized tensors are served by a later provider
+      // Block-quantized weights need kernels that compute on the blocks;
+      // converting them to f32 at load would hide a 4-8x memory cost.
+      const auto name = ggml_type_name(t.ggml_type);
+      return make_error(Status(ErrorCode::kInvalidModelConfig,
+                               fmt::format("{}: tensor `{}` is {}; Ferrite loads F32, F16 and BF16 "
+                                           "GGUF tensors (block-quantized weights are not "
+                                           "supported yet)",
+                                           path.string(), t.name,
+                                           name ? std::string(*name)
+                                                : fmt::format("ggml type {}", t.ggml_type)))
+                            .with_field("tensor", t.name));
     }
     FERRITE_ASSIGN_OR_RETURN(auto bytes, shared->tensor_data(t));
     source->tensors[t.name] = TensorView{bytes, {t.dims.rbegin(), t.dims.rend()}, type};

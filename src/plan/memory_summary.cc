@@ -65,7 +65,7 @@ Result<void> merge(std::map<ResourceId, Accumulator>& rows, const ResourceId& id
   auto it = rows.find(id);
   if (it == rows.end()) {
     it = rows.emplace(id, Accumulator{PlanResourceSummary{id, usage, type, 0, alignment, kind,
-                                                          std::nullopt},
+                                                          std::nullopt, std::nullopt},
                                       0, 0})
              .first;
   } else if (usage == BufferUsage::kActivations && it->second.summary.usage == usage &&
@@ -158,8 +158,8 @@ Result<PlanMemorySummary> build_memory_summary(
                                               "{} bytes per token",
                                               id.str(), row.end, demand.bytes_per_token));
       }
-      auto rows = checked_mul(demand.bytes_per_token, demand.maximum_tokens);
-      auto full = rows ? checked_align_up(*rows, row.summary.alignment_bytes) : std::nullopt;
+      auto capacity = checked_mul(demand.bytes_per_token, demand.maximum_tokens);
+      auto full = capacity ? checked_align_up(*capacity, row.summary.alignment_bytes) : std::nullopt;
       auto one = checked_align_up(demand.bytes_per_token, row.summary.alignment_bytes);
       if (!full || !one) {
         return resource_error(id, fmt::format("token-scaled state `{}` capacity overflows u64",

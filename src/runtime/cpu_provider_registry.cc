@@ -91,4 +91,14 @@ DeviceDescriptor host_cpu_device(uint64_t total_memory_bytes) {
                           .dynamic_storage_profiles = {DynamicStorageProfile::linear_contiguous()}};
 }
 
+void prefer_providers(std::string_view prefix, const PreparedModelFamily& family,
+                      ProgramPlanCompileOptions& options) {
+  constexpr std::string_view kOperationPrefix = "operation.";
+  for (const ProgramNode* node : family.program().nodes()) {
+    std::string_view name = node->operation_id.str();
+    if (name.starts_with(kOperationPrefix)) name.remove_prefix(kOperationPrefix.size());
+    options.prefer_provider(node->id, ProviderId::literal(fmt::format("{}.{}", prefix, name)));
+  }
+}
+
 }  // namespace ferrite

@@ -65,6 +65,7 @@ Result<GenerationStats> generate(Executor& executor, std::span<const uint32_t> p
     FERRITE_RETURN_IF_ERROR(executor.write_input(tokens_id, std::span(&next, 1)));
     FERRITE_RETURN_IF_ERROR(executor.write_input(positions_id, std::span(&pos, 1)));
     FERRITE_RETURN_IF_ERROR(executor.run(1));
+    ++stats.decode_steps;
     ++position;
   }
   stats.decode_seconds = seconds_since(start);

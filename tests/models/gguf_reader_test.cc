@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include <gtest/gtest.h>
@@ -477,6 +479,29 @@ TEST(GgufCheckpointTest, TokenIdsAboveU32AreRejectedNotTruncated) {
   EXPECT_TRUE(fails_with(open_llama_checkpoint(path, std::nullopt), ErrorCode::kInvalidModelConfig,
                          "metadata `tokenizer.ggml.bos_token_id` is 4294967297, above the largest "
                          "token id 4294967295"));
+}
+
+
+// A block-quantized tensor is named as such when the checkpoint is opened
+// (stories260K.gguf with token_embd.weight retyped as Q8_0, which fits in
+// its F32 bytes), rather than reported later as a missing weight.
+TEST(GgufCheckpointTest, QuantizedTensorsAreNamedWithTheirType) {
+  const auto source = testing::shared_model_path("stories260K.gguf");
+  if (!std::filesystem::exists(source)) GTEST_SKIP() << "no model files";
+  std::ifstream in(source, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string name = "token_embd.weight";
+  const size_t at = bytes.find(name);
+  ASSERT_NE(at, std::string::npos);
+  const size_t type_offset = at + name.size() + 4 + 2 * 8;  // n_dims, two u64 dims
+  ASSERT_EQ(bytes[type_offset], 0);                          // F32
+  bytes[type_offset] = static_cast<char>(kGgmlTypeQ8_0);
+  TempDir dir;
+  const auto path = dir.path() / "q8.gguf";
+  std::ofstream(path, std::ios::binary) << bytes;
+  ASSERT_TRUE(GgufFile::open(path));
+  EXPECT_TRUE(fails_with(open_llama_checkpoint(path, std::nullopt), ErrorCode::kInvalidModelConfig,
+                         "tensor `token_embd.weight` is Q8_0; Ferrite loads F32, F16 and BF16"));
 }
 
 }  // namespace

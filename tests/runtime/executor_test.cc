@@ -13,6 +13,7 @@
 
 #include "ferrite/models/llama_checkpoint.h"
 #include "ferrite/plan/program_plan_compiler.h"
+#include "ferrite/providers/cpu_fast.h"
 #include "ferrite/providers/cpu_reference.h"
 #include "ferrite/runtime/generation.h"
 
@@ -30,11 +31,12 @@ struct Run {
 
 Result<ExecutionPlan> compile_for(const CpuProviderRegistry& providers,
                                   const PreparedModelFamily& family, uint64_t capacity,
-                                  ActivationStorage storage) {
+                                  ActivationStorage storage, bool prefer_fast = false) {
   FERRITE_ASSIGN_OR_RETURN(auto target, providers.target(host_cpu_device(uint64_t{1} << 32)));
   FERRITE_ASSIGN_OR_RETURN(auto options,
                            ProgramPlanCompileOptions::create(llama_compile_inputs(capacity)));
   options.set_activation_storage(storage);
+  if (prefer_fast) prefer_providers(kCpuFastProviderPrefix, family, options);
   const RuntimePolicy policy{PolicyId::literal("policy.test"), {1, 0}, uint64_t{1} << 32, 0, 1,
                              capacity, {DynamicStorageProfile::linear_contiguous()}};
   FERRITE_ASSIGN_OR_RETURN(auto compiled,
@@ -45,24 +47,42 @@ Result<ExecutionPlan> compile_for(const CpuProviderRegistry& providers,
   return std::move(compiled.plan);
 }
 
-Result<Run> greedy(const std::filesystem::path& model, std::optional<std::filesystem::path> tok,
-                   uint64_t capacity, ActivationStorage storage = ActivationStorage::kPacked,
-                   uint64_t steps = 40) {
+// A stories260K checkpoint compiled for one set of providers: reference
+// only (`fast` empty), or cpu.fast preferred with the given options.
+struct Compiled {
+  LlamaCheckpoint checkpoint;
+  PreparedModelFamily family;
+  CpuProviderRegistry providers;
+  ExecutionPlan plan;
+};
+
+Result<Compiled> compile_stories(const std::filesystem::path& model,
+                                 std::optional<std::filesystem::path> tok, uint64_t capacity,
+                                 ActivationStorage storage = ActivationStorage::kPacked,
+                                 std::optional<CpuFastOptions> fast = std::nullopt) {
   FERRITE_ASSIGN_OR_RETURN(auto checkpoint, open_llama_checkpoint(model, tok));
   FERRITE_ASSIGN_OR_RETURN(auto family, build_llama_family(checkpoint.config));
   CpuProviderRegistry providers;
   FERRITE_RETURN_IF_ERROR(add_cpu_reference_providers(providers));
-  FERRITE_ASSIGN_OR_RETURN(auto plan, compile_for(providers, family, capacity, storage));
+  if (fast) FERRITE_RETURN_IF_ERROR(add_cpu_fast_providers(providers, *fast));
+  FERRITE_ASSIGN_OR_RETURN(auto plan, compile_for(providers, family, capacity, storage, fast.has_value()));
+  return Compiled{std::move(checkpoint), std::move(family), std::move(providers), std::move(plan)};
+}
+
+Result<Run> greedy(const std::filesystem::path& model, std::optional<std::filesystem::path> tok,
+                   uint64_t capacity, ActivationStorage storage = ActivationStorage::kPacked,
+                   uint64_t steps = 40, std::optional<CpuFastOptions> fast = std::nullopt) {
+  FERRITE_ASSIGN_OR_RETURN(auto c, compile_stories(model, tok, capacity, storage, fast));
   FERRITE_ASSIGN_OR_RETURN(auto executor,
-                           Executor::load(plan, family, providers, *checkpoint.weights));
-  FERRITE_ASSIGN_OR_RETURN(auto tokenizer, Tokenizer::create(*checkpoint.vocabulary));
+                           Executor::load(c.plan, c.family, c.providers, *c.checkpoint.weights));
+  FERRITE_ASSIGN_OR_RETURN(auto tokenizer, Tokenizer::create(*c.checkpoint.vocabulary));
   FERRITE_ASSIGN_OR_RETURN(auto prompt, tokenizer.encode("Once upon a time", true));
   FERRITE_ASSIGN_OR_RETURN(auto sampler, Sampler::create(SamplerConfig{0.0f, 1.0f, 0}));
   Run run;
   uint32_t previous = prompt.back();
   FERRITE_ASSIGN_OR_RETURN(
       auto stats, generate(*executor, prompt, steps, sampler, tokenizer.eos_id(),
-                           checkpoint.config.context_length, [&](uint32_t id) -> Result<void> {
+                           c.checkpoint.config.context_length, [&](uint32_t id) -> Result<void> {
                              FERRITE_ASSIGN_OR_RETURN(auto piece, tokenizer.decode_piece(previous, id));
                              run.text += piece;
                              previous = id;
@@ -112,14 +132,9 @@ TEST_F(StoriesTest, PackedAndDedicatedActivationsGiveTheSameTokens) {
 }
 
 TEST_F(StoriesTest, PlanForAnotherKernelRevisionIsRefused) {
-  auto checkpoint = open_llama_checkpoint(kModels / "stories260K.bin", std::nullopt);
-  ASSERT_TRUE(checkpoint);
-  auto family = build_llama_family(checkpoint->config);
-  ASSERT_TRUE(family);
-  CpuProviderRegistry compiled_with;
-  ASSERT_TRUE(add_cpu_reference_providers(compiled_with));
-  auto plan = compile_for(compiled_with, *family, 8, ActivationStorage::kPacked);
-  ASSERT_TRUE(plan);
+  auto c = compile_stories(kModels / "stories260K.bin", std::nullopt, 8);
+  ASSERT_TRUE(c) << c.error().to_string();
+  const CpuProviderRegistry& compiled_with = c->providers;
   // The same providers at another revision: the plan's fingerprints no longer match.
   CpuProviderRegistry other;
   ASSERT_TRUE(add_cpu_reference_providers(other));
@@ -133,11 +148,11 @@ TEST_F(StoriesTest, PlanForAnotherKernelRevisionIsRefused) {
       ASSERT_TRUE(changed.add(std::move(spec)));
     }
   }
-  auto loaded = Executor::load(*plan, *family, changed, *checkpoint->weights);
+  auto loaded = Executor::load(c->plan, c->family, changed, *c->checkpoint.weights);
   ASSERT_FALSE(loaded);
   EXPECT_THAT(loaded.error().message(), ::testing::HasSubstr("implementation differs"));
   // And a step longer than the plan's token capacity is refused.
-  auto ok = Executor::load(*plan, *family, compiled_with, *checkpoint->weights);
+  auto ok = Executor::load(c->plan, c->family, compiled_with, *c->checkpoint.weights);
   ASSERT_TRUE(ok) << ok.error().to_string();
   EXPECT_FALSE((*ok)->run(9));
   EXPECT_FALSE((*ok)->run(0));
@@ -146,15 +161,10 @@ TEST_F(StoriesTest, PlanForAnotherKernelRevisionIsRefused) {
 // The KV caches are token-scaled states: one row of kv_dim f32 per token,
 // sized by the plan for the model's whole context and allocated once.
 TEST_F(StoriesTest, KvCachesAreTokenScaledStatesSizedForTheContext) {
-  auto checkpoint = open_llama_checkpoint(kModels / "stories260K.bin", std::nullopt);
-  ASSERT_TRUE(checkpoint);
-  const LlamaConfig& config = checkpoint->config;
-  auto family = build_llama_family(config);
-  ASSERT_TRUE(family);
-  CpuProviderRegistry providers;
-  ASSERT_TRUE(add_cpu_reference_providers(providers));
-  auto plan = compile_for(providers, *family, 8, ActivationStorage::kPacked);
-  ASSERT_TRUE(plan) << plan.error().to_string();
+  auto c = compile_stories(kModels / "stories260K.bin", std::nullopt, 8);
+  ASSERT_TRUE(c) << c.error().to_string();
+  const LlamaConfig& config = c->checkpoint.config;
+  const ExecutionPlan* plan = &c->plan;
   const uint64_t row = config.kv_dim() * sizeof(float);
   uint64_t states = 0, total = 0;
   for (const auto& r : plan->memory().resources) {
@@ -168,7 +178,7 @@ TEST_F(StoriesTest, KvCachesAreTokenScaledStatesSizedForTheContext) {
   }
   EXPECT_EQ(states, 2 * config.n_layers);
   EXPECT_EQ(plan->memory().allocated_bytes, total);
-  auto executor = Executor::load(*plan, *family, providers, *checkpoint->weights);
+  auto executor = Executor::load(c->plan, c->family, c->providers, *c->checkpoint.weights);
   ASSERT_TRUE(executor) << executor.error().to_string();
   EXPECT_GE((*executor)->allocated_bytes(), total);
 }
@@ -177,16 +187,11 @@ TEST_F(StoriesTest, KvCachesAreTokenScaledStatesSizedForTheContext) {
 // context - n + 1 new tokens (the last one is sampled, never fed back), as in
 // llama2.c's run.c.
 TEST_F(StoriesTest, GenerationUsesEveryPositionOfTheContext) {
-  auto checkpoint = open_llama_checkpoint(kModels / "stories260K.bin", kModels / "tok512.bin");
-  ASSERT_TRUE(checkpoint);
-  auto family = build_llama_family(checkpoint->config);
-  ASSERT_TRUE(family);
-  CpuProviderRegistry providers;
-  ASSERT_TRUE(add_cpu_reference_providers(providers));
-  auto plan = compile_for(providers, *family, 64, ActivationStorage::kPacked);
-  ASSERT_TRUE(plan);
-  auto executor = Executor::load(*plan, *family, providers, *checkpoint->weights);
+  auto c = compile_stories(kModels / "stories260K.bin", kModels / "tok512.bin", 64);
+  ASSERT_TRUE(c) << c.error().to_string();
+  auto executor = Executor::load(c->plan, c->family, c->providers, *c->checkpoint.weights);
   ASSERT_TRUE(executor);
+  const LlamaCheckpoint* checkpoint = &c->checkpoint;
   auto sampler = Sampler::create(SamplerConfig{0.0f, 1.0f, 0});
   ASSERT_TRUE(sampler);
   const uint64_t context = checkpoint->config.context_length;
@@ -205,6 +210,107 @@ TEST_F(StoriesTest, GenerationUsesEveryPositionOfTheContext) {
   const std::vector<uint32_t> too_long(context + 1, 1);
   EXPECT_FALSE(generate(**executor, too_long, 5, *sampler, std::nullopt, context,
                         [](uint32_t) -> Result<void> { return {}; }));
+}
+
+// ---- cpu.fast on the real model ---------------------------------------
+
+TEST_F(StoriesTest, FastProviderGivesTheReferenceGreedyTokens) {
+  auto reference = greedy(kModels / "stories260K.bin", kModels / "tok512.bin", 64,
+                          ActivationStorage::kPacked, 200);
+  auto fast = greedy(kModels / "stories260K.bin", kModels / "tok512.bin", 64,
+                     ActivationStorage::kPacked, 200, CpuFastOptions{.threads = 2});
+  ASSERT_TRUE(reference && fast);
+  EXPECT_EQ(reference->tokens.size(), 200u);
+  EXPECT_EQ(reference->tokens, fast->tokens);
+  EXPECT_EQ(reference->text, fast->text);
+}
+
+// The nodes cpu.fast has no kernel for run on cpu.reference, and the plan
+// says why; every other node runs on cpu.fast because it was preferred.
+TEST_F(StoriesTest, FastPlanRecordsItsFallbacksWithTypedEvidence) {
+  auto c = compile_stories(kModels / "stories260K.bin", std::nullopt, 8, ActivationStorage::kPacked,
+                           CpuFastOptions{.threads = 1});
+  ASSERT_TRUE(c) << c.error().to_string();
+  uint64_t fast = 0, fallbacks = 0;
+  for (const PlanNode& node : c->plan.nodes()) {
+    const std::string& provider = node.provider_id.str();
+    if (provider.starts_with("provider.cpu.fast.")) {
+      ++fast;
+      EXPECT_EQ(node.selection_reason, PlanSelectionReason::kPreferredCompatible);
+      continue;
+    }
+    ++fallbacks;
+    EXPECT_EQ(node.selection_reason, PlanSelectionReason::kFallbackFromPreferred) << node.id.str();
+    ASSERT_EQ(node.rejected_providers.size(), 1u) << node.id.str();
+    const auto& [preferred, reason] = *node.rejected_providers.begin();
+    EXPECT_TRUE(preferred.str().starts_with("provider.cpu.fast.")) << preferred.str();
+    EXPECT_TRUE(std::holds_alternative<ProviderNotRegistered>(reason)) << node.id.str();
+  }
+  EXPECT_EQ(fallbacks, 2u);  // token_embedding, take_last_token
+  EXPECT_EQ(fast, c->plan.nodes().size() - 2);
+}
+
+// Logits after a prefill and after each of several decode steps.
+Result<std::vector<std::vector<float>>> fast_logits(const CpuFastOptions& options, uint64_t capacity,
+                                                    bool token_by_token) {
+  FERRITE_ASSIGN_OR_RETURN(auto c, compile_stories(kModels / "stories260K.bin", kModels / "tok512.bin",
+                                                   capacity, ActivationStorage::kPacked, options));
+  FERRITE_ASSIGN_OR_RETURN(auto executor,
+                           Executor::load(c.plan, c.family, c.providers, *c.checkpoint.weights));
+  FERRITE_ASSIGN_OR_RETURN(auto tokenizer, Tokenizer::create(*c.checkpoint.vocabulary));
+  FERRITE_ASSIGN_OR_RETURN(auto prompt,
+                           tokenizer.encode("Lily and Tom went to the park to play ball", true));
+  const auto tokens = ProgramValueId::literal(kLlamaTokens);
+  const auto positions = ProgramValueId::literal(kLlamaPositions);
+  const auto logits = ProgramValueId::literal(kLlamaLogits);
+  std::vector<std::vector<float>> out;
+  auto step = [&](std::span<const uint32_t> ids, uint32_t first) -> Result<void> {
+    std::vector<uint32_t> pos(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) pos[i] = first + static_cast<uint32_t>(i);
+    FERRITE_RETURN_IF_ERROR(executor->write_input(tokens, ids));
+    FERRITE_RETURN_IF_ERROR(executor->write_input(positions, pos));
+    FERRITE_RETURN_IF_ERROR(executor->run(ids.size()));
+    FERRITE_ASSIGN_OR_RETURN(auto values, executor->output_f32(logits));
+    out.emplace_back(values.begin(), values.end());
+    return {};
+  };
+  if (token_by_token) {
+    for (uint32_t i = 0; i < prompt.size(); ++i) {
+      FERRITE_RETURN_IF_ERROR(step(std::span(prompt).subspan(i, 1), i));
+    }
+    out.erase(out.begin(), out.end() - 1);  // only the last prompt token's logits
+  } else {
+    FERRITE_RETURN_IF_ERROR(step(prompt, 0));
+  }
+  for (uint32_t i = 0; i < 8; ++i) {
+    const auto& last = out.back();
+    const uint32_t next = static_cast<uint32_t>(std::max_element(last.begin(), last.end()) - last.begin());
+    FERRITE_RETURN_IF_ERROR(step(std::span(&next, 1), static_cast<uint32_t>(prompt.size()) + i));
+  }
+  return out;
+}
+
+TEST_F(StoriesTest, FastLogitsAreBitIdenticalForEveryThreadCountAndInstructionSet) {
+  auto baseline = fast_logits({.threads = 1}, 64, false);
+  ASSERT_TRUE(baseline) << baseline.error().to_string();
+  ASSERT_EQ(baseline->size(), 9u);
+  for (const char* isa : {"avx512", "avx2", "portable"}) {
+    for (uint32_t threads : {1u, 2u, 3u}) {
+      const CpuFastOptions options{.threads = threads, .isa = std::string(isa)};
+      if (!cpu_fast_isa(options)) continue;
+      auto got = fast_logits(options, 64, false);
+      ASSERT_TRUE(got) << got.error().to_string();
+      EXPECT_TRUE(*got == *baseline) << isa << " with " << threads << " threads";
+    }
+  }
+}
+
+// One prefill step, or the prompt fed one token per step: the same bits.
+TEST_F(StoriesTest, FastPrefillAndTokenByTokenGiveTheSameLogits) {
+  auto whole = fast_logits({.threads = 2}, 64, false);
+  auto single = fast_logits({.threads = 2}, 64, true);
+  ASSERT_TRUE(whole && single);
+  EXPECT_TRUE(*whole == *single);
 }
 
 }  // namespace

@@ -13,6 +13,12 @@
 // implementation fingerprint differs from the registered one.
 // Implementation fingerprint = sha256 of "ferrite cpu provider\0<id>\0<version>\0<revision>".
 //
+// `prefer_providers(prefix, family, options)` records, for every node of the
+// family's program, a preference for provider `<prefix>.<operation name>`
+// (operation `operation.linear` -> `<prefix>.linear`). It is a preference
+// only: where no such provider is registered, or it cannot run the node, the
+// compiler picks another and the plan records the typed reason.
+//
 // Example:
 //   CpuProviderRegistry registry;
 //   add_cpu_reference_providers(registry);   // providers/cpu_reference.h
@@ -25,6 +31,7 @@
 
 #include "ferrite/catalog/declarative_estimator.h"
 #include "ferrite/catalog/device_descriptor.h"
+#include "ferrite/compiler/compile_options.h"
 #include "ferrite/format/catalog_file.h"
 #include "ferrite/runtime/kernel.h"
 
@@ -55,5 +62,8 @@ class CpuProviderRegistry {
 // This machine as a device: `device.cpu.0`, host class, the given memory,
 // capability `capability.f32`, linear contiguous storage.
 DeviceDescriptor host_cpu_device(uint64_t total_memory_bytes);
+
+void prefer_providers(std::string_view prefix, const PreparedModelFamily& family,
+                      ProgramPlanCompileOptions& options);
 
 }  // namespace ferrite

@@ -28,6 +28,10 @@ namespace ferrite {
 struct GenerationStats {
   uint64_t prompt_tokens = 0;
   uint64_t generated_tokens = 0;
+  // Single-token executor steps after the prefill: generated_tokens - 1 at
+  // most (the first token comes from the prefill's logits). Decode speed is
+  // decode_steps / decode_seconds.
+  uint64_t decode_steps = 0;
   double prefill_seconds = 0;
   double decode_seconds = 0;
   std::vector<uint32_t> tokens;  // the generated ids

@@ -6,36 +6,10 @@
 
 #include "ferrite/models/llama_operations.h"
 #include "ferrite/providers/cpu_reference.h"
+#include "ferrite/runtime/kernel_attributes.h"
 
 namespace ferrite {
 namespace {
-
-Error kernel_error(const KernelNode& node, std::string message) {
-  return make_error(Status(ErrorCode::kInvalidArgument,
-                           fmt::format("node `{}`: {}", node.node_id->str(), message))
-                        .with_field("node_id", node.node_id->str()));
-}
-
-Result<const SemanticValue*> attribute(const KernelNode& node, std::string_view name) {
-  for (const auto& [id, value] : *node.attributes) {
-    if (id.str() == name) return &value;
-  }
-  return kernel_error(node, fmt::format("attribute `{}` is missing", name));
-}
-
-Result<uint64_t> unsigned_attribute(const KernelNode& node, std::string_view name) {
-  FERRITE_ASSIGN_OR_RETURN(const SemanticValue* v, attribute(node, name));
-  if (const auto* u = std::get_if<SemanticUnsigned>(v)) return u->value;
-  return kernel_error(node, fmt::format("attribute `{}` must be unsigned", name));
-}
-
-Result<double> rational_attribute(const KernelNode& node, std::string_view name) {
-  FERRITE_ASSIGN_OR_RETURN(const SemanticValue* v, attribute(node, name));
-  if (const auto* r = std::get_if<SemanticRational>(v)) return r->value.to_double();
-  return kernel_error(node, fmt::format("attribute `{}` must be rational", name));
-}
-
-uint64_t dim(const KernelTensor& t, size_t axis) { return t.tensor->dimensions()[axis]; }
 
 // ---- kernels ------------------------------------------------------------
 
@@ -101,10 +75,8 @@ Result<BoundKernel> linear(const KernelNode& node) {
 Result<BoundKernel> rope(const KernelNode& node) {
   FERRITE_ASSIGN_OR_RETURN(uint64_t head_dim, unsigned_attribute(node, "head_dim"));
   FERRITE_ASSIGN_OR_RETURN(double theta, rational_attribute(node, "theta"));
-  FERRITE_ASSIGN_OR_RETURN(const SemanticValue* convention_value, attribute(node, "convention"));
-  const auto* convention = std::get_if<SemanticText>(convention_value);
-  if (convention == nullptr) return kernel_error(node, "attribute `convention` must be text");
-  const bool interleaved = convention->value == "interleaved";
+  FERRITE_ASSIGN_OR_RETURN(std::string convention, text_attribute(node, "convention"));
+  const bool interleaved = convention == "interleaved";
   const KernelTensor x = node.inputs[0], positions = node.inputs[1], y = node.outputs[0];
   const uint64_t capacity = dim(x, 0), width = dim(x, 1);
   if (head_dim % 2 != 0 || width % head_dim != 0) {

@@ -1,0 +1,53 @@
+// ferrite/providers/cpu_fast.h — `cpu.fast`: vectorized, multi-threaded f32
+// kernels for a Llama decoder, checked against `cpu.reference`.
+//
+// Contract: registers providers `provider.cpu.fast.<op>` (version 1.0, value
+// alignment 64, no workspaces) for linear, attention, rms_norm, rope, swiglu
+// and add. token_embedding and take_last_token are copies with nothing to
+// gain, so they have no fast provider: a plan that prefers cpu.fast for them
+// falls back to cpu.reference with ProviderNotRegistered evidence (explain
+// shows it).
+// Numerics (see src/providers/cpu_fast/f32_kernels.h): every dot product,
+// including rms_norm's sum of squares and attention's q·k, is a 16-lane fused
+// multiply-add sum with a fixed reduction tree, accumulated in f32; attention
+// accumulates v rows in f32 with one fused multiply-add per element, in
+// position order; rope is bit-identical to cpu.reference. Threads split
+// output rows (linear), heads (attention) — never a sum — so logits are
+// bit-identical for every thread count, for every instruction set
+// (AVX-512, AVX2+FMA, portable), and for one prefill step or token-by-token
+// decoding. They differ from cpu.reference (double accumulation) by f32
+// rounding only; tests/providers/conformance_test.cc bounds the difference.
+// Threads: one persistent pool (runtime/thread_pool.h) shared by every kernel
+// of this registration; `threads` 0 means one per hardware thread. Neither the
+// thread count nor the instruction set is part of the plan: they do not change
+// results.
+//
+// Example:
+//   CpuProviderRegistry registry;
+//   FERRITE_RETURN_IF_ERROR(add_cpu_reference_providers(registry));
+//   FERRITE_RETURN_IF_ERROR(add_cpu_fast_providers(registry, {.threads = 2}));
+//   prefer_providers("provider.cpu.fast", family, options);  // compile options
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "ferrite/runtime/cpu_provider_registry.h"
+
+namespace ferrite {
+
+struct CpuFastOptions {
+  uint32_t threads = 0;             // 0: one per hardware thread
+  std::optional<std::string> isa;   // "avx512", "avx2", "portable"; default: the widest available
+};
+
+inline constexpr std::string_view kCpuFastProviderPrefix = "provider.cpu.fast";
+
+// Fails (InvalidArgument) for an unknown or unsupported `isa`.
+Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFastOptions& options = {});
+
+// The instruction set `options` resolves to on this machine ("avx512", ...).
+Result<std::string> cpu_fast_isa(const CpuFastOptions& options);
+
+}  // namespace ferrite

@@ -1,0 +1,70 @@
+#include "f32_kernels.h"
+
+namespace ferrite::fast {
+
+std::string_view isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::kPortable: return "portable";
+    case Isa::kAvx2: return "avx2";
+    case Isa::kAvx512: return "avx512";
+  }
+  return "portable";
+}
+
+std::optional<Isa> parse_isa(std::string_view name) {
+  for (Isa isa : {Isa::kPortable, Isa::kAvx2, Isa::kAvx512}) {
+    if (isa_name(isa) == name) return isa;
+  }
+  return std::nullopt;
+}
+
+bool isa_supported(Isa isa) {
+#if defined(__x86_64__) || defined(__i386__)
+  switch (isa) {
+    case Isa::kPortable: return true;
+    case Isa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case Isa::kAvx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("avx512vl") && isa_supported(Isa::kAvx2);
+  }
+  return false;
+#else
+  return isa == Isa::kPortable;
+#endif
+}
+
+Isa best_isa() {
+  if (isa_supported(Isa::kAvx512)) return Isa::kAvx512;
+  if (isa_supported(Isa::kAvx2)) return Isa::kAvx2;
+  return Isa::kPortable;
+}
+
+float dot(Isa isa, const float* a, const float* b, uint64_t n) {
+  switch (isa) {
+    case Isa::kAvx512: return dot_avx512(a, b, n);
+    case Isa::kAvx2: return dot_avx2(a, b, n);
+    case Isa::kPortable: break;
+  }
+  return dot_portable(a, b, n);
+}
+
+void matmul_rows(Isa isa, const float* w, const float* x, float* y, uint64_t in, uint64_t out,
+                 uint64_t tokens, uint64_t row_begin, uint64_t row_end) {
+  switch (isa) {
+    case Isa::kAvx512: return matmul_rows_avx512(w, x, y, in, out, tokens, row_begin, row_end);
+    case Isa::kAvx2: return matmul_rows_avx2(w, x, y, in, out, tokens, row_begin, row_end);
+    case Isa::kPortable: break;
+  }
+  matmul_rows_portable(w, x, y, in, out, tokens, row_begin, row_end);
+}
+
+void axpy(Isa isa, float s, const float* x, float* y, uint64_t n) {
+  switch (isa) {
+    case Isa::kAvx512: return axpy_avx512(s, x, y, n);
+    case Isa::kAvx2: return axpy_avx2(s, x, y, n);
+    case Isa::kPortable: break;
+  }
+  axpy_portable(s, x, y, n);
+}
+
+}  // namespace ferrite::fast

@@ -1,0 +1,276 @@
+// The `cpu.fast` kernels: f32_kernels.h for the arithmetic, the shared pool
+// for threads. Every kernel checks its bound tensors once, at bind time.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "f32_kernels.h"
+#include "ferrite/core/checked_math.h"
+#include "ferrite/models/llama_operations.h"
+#include "ferrite/providers/cpu_fast.h"
+#include "ferrite/runtime/kernel_attributes.h"
+#include "ferrite/runtime/thread_pool.h"
+
+namespace ferrite {
+namespace {
+
+struct FastContext {
+  fast::Isa isa;
+  ThreadPool pool;
+  FastContext(fast::Isa i, uint32_t threads) : isa(i), pool(threads) {}
+};
+using Context = std::shared_ptr<FastContext>;
+
+// Below this many multiply-adds a matrix product runs on the calling thread:
+// waking the pool costs more than the work. Shape-only, so results do not
+// depend on it.
+constexpr uint64_t kParallelMultiplyAdds = uint64_t{1} << 15;
+// Rows per parallel task: whole cache lines of output per thread.
+constexpr uint64_t kRowBlock = 16;
+
+Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
+  const KernelTensor x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
+  const uint64_t capacity = dim(x, 0), in = dim(x, 1), out = dim(w, 0);
+  if (dim(w, 1) != in || dim(y, 0) != capacity || dim(y, 1) != out) {
+    return kernel_error(node, "input, weight and output extents disagree");
+  }
+  auto work = checked_mul(in, out);
+  if (!work || in == 0 || out == 0) return kernel_error(node, "empty or oversized weight");
+  const uint64_t per_token = *work;
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    tokens = std::min(tokens, capacity);
+    const float* wp = w.as<float>();
+    const float* xp = x.as<float>();
+    float* yp = y.as<float>();
+    if (per_token * tokens < kParallelMultiplyAdds) {
+      fast::matmul_rows(ctx->isa, wp, xp, yp, in, out, tokens, 0, out);
+      return {};
+    }
+    ctx->pool.parallel_for((out + kRowBlock - 1) / kRowBlock, [&](uint64_t begin, uint64_t end) {
+      fast::matmul_rows(ctx->isa, wp, xp, yp, in, out, tokens, begin * kRowBlock,
+                        std::min(end * kRowBlock, out));
+    });
+    return {};
+  }};
+}
+
+Result<BoundKernel> rms_norm(const Context& ctx, const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(double eps, rational_attribute(node, "epsilon"));
+  const KernelTensor x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
+  const uint64_t capacity = dim(x, 0), width = dim(x, 1);
+  if (dim(w, 0) != width || width == 0) return kernel_error(node, "weight width disagrees");
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    tokens = std::min(tokens, capacity);
+    const float* weight = w.as<float>();
+    for (uint64_t t = 0; t < tokens; ++t) {
+      const float* row = x.as<float>() + t * width;
+      const float sum = fast::dot(ctx->isa, row, row, width);
+      const float scale = static_cast<float>(
+          1.0 / std::sqrt(static_cast<double>(sum) / static_cast<double>(width) + eps));
+      float* out = y.as<float>() + t * width;
+      for (uint64_t i = 0; i < width; ++i) out[i] = (row[i] * scale) * weight[i];
+    }
+    return {};
+  }};
+}
+
+// Bit-identical to cpu.reference: the same double-precision angles, computed
+// once per token and shared by every head.
+Result<BoundKernel> rope(const Context&, const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(uint64_t head_dim, unsigned_attribute(node, "head_dim"));
+  FERRITE_ASSIGN_OR_RETURN(double theta, rational_attribute(node, "theta"));
+  FERRITE_ASSIGN_OR_RETURN(std::string convention, text_attribute(node, "convention"));
+  const bool interleaved = convention == "interleaved";
+  const KernelTensor x = node.inputs[0], positions = node.inputs[1], y = node.outputs[0];
+  const uint64_t capacity = dim(x, 0), width = dim(x, 1);
+  if (head_dim == 0 || head_dim % 2 != 0 || width % head_dim != 0) {
+    return kernel_error(node, fmt::format("width {} is not a multiple of an even head_dim {}",
+                                          width, head_dim));
+  }
+  const uint64_t half = head_dim / 2;
+  auto frequencies = std::make_shared<std::vector<double>>(half);
+  for (uint64_t i = 0; i < half; ++i) {
+    (*frequencies)[i] =
+        std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+  }
+  auto rotation = std::make_shared<std::vector<double>>(2 * half);  // cos, sin per pair
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    tokens = std::min(tokens, capacity);
+    double* cs = rotation->data();
+    for (uint64_t t = 0; t < tokens; ++t) {
+      const double pos = positions.as<uint32_t>()[t];
+      for (uint64_t i = 0; i < half; ++i) {
+        const double angle = pos * (*frequencies)[i];
+        cs[2 * i] = std::cos(angle);
+        cs[2 * i + 1] = std::sin(angle);
+      }
+      const float* in = x.as<float>() + t * width;
+      float* out = y.as<float>() + t * width;
+      for (uint64_t head = 0; head < width; head += head_dim) {
+        for (uint64_t i = 0; i < half; ++i) {
+          const uint64_t a = interleaved ? head + 2 * i : head + i;
+          const uint64_t b = interleaved ? head + 2 * i + 1 : head + i + half;
+          const double xa = in[a], xb = in[b], c = cs[2 * i], s = cs[2 * i + 1];
+          out[a] = static_cast<float>(xa * c - xb * s);
+          out[b] = static_cast<float>(xa * s + xb * c);
+        }
+      }
+    }
+    return {};
+  }};
+}
+
+// Per token: append k and v at the token's position, then every head
+// attends causally over rows 0..position, heads split across threads.
+Result<BoundKernel> attention(const Context& ctx, const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(uint64_t n_heads, unsigned_attribute(node, "n_heads"));
+  FERRITE_ASSIGN_OR_RETURN(uint64_t n_kv_heads, unsigned_attribute(node, "n_kv_heads"));
+  FERRITE_ASSIGN_OR_RETURN(uint64_t head_dim, unsigned_attribute(node, "head_dim"));
+  const KernelTensor q = node.inputs[0], k = node.inputs[1], v = node.inputs[2],
+                     positions = node.inputs[3], k_cache = node.inputs[4],
+                     v_cache = node.inputs[5], out = node.outputs[0];
+  const uint64_t capacity = dim(q, 0), q_width = dim(q, 1), kv_width = dim(k, 1),
+                 context = k_cache.token_rows;
+  if (n_kv_heads == 0 || n_heads % n_kv_heads != 0 || q_width != n_heads * head_dim ||
+      kv_width != n_kv_heads * head_dim || dim(k_cache, 0) != kv_width ||
+      dim(v_cache, 0) != kv_width) {
+    return kernel_error(node, "head counts and widths disagree");
+  }
+  if (context == 0 || v_cache.token_rows != context) {
+    return kernel_error(node, "the K and V caches must be token-scaled states of equal capacity");
+  }
+  auto bytes = checked_mul(n_heads, context);
+  if (!bytes) return kernel_error(node, "score buffer size overflows");
+  // One score row per head, so threads never share one.
+  auto scores = std::make_shared<std::vector<float>>(*bytes);
+  const NodeId* id = node.node_id;
+  return BoundKernel{[=, &node_id = *id](uint64_t tokens) -> Result<void> {
+    tokens = std::min(tokens, capacity);
+    const uint64_t group = n_heads / n_kv_heads;
+    const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+    const float* kc = k_cache.as<float>();
+    const float* vc = v_cache.as<float>();
+    for (uint64_t t = 0; t < tokens; ++t) {
+      const uint32_t pos = positions.as<uint32_t>()[t];
+      if (pos >= context) {
+        return invalid_argument(fmt::format("node `{}`: position {} is outside the context of {}",
+                                            node_id.str(), pos, context));
+      }
+      std::copy_n(k.as<float>() + t * kv_width, kv_width, k_cache.as<float>() + pos * kv_width);
+      std::copy_n(v.as<float>() + t * kv_width, kv_width, v_cache.as<float>() + pos * kv_width);
+      auto heads = [&](uint64_t begin, uint64_t end) {
+        for (uint64_t h = begin; h < end; ++h) {
+          const uint64_t kv = (h / group) * head_dim;
+          const float* query = q.as<float>() + t * q_width + h * head_dim;
+          float* s = scores->data() + h * context;
+          float max_score = -INFINITY;
+          for (uint64_t p = 0; p <= pos; ++p) {
+            s[p] = fast::dot(ctx->isa, query, kc + p * kv_width + kv, head_dim) * scale;
+            max_score = std::max(max_score, s[p]);
+          }
+          float total = 0;
+          for (uint64_t p = 0; p <= pos; ++p) {
+            s[p] = std::exp(s[p] - max_score);
+            total += s[p];
+          }
+          float* result = out.as<float>() + t * q_width + h * head_dim;
+          std::fill_n(result, head_dim, 0.0f);
+          for (uint64_t p = 0; p <= pos; ++p) {
+            fast::axpy(ctx->isa, s[p], vc + p * kv_width + kv, result, head_dim);
+          }
+          for (uint64_t i = 0; i < head_dim; ++i) result[i] /= total;
+        }
+      };
+      // Work grows with the position; one thread is enough for short rows.
+      if ((pos + 1) * q_width < kParallelMultiplyAdds / 4) {
+        heads(0, n_heads);
+      } else {
+        ctx->pool.parallel_for(n_heads, heads);
+      }
+    }
+    return {};
+  }};
+}
+
+Result<BoundKernel> swiglu(const Context&, const KernelNode& node) {
+  const KernelTensor gate = node.inputs[0], up = node.inputs[1], y = node.outputs[0];
+  const uint64_t capacity = dim(gate, 0), width = dim(gate, 1);
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    const uint64_t n = std::min(tokens, capacity) * width;
+    const float* g = gate.as<float>();
+    const float* u = up.as<float>();
+    float* o = y.as<float>();
+    for (uint64_t i = 0; i < n; ++i) o[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+    return {};
+  }};
+}
+
+Result<BoundKernel> add(const Context&, const KernelNode& node) {
+  const KernelTensor a = node.inputs[0], b = node.inputs[1], y = node.outputs[0];
+  const uint64_t capacity = dim(a, 0), width = dim(a, 1);
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    const uint64_t n = std::min(tokens, capacity) * width;
+    const float* pa = a.as<float>();
+    const float* pb = b.as<float>();
+    float* o = y.as<float>();
+    for (uint64_t i = 0; i < n; ++i) o[i] = pa[i] + pb[i];
+    return {};
+  }};
+}
+
+using FastFactory = Result<BoundKernel> (*)(const Context&, const KernelNode&);
+
+Result<fast::Isa> resolve_isa(const CpuFastOptions& options) {
+  if (!options.isa) return fast::best_isa();
+  auto isa = fast::parse_isa(*options.isa);
+  if (!isa) {
+    return invalid_argument(fmt::format("unknown instruction set `{}` (expected avx512, avx2 or "
+                                        "portable)",
+                                        *options.isa));
+  }
+  if (!fast::isa_supported(*isa)) {
+    return invalid_argument(fmt::format("this CPU does not support `{}`", *options.isa));
+  }
+  return *isa;
+}
+
+}  // namespace
+
+Result<std::string> cpu_fast_isa(const CpuFastOptions& options) {
+  FERRITE_ASSIGN_OR_RETURN(fast::Isa isa, resolve_isa(options));
+  return std::string(fast::isa_name(isa));
+}
+
+Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFastOptions& options) {
+  FERRITE_ASSIGN_OR_RETURN(fast::Isa isa, resolve_isa(options));
+  const uint32_t threads = options.threads == 0 ? ThreadPool::hardware_threads() : options.threads;
+  auto context = std::make_shared<FastContext>(isa, threads);
+  FERRITE_ASSIGN_OR_RETURN(auto operations, llama_operations());
+  const std::map<std::string, FastFactory> factories{
+      {"operation.add", add},       {"operation.attention", attention},
+      {"operation.linear", linear}, {"operation.rms_norm", rms_norm},
+      {"operation.rope", rope},     {"operation.swiglu", swiglu}};
+  for (auto& op : operations) {
+    auto factory = factories.find(op.id.str());
+    if (factory == factories.end()) continue;  // see the header: reference only
+    const std::string name = op.id.str().substr(std::string_view("operation.").size());
+    FastFactory make = factory->second;
+    FERRITE_RETURN_IF_ERROR(registry.add(CpuProviderSpec{
+        .provider_id = ProviderId::literal(fmt::format("{}.{}", kCpuFastProviderPrefix, name)),
+        .operation = std::move(op),
+        .version = {1, 0},
+        .revision = "1",
+        .capabilities = {CapabilityId::literal("capability.f32")},
+        .estimate = DeclarativeEstimateSpec{.value_alignment_bytes = 64,
+                                            .scratch = std::nullopt,
+                                            .binding = std::nullopt,
+                                            .persistent = std::nullopt},
+        .factory = [context, make](const KernelNode& node) { return make(context, node); }}));
+  }
+  return {};
+}
+
+}  // namespace ferrite

@@ -1,0 +1,294 @@
+// The cross-provider conformance driver: every operation of every CPU
+// provider is run against cpu.reference over many shapes, on the same
+// deterministic inputs, and must agree within the operation's tolerance.
+// Every variant of one provider (instruction sets, thread counts) must also
+// agree with the others bit for bit, and leave rows past the step's tokens
+// untouched. A new provider is added to `variants()` and nothing else.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "ferrite/models/llama_operations.h"
+#include "ferrite/providers/cpu_fast.h"
+#include "ferrite/providers/cpu_reference.h"
+
+namespace ferrite {
+namespace {
+
+// One provider configuration under test.
+struct Variant {
+  std::string name;       // "fast/avx512/2 threads"
+  std::string provider;   // provider id prefix, e.g. "provider.cpu.fast"
+  std::function<Result<void>(CpuProviderRegistry&)> add;
+};
+
+std::vector<Variant> variants() {
+  std::vector<Variant> out;
+  for (const char* isa : {"avx512", "avx2", "portable"}) {
+    for (uint32_t threads : {1u, 2u, 3u}) {
+      CpuFastOptions options{.threads = threads, .isa = std::string(isa)};
+      if (!cpu_fast_isa(options)) continue;  // not on this CPU
+      out.push_back({fmt::format("fast/{}/{}", isa, threads), std::string(kCpuFastProviderPrefix),
+                     [options](CpuProviderRegistry& r) { return add_cpu_fast_providers(r, options); }});
+    }
+  }
+  return out;
+}
+
+// Largest |candidate - reference| allowed, relative to the case's scale
+// (the largest |reference| value, at least 1). 0 means bit-identical.
+double tolerance(const std::string& operation) {
+  static const std::map<std::string, double> kTolerance{
+      {"operation.linear", 2e-6},   {"operation.attention", 2e-6}, {"operation.rms_norm", 1e-6},
+      {"operation.swiglu", 1e-6},   {"operation.rope", 0.0},       {"operation.add", 0.0},
+      {"operation.token_embedding", 0.0}, {"operation.take_last_token", 0.0}};
+  return kTolerance.at(operation);
+}
+
+// A tensor with its backing; `rows` > 0 makes it a token-scaled state.
+struct Buffer {
+  ResolvedTensorSpec spec;
+  std::vector<uint32_t> words;  // f32 bits or u32 values
+  uint64_t rows = 0;
+};
+
+struct Case {
+  std::string operation;
+  std::map<AttributeId, SemanticValue> attributes;
+  std::vector<Buffer> inputs, outputs;
+  uint64_t tokens = 1;
+  std::string label;
+};
+
+ResolvedTensorSpec spec(std::vector<uint64_t> dims, ElementType type = ElementType::kF32) {
+  return *ResolvedTensorSpec::create(std::move(dims), type, ContiguousLayout{});
+}
+
+uint64_t elements(const ResolvedTensorSpec& s) {
+  uint64_t n = 1;
+  for (uint64_t d : s.dimensions()) n *= d;
+  return n;
+}
+
+// Deterministic values in [-scale, scale).
+struct Random {
+  uint64_t state;
+  float next(float scale) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return (static_cast<float>(state >> 40) / static_cast<float>(1 << 24) * 2.0f - 1.0f) * scale;
+  }
+};
+
+Buffer f32(std::vector<uint64_t> dims, Random& random, float scale = 1.0f, uint64_t rows = 0) {
+  Buffer b{spec(std::move(dims)), {}, rows};
+  b.words.resize(elements(b.spec) * std::max<uint64_t>(rows, 1));
+  for (auto& w : b.words) {
+    const float v = random.next(scale);
+    std::memcpy(&w, &v, 4);
+  }
+  return b;
+}
+
+Buffer u32(std::vector<uint32_t> values, uint64_t capacity) {
+  Buffer b{spec({capacity}, ElementType::kU32), std::move(values), 0};
+  b.words.resize(capacity, 0);
+  return b;
+}
+
+// Outputs start as a sentinel pattern, so rows a kernel must not write stay visible.
+Buffer sentinel(std::vector<uint64_t> dims) {
+  Buffer b{spec(std::move(dims)), {}, 0};
+  b.words.assign(elements(b.spec), 0x7fc0dead);
+  return b;
+}
+
+SemanticValue rational(const char* text) {
+  return SemanticRational{*CanonicalRational::parse_decimal(text)};
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  Random random{0x243f6a8885a308d3ull};
+  const auto id = [](const char* s) { return AttributeId::literal(s); };
+  // Matrix products: widths around the 16-lane blocks, tiles and the parallel threshold.
+  for (uint64_t in : {1, 3, 15, 16, 17, 33, 64, 100, 257}) {
+    for (uint64_t outw : {1, 5, 16, 17, 64, 130}) {
+      for (uint64_t tokens : {1, 2, 3, 5, 9}) {
+        Case c{"operation.linear", {}, {}, {}, tokens, fmt::format("in {} out {} tokens {}", in, outw, tokens)};
+        c.inputs = {f32({tokens + 2, in}, random), f32({outw, in}, random, 0.5f)};
+        c.outputs = {sentinel({tokens + 2, outw})};
+        out.push_back(std::move(c));
+      }
+    }
+  }
+  for (auto [in, outw, tokens] : {std::tuple<uint64_t, uint64_t, uint64_t>{256, 300, 5},
+                                  {512, 1376, 1}, {1376, 512, 4}, {288, 2048, 7}}) {
+    Case c{"operation.linear", {}, {}, {}, tokens, fmt::format("in {} out {} tokens {} (threads)", in, outw, tokens)};
+    c.inputs = {f32({tokens, in}, random), f32({outw, in}, random, 0.1f)};
+    c.outputs = {sentinel({tokens, outw})};
+    out.push_back(std::move(c));
+  }
+  for (uint64_t width : {1, 7, 16, 64, 100, 768}) {
+    for (uint64_t tokens : {1, 4}) {
+      Case norm{"operation.rms_norm", {{id("epsilon"), rational("0.00001")}}, {}, {}, tokens,
+                fmt::format("width {} tokens {}", width, tokens)};
+      norm.inputs = {f32({tokens + 1, width}, random, 3.0f), f32({width}, random)};
+      norm.outputs = {sentinel({tokens + 1, width})};
+      out.push_back(std::move(norm));
+      Case glu{"operation.swiglu", {}, {}, {}, tokens, fmt::format("width {} tokens {}", width, tokens)};
+      glu.inputs = {f32({tokens + 1, width}, random, 6.0f), f32({tokens + 1, width}, random, 2.0f)};
+      glu.outputs = {sentinel({tokens + 1, width})};
+      out.push_back(std::move(glu));
+      Case sum{"operation.add", {}, {}, {}, tokens, fmt::format("width {} tokens {}", width, tokens)};
+      sum.inputs = {f32({tokens + 1, width}, random), f32({tokens + 1, width}, random)};
+      sum.outputs = {sentinel({tokens + 1, width})};
+      out.push_back(std::move(sum));
+    }
+  }
+  for (const char* convention : {"interleaved", "half_split"}) {
+    for (uint64_t head_dim : {2, 8, 64}) {
+      for (uint64_t heads : {1, 3}) {
+        const uint64_t tokens = 3;
+        Case c{"operation.rope",
+               {{id("head_dim"), SemanticUnsigned{head_dim}},
+                {id("theta"), rational("10000")},
+                {id("convention"), SemanticText{convention}}},
+               {}, {}, tokens, fmt::format("{} head_dim {} heads {}", convention, head_dim, heads)};
+        c.inputs = {f32({tokens + 1, heads * head_dim}, random), u32({0, 17, 4095}, tokens + 1)};
+        c.outputs = {sentinel({tokens + 1, heads * head_dim})};
+        out.push_back(std::move(c));
+      }
+    }
+  }
+  // Attention: grouped heads, head widths around the lanes, positions that
+  // start mid-context (the caches hold earlier rows), and a long row that
+  // crosses the parallel threshold.
+  struct Shape { uint64_t heads, kv_heads, head_dim, context, start, tokens; };
+  for (const Shape& s : {Shape{1, 1, 2, 8, 0, 1}, Shape{4, 2, 8, 40, 5, 3}, Shape{8, 4, 16, 40, 0, 4},
+                         Shape{6, 3, 20, 40, 30, 2}, Shape{8, 4, 64, 96, 70, 3},
+                         Shape{12, 4, 64, 64, 1, 2}}) {
+    const uint64_t qd = s.heads * s.head_dim, kd = s.kv_heads * s.head_dim;
+    Case c{"operation.attention",
+           {{id("n_heads"), SemanticUnsigned{s.heads}},
+            {id("n_kv_heads"), SemanticUnsigned{s.kv_heads}},
+            {id("head_dim"), SemanticUnsigned{s.head_dim}}},
+           {}, {}, s.tokens,
+           fmt::format("heads {}/{} head_dim {} start {} tokens {}", s.heads, s.kv_heads, s.head_dim,
+                       s.start, s.tokens)};
+    std::vector<uint32_t> positions;
+    for (uint64_t t = 0; t < s.tokens; ++t) positions.push_back(static_cast<uint32_t>(s.start + t));
+    c.inputs = {f32({s.tokens + 1, qd}, random), f32({s.tokens + 1, kd}, random),
+                f32({s.tokens + 1, kd}, random), u32(positions, s.tokens + 1),
+                f32({kd}, random, 1.0f, s.context), f32({kd}, random, 1.0f, s.context)};
+    c.outputs = {sentinel({s.tokens + 1, qd})};
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// Runs one case on one registry's provider; returns every buffer's words
+// after the step (inputs too: attention writes its caches).
+Result<std::vector<std::vector<uint32_t>>> run_case(const CpuProviderRegistry& registry,
+                                                    const std::string& provider, const Case& c) {
+  const std::string name = c.operation.substr(std::string("operation.").size());
+  const CpuProviderSpec* spec = registry.find(OperationId::literal(c.operation),
+                                              ProviderId::literal(provider + "." + name));
+  if (spec == nullptr) return invalid_argument("not registered");
+  std::vector<Buffer> buffers = c.inputs;
+  buffers.insert(buffers.end(), c.outputs.begin(), c.outputs.end());
+  const NodeId node_id = NodeId::literal("node.conformance");
+  KernelNode node{.node_id = &node_id, .attributes = &c.attributes};
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    KernelTensor t{reinterpret_cast<std::byte*>(buffers[i].words.data()), &buffers[i].spec,
+                   buffers[i].rows};
+    (i < c.inputs.size() ? node.inputs : node.outputs).push_back(t);
+  }
+  FERRITE_ASSIGN_OR_RETURN(BoundKernel kernel, spec->factory(node));
+  FERRITE_RETURN_IF_ERROR(kernel.run(c.tokens));
+  std::vector<std::vector<uint32_t>> words;
+  for (auto& b : buffers) words.push_back(std::move(b.words));
+  return words;
+}
+
+float as_float(uint32_t w) {
+  float f;
+  std::memcpy(&f, &w, 4);
+  return f;
+}
+
+TEST(ProviderConformanceTest, EveryProviderAgreesWithTheReferenceOnEveryOperation) {
+  CpuProviderRegistry reference;
+  ASSERT_TRUE(add_cpu_reference_providers(reference));
+  const auto all_variants = variants();
+  ASSERT_FALSE(all_variants.empty());
+  const auto all_cases = cases();
+  std::map<std::string, uint64_t> checked;  // operation -> cases x variants
+  for (const Case& c : all_cases) {
+    auto expected = run_case(reference, "provider.cpu.reference", c);
+    ASSERT_TRUE(expected) << c.operation << " " << c.label << ": " << expected.error().to_string();
+    std::optional<std::vector<std::vector<uint32_t>>> first;  // the first variant's bits
+    for (const Variant& v : all_variants) {
+      CpuProviderRegistry registry;
+      ASSERT_TRUE(v.add(registry));
+      auto got = run_case(registry, v.provider, c);
+      if (!got && got.error().message() == "not registered") continue;
+      ASSERT_TRUE(got) << v.name << " " << c.label << ": " << got.error().to_string();
+      ASSERT_EQ(got->size(), expected->size());
+      // Scale: the largest reference magnitude among the compared words.
+      double scale = 1.0, worst = 0.0;
+      for (size_t b = 0; b < got->size(); ++b) {
+        for (size_t i = 0; i < (*got)[b].size(); ++i) {
+          const uint32_t e = (*expected)[b][i], g = (*got)[b][i];
+          if (e == 0x7fc0dead || g == 0x7fc0dead) {
+            // A row past the step: both must have left it alone.
+            ASSERT_EQ(e, g) << v.name << " " << c.operation << " " << c.label << " buffer " << b
+                            << " word " << i;
+            continue;
+          }
+          if (b < c.inputs.size() && c.inputs[b].spec.element_type() == ElementType::kU32) {
+            ASSERT_EQ(e, g);
+            continue;
+          }
+          scale = std::max(scale, std::fabs(static_cast<double>(as_float(e))));
+          worst = std::max(worst, std::fabs(static_cast<double>(as_float(g)) - as_float(e)));
+        }
+      }
+      EXPECT_LE(worst / scale, tolerance(c.operation))
+          << v.name << " " << c.operation << " " << c.label << ": max |difference| " << worst
+          << " at scale " << scale;
+      if (!first) {
+        first = std::move(*got);
+      } else {
+        EXPECT_TRUE(*first == *got) << v.name << " differs in bits from " << all_variants[0].name
+                                    << " on " << c.operation << " " << c.label;
+      }
+      ++checked[c.operation];
+    }
+  }
+  // Every fast operation was exercised by every variant.
+  for (const char* op : {"operation.linear", "operation.attention", "operation.rms_norm",
+                         "operation.rope", "operation.swiglu", "operation.add"}) {
+    EXPECT_GT(checked[op], 0u) << op;
+    EXPECT_EQ(checked[op] % all_variants.size(), 0u) << op;
+  }
+}
+
+TEST(ProviderConformanceTest, UnknownOrUnsupportedInstructionSetsAreRefused) {
+  CpuProviderRegistry registry;
+  auto bad = add_cpu_fast_providers(registry, {.threads = 1, .isa = std::string("sse9")});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("sse9"), std::string::npos);
+  EXPECT_TRUE(cpu_fast_isa({.threads = 1, .isa = std::string("portable")}));
+}
+
+}  // namespace
+}  // namespace ferrite
