@@ -4,10 +4,14 @@
 //   memory_bandwidth [THREADS] [MIB]     (defaults: 1 thread, 1024 MiB)
 //
 // Every thread reads its contiguous slice of one buffer (far larger than the
-// caches) with 64-bit loads into four independent sums; a pass is timed from
-// the first thread's start to the last thread's end. Prints the best of 7
+// caches) with the widest loads the CPU has (AVX-512, else AVX2, else 64-bit)
+// into four independent sums, prefetching 1 KiB ahead as a tuned kernel
+// would; a pass is timed from the first thread's start to the last thread's
+// end. Prints the best of 7
 // passes in GB/s (10^9 bytes per second), the unit tokens/s x bytes/token is
 // reported in.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -31,6 +35,44 @@ uint64_t read_slice(const uint64_t* p, size_t n) {
   return a ^ b ^ c ^ d;
 }
 
+__attribute__((target("avx512f"))) uint64_t read_slice_avx512(const uint64_t* p, size_t n) {
+  __m512i a = _mm512_setzero_si512(), b = a, c = a, d = a;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + i + 128), _MM_HINT_T0);
+    a = _mm512_add_epi64(a, _mm512_loadu_si512(p + i));
+    b = _mm512_add_epi64(b, _mm512_loadu_si512(p + i + 8));
+    c = _mm512_add_epi64(c, _mm512_loadu_si512(p + i + 16));
+    d = _mm512_add_epi64(d, _mm512_loadu_si512(p + i + 24));
+  }
+  const __m512i s = _mm512_add_epi64(_mm512_add_epi64(a, b), _mm512_add_epi64(c, d));
+  alignas(64) uint64_t lanes[8];
+  _mm512_store_si512(lanes, s);
+  return read_slice(lanes, 8) + read_slice(p + i, n - i);
+}
+
+__attribute__((target("avx2"))) uint64_t read_slice_avx2(const uint64_t* p, size_t n) {
+  __m256i a = _mm256_setzero_si256(), b = a, c = a, d = a;
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + i + 128), _MM_HINT_T0);
+    a = _mm256_add_epi64(a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)));
+    b = _mm256_add_epi64(b, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 4)));
+    c = _mm256_add_epi64(c, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 8)));
+    d = _mm256_add_epi64(d, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 12)));
+  }
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
+                     _mm256_add_epi64(_mm256_add_epi64(a, b), _mm256_add_epi64(c, d)));
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3] + read_slice(p + i, n - i);
+}
+
+uint64_t read_widest(const uint64_t* p, size_t n) {
+  if (__builtin_cpu_supports("avx512f")) return read_slice_avx512(p, n);
+  if (__builtin_cpu_supports("avx2")) return read_slice_avx2(p, n);
+  return read_slice(p, n);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -52,7 +94,7 @@ int main(int argc, char** argv) {
     for (unsigned t = 0; t < threads; ++t) {
       pool.emplace_back([&, t] {
         const size_t begin = words * t / threads, end = words * (t + 1) / threads;
-        results[t] = read_slice(buffer.data() + begin, end - begin);
+        results[t] = read_widest(buffer.data() + begin, end - begin);
       });
     }
     for (auto& th : pool) th.join();

@@ -49,32 +49,6 @@ Result<SafetensorsTensor> read_tensor_entry(const std::string& name, const JsonC
   return tensor;
 }
 
-// Scans JSON text for nesting deeper than kMaxJsonDepth outside strings, so
-// nlohmann never sees a bracket bomb.
-bool json_nesting_within_limit(std::string_view text) {
-  size_t depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) return false;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 std::optional<uint64_t> safetensors_dtype_size(std::string_view dtype) {
@@ -109,11 +83,7 @@ Result<SafetensorsModel> parse_safetensors(std::span<const std::byte> file,
   const uint64_t data_size = reader.remaining();
   const std::string_view text(reinterpret_cast<const char*>(header_bytes.data()),
                               header_bytes.size());
-  if (!json_nesting_within_limit(text)) {
-    return format_error_at(ErrorCode::kSerialization, source, 8,
-                           fmt::format("safetensors header nests deeper than {} levels",
-                                       kMaxJsonDepth));
-  }
+  // The strict parser stops a bracket bomb at kMaxJsonDepth while it reads.
   auto parsed = parse_strict_json(text, static_cast<size_t>(kSafetensorsMaxHeaderBytes));
   if (!parsed) return header_error(source, std::move(parsed).error());
   const nlohmann::json& doc = *parsed;
@@ -319,10 +289,6 @@ Result<HfLlamaConfig> parse_hf_llama_config(std::string_view text, std::string_v
     return format_error_at(ErrorCode::kSerialization, source, 0,
                            fmt::format("config of {} bytes exceeds the cap of {}", text.size(),
                                        kMaxJsonTextBytes));
-  }
-  if (!json_nesting_within_limit(text)) {
-    return format_error_at(ErrorCode::kSerialization, source, 0,
-                           fmt::format("JSON nests deeper than {} levels", kMaxJsonDepth));
   }
   auto parsed = parse_bounded_json(text);
   if (!parsed) {

@@ -214,7 +214,7 @@ TEST(SafetensorsReaderTest, RejectsMalformedHeaders) {
       parse_text(R"({"": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})"),
       ErrorCode::kSerialization, "tensor name of 0 bytes"));
   EXPECT_TRUE(fails_with(parse_text(std::string(1000, '[') + std::string(1000, ']')),
-                         ErrorCode::kSerialization, "nests deeper than 64 levels"));
+                         ErrorCode::kSerialization, "nests deeper than the limit of 64 containers"));
   std::vector<uint64_t> rank17(17, 1);
   EXPECT_TRUE(fails_with(parse_safetensors(safetensors_file(nlohmann::json{{"a", entry("F32", rank17, 0, 4)}},
                                                             Bytes().zeros(4))
@@ -311,7 +311,7 @@ TEST(HfLlamaConfigTest, RejectsBadConfigs) {
   EXPECT_TRUE(fails_with(parse_hf_llama_config("[]", "c.json"), ErrorCode::kSerialization,
                          "must be a JSON object, found array"));
   EXPECT_TRUE(fails_with(parse_hf_llama_config(std::string(100000, '['), "c.json"),
-                         ErrorCode::kSerialization, "nests deeper than 64"));
+                         ErrorCode::kSerialization, "nests deeper than the limit of 64 containers"));
 }
 
 // The bytes of fuzz/regressions/<target>/<name> (inputs a fuzzer once crashed on).

@@ -43,6 +43,8 @@ FERRITE_AVX2 void tile(const float* w, const float* x, float* y, uint64_t in, ui
   for (; i + 16 <= in; i += 16) {
     Lanes16 wv[R];
     for (int r = 0; r < R; ++r) {
+      // One token: prefetch the next block of rows (see the AVX-512 tile).
+      if constexpr (T == 1) _mm_prefetch(reinterpret_cast<const char*>(w + (R + r) * in + i), _MM_HINT_T0);
       wv[r] = {_mm256_loadu_ps(w + r * in + i), _mm256_loadu_ps(w + r * in + i + 8)};
     }
     for (int t = 0; t < T; ++t) {

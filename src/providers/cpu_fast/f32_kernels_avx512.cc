@@ -36,7 +36,14 @@ FERRITE_AVX512 void tile(const float* w, const float* x, float* y, uint64_t in,
   uint64_t i = 0;
   for (; i + 16 <= in; i += 16) {
     __m512 wv[R];
-    for (int r = 0; r < R; ++r) wv[r] = _mm512_loadu_ps(w + r * in + i);
+    for (int r = 0; r < R; ++r) {
+      // One token: the product streams weights from memory. Prefetching the
+      // next block of rows keeps more cache-line requests in flight than the
+      // hardware prefetcher does on its own (a hint: never faults, and a
+      // block past the matrix's end is harmless).
+      if constexpr (T == 1) _mm_prefetch(reinterpret_cast<const char*>(w + (R + r) * in + i), _MM_HINT_T0);
+      wv[r] = _mm512_loadu_ps(w + r * in + i);
+    }
     for (int t = 0; t < T; ++t) {
       const __m512 xv = _mm512_loadu_ps(x + t * in + i);
       for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
