@@ -260,7 +260,8 @@ int run_demo(const RunArgs& args, std::ostream& out, std::ostream& err) {
                            .norm_eps = "1/100000",
                            .rope_theta = "10000",
                            .rope_convention = "interleaved",
-                           .tied_output = false};
+                           .tied_output = false,
+                           .block_formats = {}};
   auto family = load_program("", std::string("llama-decoder"));
   if (!family) return report_error(family.error(), false, out, err);
   SyntheticWeights weights;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "ferrite/models/gguf_reader.h"
+#include "ferrite/models/ggml_blocks.h"
 #include "ferrite/models/half_float.h"
 #include "ferrite/models/llama2c_reader.h"
 #include "ferrite/models/safetensors_reader.h"
@@ -16,12 +17,13 @@
 namespace ferrite {
 namespace {
 
-enum class SourceType : uint8_t { kF32, kF16, kBF16 };
+enum class SourceType : uint8_t { kF32, kF16, kBF16, kBlocks };
 
 struct TensorView {
   std::span<const std::byte> bytes;
-  std::vector<uint64_t> shape;  // row-major, outermost first
+  std::vector<uint64_t> shape;  // row-major, outermost first; kBlocks: the block grid
   SourceType type = SourceType::kF32;
+  const GgmlBlockFormat* blocks = nullptr;  // kBlocks only
 };
 
 // Serves components from named views; owns the mapped files through `keep`.
@@ -54,6 +56,22 @@ class NamedTensorSource final : public WeightSource {
                         fmt::format("checkpoint has no tensor `{}` for weight component `{}`",
                                     component.external_names.front(), component.id.str()));
     }
+    if (const auto* block = std::get_if<BlockQuantizedEncoding>(&component.encoding)) {
+      // Block-quantized bytes are copied as stored (the identity materializer).
+      if (view->type != SourceType::kBlocks || view->blocks->format_id != block->format_id.str() ||
+          view->shape != component.dimensions || view->bytes.size() != destination.size()) {
+        return make_error(ErrorCode::kInvalidModelConfig,
+                          fmt::format("tensor `{}` is not stored as `{}` blocks of grid [{}]", used,
+                                      block->format_id.str(), fmt::join(component.dimensions, ",")));
+      }
+      std::memcpy(destination.data(), view->bytes.data(), destination.size());
+      return {};
+    }
+    if (view->type == SourceType::kBlocks) {
+      return make_error(ErrorCode::kInvalidModelConfig,
+                        fmt::format("tensor `{}` is {}, but the model reads it as f32", used,
+                                    view->blocks->name));
+    }
     if (view->shape != component.dimensions) {
       return make_error(ErrorCode::kInvalidModelConfig,
                         fmt::format("tensor `{}` has shape [{}], the model needs [{}]", used,
@@ -74,6 +92,7 @@ class NamedTensorSource final : public WeightSource {
         break;
       case SourceType::kF16: ok = convert_f16_to_f32(view->bytes, out); break;
       case SourceType::kBF16: ok = convert_bf16_to_f32(view->bytes, out); break;
+      case SourceType::kBlocks: break;  // handled above
     }
     if (!ok) {
       return make_error(ErrorCode::kSerialization,
@@ -111,7 +130,8 @@ Result<LlamaCheckpoint> open_llama2c(const std::filesystem::path& path,
                            .norm_eps = "1/100000",
                            .rope_theta = "10000",
                            .rope_convention = "interleaved",
-                           .tied_output = c.shared_classifier};
+                           .tied_output = c.shared_classifier,
+                           .block_formats = {}};
   auto source = std::make_unique<NamedTensorSource>();
   for (const auto& t : shared->checkpoint().tensors) {
     FERRITE_ASSIGN_OR_RETURN(auto bytes, shared->tensor_data(t));
@@ -181,14 +201,22 @@ Result<LlamaCheckpoint> open_gguf(const std::filesystem::path& path) {
       type = SourceType::kF16;
     } else if (t.ggml_type == kGgmlTypeBF16) {
       type = SourceType::kBF16;
+    } else if (const GgmlBlockFormat* blocks = ggml_block_format_of_type(t.ggml_type);
+               blocks != nullptr && t.dims.size() == 2 && t.name.ends_with(".weight")) {
+      // A block-quantized matrix [rows, cols]: served as its block grid, and
+      // the family stores that weight in the same format.
+      FERRITE_ASSIGN_OR_RETURN(auto bytes, shared->tensor_data(t));
+      const std::string weight_id = "weight." + t.name.substr(0, t.name.size() - 7);
+      out.config.block_formats[weight_id] = std::string(blocks->format_id);
+      source->tensors[t.name] =
+          TensorView{bytes, {t.dims[1], t.dims[0] / blocks->values_per_block}, SourceType::kBlocks,
+                     blocks};
+      continue;
     } else {
-      // Block-quantized weights need kernels that compute on the blocks;
-      // converting them to f32 at load would hide a 4-8x memory cost.
       const auto name = ggml_type_name(t.ggml_type);
       return make_error(Status(ErrorCode::kInvalidModelConfig,
-                               fmt::format("{}: tensor `{}` is {}; Ferrite loads F32, F16 and BF16 "
-                                           "GGUF tensors (block-quantized weights are not "
-                                           "supported yet)",
+                               fmt::format("{}: tensor `{}` is {}; Ferrite loads F32, F16, BF16 "
+                                           "and (matrices) Q8_0 and Q4_0 GGUF tensors",
                                            path.string(), t.name,
                                            name ? std::string(*name)
                                                 : fmt::format("ggml type {}", t.ggml_type)))
@@ -199,6 +227,10 @@ Result<LlamaCheckpoint> open_gguf(const std::filesystem::path& path) {
   }
   source->keep = shared;
   source->tie_output_to_embedding();
+  if (auto embd = out.config.block_formats.find("weight.token_embd");
+      out.config.tied_output && embd != out.config.block_formats.end()) {
+    out.config.block_formats["weight.output"] = embd->second;  // served from the same blocks
+  }
   out.weights = std::move(source);
   FERRITE_ASSIGN_OR_RETURN(uint32_t bos, gguf_token_id(m, "tokenizer.ggml.bos_token_id", 1));
   FERRITE_ASSIGN_OR_RETURN(uint32_t eos, gguf_token_id(m, "tokenizer.ggml.eos_token_id", 2));
@@ -266,7 +298,8 @@ Result<LlamaCheckpoint> open_safetensors(const std::filesystem::path& dir,
                            .rope_theta = decimal_text(hf.rope_theta),
                            .rope_convention = "half_split",
                            .tied_output = hf.tie_word_embeddings ||
-                                          shared->model().find_tensor("lm_head.weight") == nullptr};
+                                          shared->model().find_tensor("lm_head.weight") == nullptr,
+                           .block_formats = {}};
   // The file's tensors under their GGUF names (see gguf_name_of).
   auto source = std::make_unique<NamedTensorSource>();
   for (const SafetensorsTensor& t : shared->model().tensors) {

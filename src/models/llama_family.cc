@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ferrite/format/program_file.h"
+#include "ferrite/models/ggml_blocks.h"
 
 namespace ferrite {
 namespace {
@@ -54,29 +55,42 @@ std::vector<std::pair<std::string, std::vector<uint64_t>>> llama_weights(const L
 std::string component_id(const std::string& weight) { return "component." + weight.substr(7); }
 std::string value_of(const std::string& weight) { return "value." + weight; }
 
-json weight_schema(const std::vector<std::pair<std::string, std::vector<uint64_t>>>& weights) {
+json weight_schema(const std::vector<std::pair<std::string, std::vector<uint64_t>>>& weights,
+                   const std::map<std::string, std::string>& block_formats) {
   json components = json::array();
   json tensors = json::array();
   std::vector<std::pair<std::string, json>> sorted_components;
   for (const auto& [id, dims] : weights) {
-    sorted_components.push_back(
-        {component_id(id),
-         {{"id", component_id(id)},
-          {"role", "values"},
-          {"external_names", {id.substr(7) + ".weight"}},
-          {"dimensions", dims},
-          {"encoding", {{"kind", "dense"}, {"element_type", "f32"}}},
-          {"required", true}}});
+    json component{{"id", component_id(id)},
+                   {"role", "values"},
+                   {"external_names", {id.substr(7) + ".weight"}},
+                   {"dimensions", dims},
+                   {"encoding", {{"kind", "dense"}, {"element_type", "f32"}}},
+                   {"required", true}};
+    json layout{{"kind", "dense"}, {"component_id", component_id(id)}};
+    if (auto block = block_formats.find(id); block != block_formats.end()) {
+      // Validated by build_llama_family: a known format, a matrix, whole blocks.
+      const GgmlBlockFormat& format = *ggml_block_format(block->second);
+      component["role"] = "packed_values";
+      component["dimensions"] = {dims[0], dims[1] / format.values_per_block};
+      component["encoding"] = {{"kind", "block_quantized"},
+                               {"format_id", std::string(format.format_id)},
+                               {"logical_values_per_block", format.values_per_block},
+                               {"bytes_per_block", format.bytes_per_block}};
+      layout = {{"kind", "block_quantized"}, {"blocks", component_id(id)}, {"block_axis", 1}};
+    }
+    sorted_components.push_back({component_id(id), std::move(component)});
     tensors.push_back({{"id", id},
                        {"dimensions", dims},
                        {"logical_element_type", "f32"},
-                       {"physical_layout", {{"kind", "dense"}, {"component_id", component_id(id)}}},
+                       {"physical_layout", std::move(layout)},
                        {"required", true}});
   }
   std::sort(sorted_components.begin(), sorted_components.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [_, c] : sorted_components) components.push_back(std::move(c));
-  return {{"format_id", "weight-format.dense"},
+  return {{"format_id", block_formats.empty() ? std::string("weight-format.dense")
+                                              : std::string(kGgmlBlocksWeightFormatId)},
           {"layout_id", "weight-layout.llama"},
           {"version", {{"major", 1}, {"minor", 0}}},
           {"components", components},
@@ -204,13 +218,29 @@ Result<PreparedModelFamily> build_llama_family(const LlamaConfig& c) {
                   {"states", states},
                   {"weights", weight_values},
                   {"outputs", {"value.logits"}}};
-  const json config = {{"dim", c.dim}, {"hidden_dim", c.hidden_dim}, {"n_layers", c.n_layers},
-                       {"n_heads", c.n_heads}, {"n_kv_heads", c.n_kv_heads},
-                       {"vocab_size", c.vocab_size}, {"context_length", c.context_length},
-                       {"norm_eps", c.norm_eps}, {"rope_theta", c.rope_theta},
-                       {"rope_convention", c.rope_convention}, {"tied_output", c.tied_output}};
+  json config = {{"dim", c.dim}, {"hidden_dim", c.hidden_dim}, {"n_layers", c.n_layers},
+                 {"n_heads", c.n_heads}, {"n_kv_heads", c.n_kv_heads},
+                 {"vocab_size", c.vocab_size}, {"context_length", c.context_length},
+                 {"norm_eps", c.norm_eps}, {"rope_theta", c.rope_theta},
+                 {"rope_convention", c.rope_convention}, {"tied_output", c.tied_output}};
+  // Block-quantized matrices: known formats, on matrices of whole blocks.
+  for (const auto& entry : c.block_formats) {
+    const std::string& id = entry.first;
+    const std::string& format_id = entry.second;
+    const GgmlBlockFormat* format = ggml_block_format(format_id);
+    auto it = std::find_if(weights.begin(), weights.end(),
+                           [&id](const auto& w) { return w.first == id; });
+    if (format == nullptr || it == weights.end() || it->second.size() != 2 ||
+        it->second[1] % format->values_per_block != 0) {
+      return make_error(ErrorCode::kInvalidModelConfig,
+                        fmt::format("llama config: weight `{}` cannot be stored as `{}` (a known "
+                                    "block format, on a matrix whose rows are whole blocks)",
+                                    id, format_id));
+    }
+  }
+  if (!c.block_formats.empty()) config["block_formats"] = c.block_formats;
   return read_program_file_json(
-      file("family.llama", config, weight_schema(weights), std::move(program)));
+      file("family.llama", config, weight_schema(weights, c.block_formats), std::move(program)));
 }
 
 std::map<ProgramValueId, ProgramTensorSpec> llama_compile_inputs(uint64_t token_capacity) {

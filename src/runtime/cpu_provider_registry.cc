@@ -59,8 +59,11 @@ Result<CompilationTarget> CpuProviderRegistry::target(const DeviceDescriptor& de
         .version = spec.version,
         .device_id = device.id,
         .capabilities = spec.capabilities,
-        .accepted_weight_formats = {WeightFormatId::literal("weight-format.dense")},
-        .accepted_quantization_formats = {},
+        .accepted_weight_formats =
+            spec.weight_formats.empty()
+                ? std::set<WeightFormatId>{WeightFormatId::literal("weight-format.dense")}
+                : spec.weight_formats,
+        .accepted_quantization_formats = spec.quantization_formats,
         .dynamic_storage_bindings = std::move(slots),
         .resource_estimator_id = "estimator." + spec.provider_id.str(),
         .resource_estimator_version = spec.version,

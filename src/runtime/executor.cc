@@ -85,6 +85,11 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
                            .scratch_bytes = 0};
     for (const auto& binding : node.values) {
       const auto& components = binding.storage().components();
+      const WeightComponentSpec* weight_component = nullptr;
+      if (binding.usage() == BufferUsage::kWeights && components.size() == 1 &&
+          components.front().component_id) {
+        weight_component = schema.find_component(*components.front().component_id);
+      }
       if (binding.usage() == BufferUsage::kWeights) {
         for (const auto& c : components) {
           if (!c.component_id) return load_error("weight component without an id");
@@ -121,7 +126,8 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
       }
       auto [it, _] = ex->values_.try_emplace(binding.value_id(),
                                              BoundValue{at, binding.tensor(), token_rows});
-      KernelTensor tensor{it->second.data, &it->second.tensor, it->second.token_rows};
+      KernelTensor tensor{it->second.data, &it->second.tensor, it->second.token_rows,
+                          weight_component};
       (binding.role() == ValueBindingRole::kInput ? kernel_node.inputs : kernel_node.outputs)
           .push_back(tensor);
     }

@@ -482,10 +482,10 @@ TEST(GgufCheckpointTest, TokenIdsAboveU32AreRejectedNotTruncated) {
 }
 
 
-// A block-quantized tensor is named as such when the checkpoint is opened
-// (stories260K.gguf with token_embd.weight retyped as Q8_0, which fits in
-// its F32 bytes), rather than reported later as a missing weight.
-TEST(GgufCheckpointTest, QuantizedTensorsAreNamedWithTheirType) {
+// A tensor type Ferrite cannot load is named when the checkpoint is opened
+// (stories260K.gguf with token_embd.weight retyped as Q4_1, ggml type 3),
+// rather than reported later as a missing weight.
+TEST(GgufCheckpointTest, UnsupportedTensorTypesAreNamedWithTheirType) {
   const auto source = testing::shared_model_path("stories260K.gguf");
   if (!std::filesystem::exists(source)) GTEST_SKIP() << "no model files";
   std::ifstream in(source, std::ios::binary);
@@ -495,13 +495,14 @@ TEST(GgufCheckpointTest, QuantizedTensorsAreNamedWithTheirType) {
   ASSERT_NE(at, std::string::npos);
   const size_t type_offset = at + name.size() + 4 + 2 * 8;  // n_dims, two u64 dims
   ASSERT_EQ(bytes[type_offset], 0);                          // F32
-  bytes[type_offset] = static_cast<char>(kGgmlTypeQ8_0);
+  bytes[type_offset] = 3;  // Q4_1
   TempDir dir;
-  const auto path = dir.path() / "q8.gguf";
+  const auto path = dir.path() / "q4_1.gguf";
   std::ofstream(path, std::ios::binary) << bytes;
   ASSERT_TRUE(GgufFile::open(path));
   EXPECT_TRUE(fails_with(open_llama_checkpoint(path, std::nullopt), ErrorCode::kInvalidModelConfig,
-                         "tensor `token_embd.weight` is Q8_0; Ferrite loads F32, F16 and BF16"));
+                         "tensor `token_embd.weight` is ggml type 3; Ferrite loads F32, F16, BF16 and "
+                         "(matrices) Q8_0 and Q4_0"));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "ferrite/models/ggml_blocks.h"
 #include "ferrite/models/llama_operations.h"
 #include "ferrite/providers/cpu_fast.h"
 #include "ferrite/providers/cpu_reference.h"
@@ -52,11 +53,13 @@ double tolerance(const std::string& operation) {
   return kTolerance.at(operation);
 }
 
-// A tensor with its backing; `rows` > 0 makes it a token-scaled state.
+// A tensor with its backing; `rows` > 0 makes it a token-scaled state;
+// `component` makes it a weight stored in that component's encoding.
 struct Buffer {
   ResolvedTensorSpec spec;
-  std::vector<uint32_t> words;  // f32 bits or u32 values
+  std::vector<uint32_t> words;  // f32 bits, u32 values, or block bytes
   uint64_t rows = 0;
+  std::optional<WeightComponentSpec> component;
 };
 
 struct Case {
@@ -89,7 +92,7 @@ struct Random {
 };
 
 Buffer f32(std::vector<uint64_t> dims, Random& random, float scale = 1.0f, uint64_t rows = 0) {
-  Buffer b{spec(std::move(dims)), {}, rows};
+  Buffer b{spec(std::move(dims)), {}, rows, std::nullopt};
   b.words.resize(elements(b.spec) * std::max<uint64_t>(rows, 1));
   for (auto& w : b.words) {
     const float v = random.next(scale);
@@ -98,15 +101,45 @@ Buffer f32(std::vector<uint64_t> dims, Random& random, float scale = 1.0f, uint6
   return b;
 }
 
+// A [rows, cols] weight of random ggml blocks: f16 scales between 2^-10 and
+// 2^-2 with random signs, random integer values.
+Buffer blocks(const GgmlBlockFormat& format, uint64_t rows, uint64_t cols, Random& random) {
+  const uint64_t count = rows * cols / format.values_per_block;
+  Buffer b{spec({rows, cols}), {}, 0, std::nullopt};
+  b.words.resize((count * format.bytes_per_block + 3) / 4);
+  auto* bytes = reinterpret_cast<uint8_t*>(b.words.data());
+  for (uint64_t i = 0; i < count; ++i) {
+    uint8_t* block = bytes + i * format.bytes_per_block;
+    const auto scale_bits = static_cast<uint16_t>(
+        (random.next(1.0f) < 0 ? 0x8000u : 0u) |
+        (static_cast<uint32_t>(5 + (random.next(1.0f) + 1.0f) * 4.4f) << 10) |
+        (static_cast<uint32_t>((random.next(1.0f) + 1.0f) * 511.0f) & 0x3ffu));
+    block[0] = static_cast<uint8_t>(scale_bits);
+    block[1] = static_cast<uint8_t>(scale_bits >> 8);
+    for (uint64_t j = 2; j < format.bytes_per_block; ++j) {
+      block[j] = static_cast<uint8_t>((random.next(1.0f) + 1.0f) * 127.9f);
+    }
+  }
+  b.component = WeightComponentSpec{WeightId::literal("weight.conformance"),
+                                    WeightComponentRole::kPackedValues,
+                                    {"conformance.weight"},
+                                    {rows, cols / format.values_per_block},
+                                    BlockQuantizedEncoding{QuantizationFormatId::literal(format.format_id),
+                                                           format.values_per_block,
+                                                           format.bytes_per_block},
+                                    true};
+  return b;
+}
+
 Buffer u32(std::vector<uint32_t> values, uint64_t capacity) {
-  Buffer b{spec({capacity}, ElementType::kU32), std::move(values), 0};
+  Buffer b{spec({capacity}, ElementType::kU32), std::move(values), 0, std::nullopt};
   b.words.resize(capacity, 0);
   return b;
 }
 
 // Outputs start as a sentinel pattern, so rows a kernel must not write stay visible.
 Buffer sentinel(std::vector<uint64_t> dims) {
-  Buffer b{spec(std::move(dims)), {}, 0};
+  Buffer b{spec(std::move(dims)), {}, 0, std::nullopt};
   b.words.assign(elements(b.spec), 0x7fc0dead);
   return b;
 }
@@ -136,6 +169,22 @@ std::vector<Case> cases() {
     c.inputs = {f32({tokens, in}, random), f32({outw, in}, random, 0.1f)};
     c.outputs = {sentinel({tokens, outw})};
     out.push_back(std::move(c));
+  }
+  // Block-quantized weights (Q8_0, Q4_0), read as stored.
+  for (const GgmlBlockFormat* format : {&kGgmlQ8_0, &kGgmlQ4_0}) {
+    for (auto [in, outw, tokens] : {std::tuple<uint64_t, uint64_t, uint64_t>{32, 1, 1},
+                                    {64, 5, 3}, {96, 17, 4}, {256, 33, 9}, {512, 300, 5},
+                                    {768, 256, 1}, {1376, 64, 2}}) {
+      Case c{"operation.linear", {}, {}, {}, tokens,
+             fmt::format("{} in {} out {} tokens {}", format->name, in, outw, tokens)};
+      c.inputs = {f32({tokens + 1, in}, random), blocks(*format, outw, in, random)};
+      c.outputs = {sentinel({tokens + 1, outw})};
+      out.push_back(std::move(c));
+    }
+    Case embed{"operation.token_embedding", {}, {}, {}, 3, fmt::format("{} table", format->name)};
+    embed.inputs = {u32({7, 0, 63}, 4), blocks(*format, 64, 96, random)};
+    embed.outputs = {sentinel({4, 96})};
+    out.push_back(std::move(embed));
   }
   for (uint64_t width : {1, 7, 16, 64, 100, 768}) {
     for (uint64_t tokens : {1, 4}) {
@@ -209,7 +258,8 @@ Result<std::vector<std::vector<uint32_t>>> run_case(const CpuProviderRegistry& r
   KernelNode node{.node_id = &node_id, .attributes = &c.attributes};
   for (size_t i = 0; i < buffers.size(); ++i) {
     KernelTensor t{reinterpret_cast<std::byte*>(buffers[i].words.data()), &buffers[i].spec,
-                   buffers[i].rows};
+                   buffers[i].rows,
+                   buffers[i].component ? &*buffers[i].component : nullptr};
     (i < c.inputs.size() ? node.inputs : node.outputs).push_back(t);
   }
   FERRITE_ASSIGN_OR_RETURN(BoundKernel kernel, spec->factory(node));
@@ -254,7 +304,8 @@ TEST(ProviderConformanceTest, EveryProviderAgreesWithTheReferenceOnEveryOperatio
                             << " word " << i;
             continue;
           }
-          if (b < c.inputs.size() && c.inputs[b].spec.element_type() == ElementType::kU32) {
+          if (b < c.inputs.size() && (c.inputs[b].spec.element_type() == ElementType::kU32 ||
+                                      c.inputs[b].component)) {
             ASSERT_EQ(e, g);
             continue;
           }

@@ -43,6 +43,9 @@ struct LlamaConfig {
   std::string rope_theta = "10000";
   std::string rope_convention = "interleaved";  // or "half_split"
   bool tied_output = false;
+  // Matrices stored block-quantized, by weight id ("weight.blk.0.attn_q") ->
+  // quantization format id (models/ggml_blocks.h). Empty: every weight f32.
+  std::map<std::string, std::string> block_formats;
 
   uint64_t head_dim() const { return n_heads == 0 ? 0 : dim / n_heads; }
   uint64_t kv_dim() const { return head_dim() * n_kv_heads; }

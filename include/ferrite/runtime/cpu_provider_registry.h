@@ -43,6 +43,11 @@ struct CpuProviderSpec {
   ContractVersion version{1, 0};
   std::string revision;  // bump when the kernel's numerics change
   std::set<CapabilityId> capabilities;
+  // Weight-schema formats and block/group quantization formats of the
+  // quantized weights the kernel reads (the compiler only checks them for
+  // quantized weights). Empty weight_formats means {weight-format.dense}.
+  std::set<WeightFormatId> weight_formats;
+  std::set<QuantizationFormatId> quantization_formats;
   DeclarativeEstimateSpec estimate;
   KernelFactory factory;
 };

@@ -26,6 +26,7 @@
 #include "ferrite/core/status.h"
 #include "ferrite/core/tensor_spec.h"
 #include "ferrite/program/semantic_value.h"
+#include "ferrite/program/weight_component.h"
 
 namespace ferrite {
 
@@ -33,10 +34,14 @@ namespace ferrite {
 // A token-scaled state (for example one layer's K cache) has a tensor of one
 // token's row; its backing holds `token_rows` such rows, back to back, row t
 // at `data + t * row bytes`. `token_rows` is 0 for every other value.
+// A weight also carries its stored component (`weight`): the kernel reads
+// its encoding (dense f32, or block-quantized blocks of a format) when it
+// binds; the pointer is valid while the factory runs, not afterwards.
 struct KernelTensor {
   std::byte* data = nullptr;
   const ResolvedTensorSpec* tensor = nullptr;
   uint64_t token_rows = 0;
+  const WeightComponentSpec* weight = nullptr;  // weights only; bind time only
 
   template <class T>
   T* as() const {

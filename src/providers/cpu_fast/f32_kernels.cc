@@ -67,4 +67,13 @@ void axpy(Isa isa, float s, const float* x, float* y, uint64_t n) {
   axpy_portable(s, x, y, n);
 }
 
+void matmul_block_rows(Isa isa, Blocks blocks, const std::byte* w, const float* x, float* y,
+                       uint64_t in, uint64_t out, uint64_t tokens, uint64_t row_begin,
+                       uint64_t row_end) {
+  if (isa == Isa::kAvx512) {
+    return matmul_block_rows_avx512(blocks, w, x, y, in, out, tokens, row_begin, row_end);
+  }
+  matmul_block_rows_portable(blocks, w, x, y, in, out, tokens, row_begin, row_end);
+}
+
 }  // namespace ferrite::fast

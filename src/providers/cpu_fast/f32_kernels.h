@@ -13,8 +13,19 @@
 // row of a matrix product is the same dot product whatever the tile).
 // Pointers need no alignment. `matmul_rows` writes y[t*out + o] =
 // dot(x + t*in, w + o*in, in) for t < tokens and o in [row_begin, row_end).
+//
+// Block-quantized rows (ggml Q8_0 / Q4_0, models/ggml_blocks.h; `in` a
+// multiple of 32): the weights are never expanded to f32 in memory. The dot
+// product of a row with x is defined as
+//   1. 16 lanes; for block b with scale d and integer values q[0..31] (Q8_0:
+//      the int8; Q4_0: nibble - 8), lane l forms p = q[l]*x[32b+l] (rounded),
+//      then p = fma(q[l+16], x[32b+l+16], p), then acc[l] = fma(d, p, acc[l]);
+//   2. the same reduction tree as above.
+// Every instruction set computes exactly this (the AVX2 variant runs the
+// portable code for blocks), so the bits agree as for f32.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -35,6 +46,14 @@ void matmul_rows(Isa isa, const float* w, const float* x, float* y, uint64_t in,
 // y[i] += s * x[i] for i < n (one fused multiply-add per element).
 void axpy(Isa isa, float s, const float* x, float* y, uint64_t n);
 
+enum class Blocks : uint8_t { kQ8_0, kQ4_0 };
+inline constexpr uint64_t kBlockValues = 32;
+inline uint64_t block_bytes(Blocks b) { return b == Blocks::kQ8_0 ? 34 : 18; }
+// As matmul_rows, with `w` holding `out` rows of in/32 blocks each.
+void matmul_block_rows(Isa isa, Blocks blocks, const std::byte* w, const float* x, float* y,
+                       uint64_t in, uint64_t out, uint64_t tokens, uint64_t row_begin,
+                       uint64_t row_end);
+
 // Per-ISA entry points (defined in f32_kernels_<isa>.cc).
 float dot_portable(const float* a, const float* b, uint64_t n);
 float dot_avx2(const float* a, const float* b, uint64_t n);
@@ -46,6 +65,12 @@ void matmul_rows_avx2(const float* w, const float* x, float* y, uint64_t in, uin
 void matmul_rows_avx512(const float* w, const float* x, float* y, uint64_t in, uint64_t out,
                         uint64_t tokens, uint64_t row_begin, uint64_t row_end);
 void axpy_portable(float s, const float* x, float* y, uint64_t n);
+void matmul_block_rows_portable(Blocks blocks, const std::byte* w, const float* x, float* y,
+                                uint64_t in, uint64_t out, uint64_t tokens, uint64_t row_begin,
+                                uint64_t row_end);
+void matmul_block_rows_avx512(Blocks blocks, const std::byte* w, const float* x, float* y,
+                              uint64_t in, uint64_t out, uint64_t tokens, uint64_t row_begin,
+                              uint64_t row_end);
 void axpy_avx2(float s, const float* x, float* y, uint64_t n);
 void axpy_avx512(float s, const float* x, float* y, uint64_t n);
 

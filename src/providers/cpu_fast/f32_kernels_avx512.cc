@@ -5,12 +5,14 @@
 // casts and extracts, which -Wuninitialized reports at every use (GCC PR 105593).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <immintrin.h>
 
 #include <algorithm>
 
 #include "f32_kernels.h"
+#include "ferrite/models/half_float.h"
 
 #define FERRITE_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
 
@@ -105,6 +107,83 @@ FERRITE_AVX512 void axpy_avx512(float s, const float* x, float* y, uint64_t n) {
   }
 }
 
+
+namespace {
+
+// A block's 32 integer values as two vectors of floats (values 0-15, 16-31).
+template <Blocks B>
+FERRITE_AVX512 inline void load_block(const std::byte* block, __m512& lo, __m512& hi) {
+  const __m128i* bytes = reinterpret_cast<const __m128i*>(block + 2);
+  if constexpr (B == Blocks::kQ8_0) {
+    lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(bytes)));
+    hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(bytes + 1)));
+  } else {
+    const __m512i packed = _mm512_cvtepu8_epi32(_mm_loadu_si128(bytes));
+    const __m512i eight = _mm512_set1_epi32(8);
+    lo = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(packed, _mm512_set1_epi32(0x0F)), eight));
+    hi = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(packed, 4), eight));
+  }
+}
+
+FERRITE_AVX512 inline __m512 block_scale(const std::byte* block) {
+  const auto bits = static_cast<uint16_t>(static_cast<uint16_t>(block[0]) |
+                                          (static_cast<uint16_t>(block[1]) << 8));
+  return _mm512_set1_ps(f16_bits_to_f32(bits));
+}
+
+// y[t*y_stride + r] for R rows (each `row_bytes` apart) x T tokens.
+template <Blocks B, int R, int T>
+FERRITE_AVX512 void block_tile(const std::byte* w, uint64_t row_bytes, const float* x, float* y,
+                               uint64_t in, uint64_t y_stride) {
+  constexpr uint64_t kBytes = B == Blocks::kQ8_0 ? 34 : 18;
+  __m512 acc[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+  const uint64_t per_row = in / kBlockValues;
+  for (uint64_t b = 0; b < per_row; ++b) {
+    __m512 lo[R], hi[R], d[R];
+    for (int r = 0; r < R; ++r) {
+      const std::byte* block = w + r * row_bytes + b * kBytes;
+      if constexpr (T == 1) _mm_prefetch(reinterpret_cast<const char*>(block + R * row_bytes), _MM_HINT_T0);
+      load_block<B>(block, lo[r], hi[r]);
+      d[r] = block_scale(block);
+    }
+    for (int t = 0; t < T; ++t) {
+      const __m512 xlo = _mm512_loadu_ps(x + t * in + b * kBlockValues);
+      const __m512 xhi = _mm512_loadu_ps(x + t * in + b * kBlockValues + 16);
+      for (int r = 0; r < R; ++r) {
+        const __m512 p = _mm512_fmadd_ps(hi[r], xhi, _mm512_mul_ps(lo[r], xlo));
+        acc[r][t] = _mm512_fmadd_ps(d[r], p, acc[r][t]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) y[t * y_stride + r] = reduce_lanes(acc[r][t]);
+}
+
+using BlockTileFn = void (*)(const std::byte*, uint64_t, const float*, float*, uint64_t, uint64_t);
+template <Blocks B>
+constexpr BlockTileFn kBlockTiles[kRows][kTokens] = {
+    {block_tile<B, 1, 1>, block_tile<B, 1, 2>, block_tile<B, 1, 3>, block_tile<B, 1, 4>},
+    {block_tile<B, 2, 1>, block_tile<B, 2, 2>, block_tile<B, 2, 3>, block_tile<B, 2, 4>},
+    {block_tile<B, 3, 1>, block_tile<B, 3, 2>, block_tile<B, 3, 3>, block_tile<B, 3, 4>},
+    {block_tile<B, 4, 1>, block_tile<B, 4, 2>, block_tile<B, 4, 3>, block_tile<B, 4, 4>}};
+
+}  // namespace
+
+FERRITE_AVX512 void matmul_block_rows_avx512(Blocks blocks, const std::byte* w, const float* x,
+                                             float* y, uint64_t in, uint64_t out, uint64_t tokens,
+                                             uint64_t row_begin, uint64_t row_end) {
+  const uint64_t row_bytes = in / kBlockValues * block_bytes(blocks);
+  const auto& tiles = blocks == Blocks::kQ8_0 ? kBlockTiles<Blocks::kQ8_0> : kBlockTiles<Blocks::kQ4_0>;
+  for (uint64_t o = row_begin; o < row_end; o += kRows) {
+    const uint64_t rows = std::min<uint64_t>(kRows, row_end - o);
+    for (uint64_t t = 0; t < tokens; t += kTokens) {
+      const uint64_t n = std::min<uint64_t>(kTokens, tokens - t);
+      tiles[rows - 1][n - 1](w + o * row_bytes, row_bytes, x + t * in, y + t * out + o, in, out);
+    }
+  }
+}
 }  // namespace ferrite::fast
 #else
 #include "f32_kernels.h"
@@ -115,5 +194,10 @@ void matmul_rows_avx512(const float* w, const float* x, float* y, uint64_t in, u
   matmul_rows_portable(w, x, y, in, out, tokens, row_begin, row_end);
 }
 void axpy_avx512(float s, const float* x, float* y, uint64_t n) { axpy_portable(s, x, y, n); }
+void matmul_block_rows_avx512(Blocks blocks, const std::byte* w, const float* x, float* y,
+                              uint64_t in, uint64_t out, uint64_t tokens, uint64_t row_begin,
+                              uint64_t row_end) {
+  matmul_block_rows_portable(blocks, w, x, y, in, out, tokens, row_begin, row_end);
+}
 }  // namespace ferrite::fast
 #endif

@@ -13,6 +13,7 @@
 #include "ferrite/providers/cpu_fast.h"
 #include "ferrite/runtime/kernel_attributes.h"
 #include "ferrite/runtime/thread_pool.h"
+#include "providers/weight_storage.h"
 
 namespace ferrite {
 namespace {
@@ -31,6 +32,8 @@ constexpr uint64_t kParallelMultiplyAdds = uint64_t{1} << 15;
 // Rows per parallel task: whole cache lines of output per thread.
 constexpr uint64_t kRowBlock = 16;
 
+// Dense f32 or block-quantized (Q8_0, Q4_0) weights; the blocks are read as
+// stored, never expanded in memory.
 Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
   const KernelTensor x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
   const uint64_t capacity = dim(x, 0), in = dim(x, 1), out = dim(w, 0);
@@ -39,19 +42,28 @@ Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
   }
   auto work = checked_mul(in, out);
   if (!work || in == 0 || out == 0) return kernel_error(node, "empty or oversized weight");
+  FERRITE_ASSIGN_OR_RETURN(const GgmlBlockFormat* stored, stored_blocks(node, w));
+  const std::optional<fast::Blocks> blocks =
+      stored == nullptr ? std::nullopt
+                        : std::optional(stored == &kGgmlQ8_0 ? fast::Blocks::kQ8_0 : fast::Blocks::kQ4_0);
   const uint64_t per_token = *work;
   return BoundKernel{[=](uint64_t tokens) -> Result<void> {
     tokens = std::min(tokens, capacity);
-    const float* wp = w.as<float>();
     const float* xp = x.as<float>();
     float* yp = y.as<float>();
+    auto rows = [&](uint64_t begin, uint64_t end) {
+      if (blocks) {
+        fast::matmul_block_rows(ctx->isa, *blocks, w.data, xp, yp, in, out, tokens, begin, end);
+      } else {
+        fast::matmul_rows(ctx->isa, w.as<float>(), xp, yp, in, out, tokens, begin, end);
+      }
+    };
     if (per_token * tokens < kParallelMultiplyAdds) {
-      fast::matmul_rows(ctx->isa, wp, xp, yp, in, out, tokens, 0, out);
+      rows(0, out);
       return {};
     }
     ctx->pool.parallel_for((out + kRowBlock - 1) / kRowBlock, [&](uint64_t begin, uint64_t end) {
-      fast::matmul_rows(ctx->isa, wp, xp, yp, in, out, tokens, begin * kRowBlock,
-                        std::min(end * kRowBlock, out));
+      rows(begin * kRowBlock, std::min(end * kRowBlock, out));
     });
     return {};
   }};
@@ -264,6 +276,13 @@ Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFast
         .version = {1, 0},
         .revision = "1",
         .capabilities = {CapabilityId::literal("capability.f32")},
+        .weight_formats = {WeightFormatId::literal("weight-format.dense"),
+                           WeightFormatId::literal(kGgmlBlocksWeightFormatId)},
+        .quantization_formats = name == "linear"
+                                    ? std::set<QuantizationFormatId>{
+                                          QuantizationFormatId::literal(kGgmlQ8_0FormatId),
+                                          QuantizationFormatId::literal(kGgmlQ4_0FormatId)}
+                                    : std::set<QuantizationFormatId>{},
         .estimate = DeclarativeEstimateSpec{.value_alignment_bytes = 64,
                                             .scratch = std::nullopt,
                                             .binding = std::nullopt,

@@ -7,6 +7,7 @@
 #include "ferrite/models/llama_operations.h"
 #include "ferrite/providers/cpu_reference.h"
 #include "ferrite/runtime/kernel_attributes.h"
+#include "providers/weight_storage.h"
 
 namespace ferrite {
 namespace {
@@ -16,6 +17,7 @@ namespace {
 Result<BoundKernel> token_embedding(const KernelNode& node) {
   const KernelTensor ids = node.inputs[0], table = node.inputs[1], out = node.outputs[0];
   const uint64_t capacity = dim(ids, 0), vocab = dim(table, 0), width = dim(table, 1);
+  FERRITE_ASSIGN_OR_RETURN(const GgmlBlockFormat* blocks, stored_blocks(node, table));
   const NodeId* id = node.node_id;
   return BoundKernel{[=, &node_name = *id](uint64_t tokens) -> Result<void> {
     if (tokens == 0 || tokens > capacity) {
@@ -28,7 +30,16 @@ Result<BoundKernel> token_embedding(const KernelNode& node) {
                                             "vocabulary of {}",
                                             node_name.str(), t[i], i, vocab));
       }
-      std::copy_n(table.as<float>() + t[i] * width, width, out.as<float>() + i * width);
+      float* row = out.as<float>() + i * width;
+      if (blocks == nullptr) {
+        std::copy_n(table.as<float>() + t[i] * width, width, row);
+        continue;
+      }
+      const uint64_t per_row = width / blocks->values_per_block;
+      const std::byte* block = table.data + t[i] * per_row * blocks->bytes_per_block;
+      for (uint64_t b = 0; b < per_row; ++b, block += blocks->bytes_per_block) {
+        dequantize_ggml_block(*blocks, block, row + b * blocks->values_per_block);
+      }
     }
     return {};
   }};
@@ -54,17 +65,32 @@ Result<BoundKernel> rms_norm(const KernelNode& node) {
   }};
 }
 
+// Block-quantized weights are dequantized block by block (exactly) as they
+// are read; the sum is in double either way.
 Result<BoundKernel> linear(const KernelNode& node) {
   const KernelTensor x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
   const uint64_t capacity = dim(x, 0), in = dim(x, 1), out = dim(w, 0);
+  FERRITE_ASSIGN_OR_RETURN(const GgmlBlockFormat* blocks, stored_blocks(node, w));
   return BoundKernel{[=](uint64_t tokens) -> Result<void> {
     tokens = std::min(tokens, capacity);
+    float values[32];
     for (uint64_t t = 0; t < tokens; ++t) {
       const float* row = x.as<float>() + t * in;
       for (uint64_t o = 0; o < out; ++o) {
-        const float* weights = w.as<float>() + o * in;
         double acc = 0;
-        for (uint64_t i = 0; i < in; ++i) acc += static_cast<double>(row[i]) * weights[i];
+        if (blocks == nullptr) {
+          const float* weights = w.as<float>() + o * in;
+          for (uint64_t i = 0; i < in; ++i) acc += static_cast<double>(row[i]) * weights[i];
+        } else {
+          const uint64_t per_row = in / blocks->values_per_block;
+          const std::byte* block = w.data + o * per_row * blocks->bytes_per_block;
+          for (uint64_t b = 0; b < per_row; ++b, block += blocks->bytes_per_block) {
+            dequantize_ggml_block(*blocks, block, values);
+            for (uint64_t i = 0; i < blocks->values_per_block; ++i) {
+              acc += static_cast<double>(row[b * blocks->values_per_block + i]) * values[i];
+            }
+          }
+        }
         y.as<float>()[t * out + o] = static_cast<float>(acc);
       }
     }
@@ -229,6 +255,10 @@ Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
         .version = {1, 0},
         .revision = "1",
         .capabilities = {CapabilityId::literal("capability.f32")},
+        .weight_formats = {WeightFormatId::literal("weight-format.dense"),
+                           WeightFormatId::literal(kGgmlBlocksWeightFormatId)},
+        .quantization_formats = {QuantizationFormatId::literal(kGgmlQ8_0FormatId),
+                                 QuantizationFormatId::literal(kGgmlQ4_0FormatId)},
         .estimate = DeclarativeEstimateSpec{.value_alignment_bytes = 64,
                                             .scratch = std::nullopt,
                                             .binding = std::nullopt,
