@@ -26,151 +26,37 @@
 #include <fmt/format.h>
 
 #include "ferrite/models/gguf_reader.h"
+#include "ferrite/models/gguf_writer.h"
 
 namespace {
 
-using ferrite::GgufArray;
 using ferrite::GgufValue;
-using ferrite::GgufValueType;
-
-class Writer {
- public:
-  void u8(uint8_t v) { bytes.push_back(v); }
-  void u32(uint32_t v) { raw(&v, 4); }
-  void u64(uint64_t v) { raw(&v, 8); }
-  void f32(float v) { raw(&v, 4); }
-  void str(const std::string& s) {
-    u64(s.size());
-    raw(s.data(), s.size());
-  }
-  void raw(const void* p, size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    bytes.insert(bytes.end(), b, b + n);
-  }
-  void pad_to(uint64_t alignment) {
-    while (bytes.size() % alignment != 0) bytes.push_back(0);
-  }
-  std::vector<uint8_t> bytes;
-};
-
-// A metadata value as stored in a GGUF file (type id, then the value).
-void write_scalar_or_array(Writer& w, const GgufValue::Variant& v);
-
-void write_array(Writer& w, const GgufArray& a) {
-  w.u32(static_cast<uint32_t>(a.element_type()));
-  w.u64(a.size());
-  std::visit(
-      [&](const auto& elements) {
-        using Vector = std::decay_t<decltype(elements)>;
-        using T = typename Vector::value_type;
-        for (const auto& e : elements) {
-          if constexpr (std::is_same_v<T, std::string>) {
-            w.str(e);
-          } else if constexpr (std::is_same_v<T, GgufArray>) {
-            write_array(w, e);
-          } else if constexpr (std::is_same_v<T, bool>) {
-            w.u8(e ? 1 : 0);
-          } else {
-            const T value = e;
-            w.raw(&value, sizeof(T));
-          }
-        }
-      },
-      a.elements);
-}
-
-void write_value(Writer& w, const GgufValue& v) {
-  w.u32(static_cast<uint32_t>(v.type()));
-  std::visit(
-      [&](const auto& value) {
-        using T = std::decay_t<decltype(value)>;
-        if constexpr (std::is_same_v<T, std::string>) {
-          w.str(value);
-        } else if constexpr (std::is_same_v<T, GgufArray>) {
-          write_array(w, value);
-        } else if constexpr (std::is_same_v<T, bool>) {
-          w.u8(value ? 1 : 0);
-        } else {
-          w.raw(&value, sizeof(T));
-        }
-      },
-      v.value);
-}
-
-// IEEE binary16, round to nearest even.
-uint16_t to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t abs = x & 0x7fffffffu;
-  if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0));
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow to inf
-  if (abs < 0x38800000u) {  // subnormal half (or zero)
-    const uint32_t mantissa = (abs & 0x7fffffu) | 0x800000u;
-    const int shift = 113 - static_cast<int>(abs >> 23) + 13;
-    if (shift > 24) return static_cast<uint16_t>(sign);
-    const uint32_t half = mantissa >> shift;
-    const uint32_t rest = mantissa & ((1u << shift) - 1), mid = 1u << (shift - 1);
-    return static_cast<uint16_t>(sign | (half + (rest > mid || (rest == mid && (half & 1)))));
-  }
-  const uint32_t rounded = abs + 0xfffu + ((abs >> 13) & 1u);
-  return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
-}
 
 struct Type {
-  const char* name;
   uint32_t ggml_type;
   uint32_t file_type;  // general.file_type
 };
-const std::map<std::string, Type> kTypes{{"f32", {"f32", 0, 0}},
-                                         {"f16", {"f16", 1, 1}},
-                                         {"q4_0", {"q4_0", 2, 2}},
-                                         {"q8_0", {"q8_0", 8, 7}}};
+const std::map<std::string, Type> kTypes{
+    {"f32", {ferrite::kGgmlTypeF32, 0}},
+    {"f16", {ferrite::kGgmlTypeF16, 1}},
+    {"q4_0", {ferrite::kGgmlTypeQ4_0, 2}},
+    {"q8_0", {ferrite::kGgmlTypeQ8_0, 7}}};
 
-void encode(const std::vector<float>& v, uint32_t ggml_type, std::vector<uint8_t>& out) {
-  out.clear();
-  if (ggml_type == 0) {
+ferrite::Result<std::vector<std::byte>> encode(const std::vector<float>& v, uint32_t ggml_type) {
+  std::vector<std::byte> out;
+  if (ggml_type == ferrite::kGgmlTypeF32) {
     out.resize(v.size() * 4);
     std::memcpy(out.data(), v.data(), out.size());
-  } else if (ggml_type == 1) {
+  } else if (ggml_type == ferrite::kGgmlTypeF16) {
     for (float f : v) {
-      const uint16_t h = to_half(f);
-      out.push_back(static_cast<uint8_t>(h));
-      out.push_back(static_cast<uint8_t>(h >> 8));
+      const uint16_t h = ferrite::f32_to_f16_bits(f);
+      out.push_back(static_cast<std::byte>(h & 0xff));
+      out.push_back(static_cast<std::byte>(h >> 8));
     }
-  } else if (ggml_type == 8) {  // Q8_0: d = amax/127, q = round(x/d)
-    for (size_t b = 0; b < v.size(); b += 32) {
-      float amax = 0;
-      for (size_t i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(v[b + i]));
-      const float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
-      const uint16_t h = to_half(d);
-      out.push_back(static_cast<uint8_t>(h));
-      out.push_back(static_cast<uint8_t>(h >> 8));
-      for (size_t i = 0; i < 32; ++i) {
-        out.push_back(static_cast<uint8_t>(static_cast<int8_t>(std::lround(v[b + i] * id))));
-      }
-    }
-  } else {  // Q4_0: d = (signed extreme)/-8, q = clamp(x/d + 8.5, 0, 15), nibbles i | i+16
-    for (size_t b = 0; b < v.size(); b += 32) {
-      float amax = 0, extreme = 0;
-      for (size_t i = 0; i < 32; ++i) {
-        if (std::fabs(v[b + i]) > amax) {
-          amax = std::fabs(v[b + i]);
-          extreme = v[b + i];
-        }
-      }
-      const float d = extreme / -8.0f, id = d != 0 ? 1.0f / d : 0.0f;
-      const uint16_t h = to_half(d);
-      out.push_back(static_cast<uint8_t>(h));
-      out.push_back(static_cast<uint8_t>(h >> 8));
-      for (size_t i = 0; i < 16; ++i) {
-        const auto q = [&](size_t j) {
-          return static_cast<uint8_t>(std::min(15, static_cast<int>(v[b + j] * id + 8.5f)));
-        };
-        out.push_back(static_cast<uint8_t>(q(i) | (q(i + 16) << 4)));
-      }
-    }
+  } else {
+    return ferrite::quantize_ggml_blocks(*ferrite::ggml_block_format_of_type(ggml_type), v);
   }
+  return out;
 }
 
 std::vector<float> weights(const std::string& name, uint64_t count, uint64_t fan_in) {
@@ -263,47 +149,32 @@ int main(int argc, char** argv) {
     tensors.push_back({p + "ffn_down.weight", {ffn, dim}, false});
   }
 
-  constexpr uint64_t kAlignment = 32;
-  std::vector<std::vector<uint8_t>> data(tensors.size());
+  ferrite::GgufFileSpec file;
+  file.metadata = std::move(kv);
   uint64_t parameters = 0;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const Tensor& t = tensors[i];
+  for (const Tensor& t : tensors) {
     uint64_t count = 1;
     for (uint64_t d : t.dims) count *= d;
     parameters += count;
-    std::vector<float> values =
+    const std::vector<float> values =
         t.norm ? std::vector<float>(count, 1.0f) : weights(t.name, count, t.dims[0]);
-    encode(values, t.norm ? 0 : type.ggml_type, data[i]);
+    const uint32_t ggml_type = t.norm ? ferrite::kGgmlTypeF32 : type.ggml_type;
+    auto bytes = encode(values, ggml_type);
+    if (!bytes) {
+      std::fprintf(stderr, "make_llama_gguf: %s\n", bytes.error().to_string().c_str());
+      return 1;
+    }
+    file.tensors.push_back({t.name, t.dims, ggml_type, std::move(*bytes)});
   }
-
-  Writer w;
-  w.raw("GGUF", 4);
-  w.u32(3);
-  w.u64(tensors.size());
-  w.u64(kv.size());
-  for (const auto& [key, value] : kv) {
-    w.str(key);
-    write_value(w, value);
+  auto bytes = ferrite::serialize_gguf(file);
+  if (!bytes) {
+    std::fprintf(stderr, "make_llama_gguf: %s\n", bytes.error().to_string().c_str());
+    return 1;
   }
-  uint64_t offset = 0;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    w.str(tensors[i].name);
-    w.u32(static_cast<uint32_t>(tensors[i].dims.size()));
-    for (uint64_t d : tensors[i].dims) w.u64(d);
-    w.u32(tensors[i].norm ? 0 : type.ggml_type);
-    w.u64(offset);
-    offset += (data[i].size() + kAlignment - 1) / kAlignment * kAlignment;
-  }
-  w.pad_to(kAlignment);
   const std::filesystem::path path(output), temporary = path.string() + ".partial";
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(w.bytes.data()), static_cast<std::streamsize>(w.bytes.size()));
-    const std::vector<char> zeros(kAlignment, 0);
-    for (const auto& d : data) {
-      out.write(reinterpret_cast<const char*>(d.data()), static_cast<std::streamsize>(d.size()));
-      out.write(zeros.data(), static_cast<std::streamsize>((kAlignment - d.size() % kAlignment) % kAlignment));
-    }
+    out.write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
     if (!out) {
       std::fprintf(stderr, "make_llama_gguf: cannot write %s\n", temporary.c_str());
       std::filesystem::remove(temporary);

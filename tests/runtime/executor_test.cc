@@ -4,13 +4,17 @@
 // compiled for another kernel revision is refused.
 #include "ferrite/runtime/executor.h"
 
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "ferrite/models/gguf_writer.h"
 #include "ferrite/models/llama_checkpoint.h"
 #include "ferrite/plan/program_plan_compiler.h"
 #include "ferrite/providers/cpu_fast.h"
@@ -311,6 +315,89 @@ TEST_F(StoriesTest, FastPrefillAndTokenByTokenGiveTheSameLogits) {
   auto single = fast_logits({.threads = 2}, 64, true);
   ASSERT_TRUE(whole && single);
   EXPECT_TRUE(*whole == *single);
+}
+
+// ---- block-quantized weights on the real model ---------------------------
+
+// stories260K.gguf rewritten with every matrix whose rows are whole blocks in
+// `format` (ffn_down's rows of 172 and the norms stay f32, as llama.cpp's
+// quantizer also keeps such tensors); `quantized` counts the matrices.
+std::filesystem::path quantized_stories(const GgmlBlockFormat& format, uint64_t& quantized) {
+  quantized = 0;
+  const auto path = std::filesystem::temp_directory_path() /
+                    fmt::format("ferrite-stories-{}-{}.gguf", format.name, ::getpid());
+  auto source = GgufFile::open(kModels / "stories260K.gguf");
+  EXPECT_TRUE(source);
+  GgufFileSpec spec;
+  for (const auto& key : source->model().metadata_order) {
+    spec.metadata.emplace_back(key, source->model().metadata.at(key));
+  }
+  for (const auto& t : source->model().tensors) {
+    auto bytes = source->tensor_data(t);
+    EXPECT_TRUE(bytes);
+    std::vector<std::byte> data(bytes->begin(), bytes->end());
+    uint32_t type = t.ggml_type;
+    if (t.dims.size() == 2 && t.dims[0] % format.values_per_block == 0) {
+      ++quantized;
+      std::vector<float> values(data.size() / 4);
+      std::memcpy(values.data(), data.data(), data.size());
+      data = *quantize_ggml_blocks(format, values);
+      type = format.ggml_type;
+    }
+    spec.tensors.push_back({t.name, t.dims, type, std::move(data)});
+  }
+  auto file = serialize_gguf(spec);
+  EXPECT_TRUE(file) << file.error().to_string();
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(file->data()), static_cast<std::streamsize>(file->size()));
+  return path;
+}
+
+// The blocks run as stored: the plan binds block-quantized components,
+// cpu.fast and cpu.reference give the same greedy tokens, and the logits stay
+// close to the f32 model's.
+TEST_F(StoriesTest, QuantizedGgufRunsOnItsBlocksWithBothProviders) {
+  auto f32 = compile_stories(kModels / "stories260K.gguf", std::nullopt, 16);
+  ASSERT_TRUE(f32) << f32.error().to_string();
+  for (const GgmlBlockFormat* format : {&kGgmlQ8_0, &kGgmlQ4_0}) {
+    uint64_t matrices = 0;
+    const auto path = quantized_stories(*format, matrices);
+    auto reference = greedy(path, kModels / "tok512.bin", 16, ActivationStorage::kPacked, 60);
+    auto fast = greedy(path, kModels / "tok512.bin", 16, ActivationStorage::kPacked, 60,
+                       CpuFastOptions{.threads = 2});
+    ASSERT_TRUE(reference) << reference.error().to_string();
+    ASSERT_TRUE(fast) << fast.error().to_string();
+    EXPECT_EQ(reference->tokens, fast->tokens) << format->name;
+    auto quantized = compile_stories(path, std::nullopt, 16, ActivationStorage::kPacked,
+                                     CpuFastOptions{.threads = 1});
+    ASSERT_TRUE(quantized) << quantized.error().to_string();
+    EXPECT_EQ(quantized->checkpoint.config.block_formats.size(), matrices);
+    EXPECT_EQ(matrices, 2 + 6 * quantized->checkpoint.config.n_layers);
+    // ffn_down stays f32, so weights shrink to about 45% (Q8_0) / 40% (Q4_0).
+    EXPECT_LT(quantized->plan.memory().static_bytes, f32->plan.memory().static_bytes / 2)
+        << format->name;
+    // Logits after the same prompt: relative L2 distance to the f32 model.
+    auto logits = [](Compiled& c) -> std::vector<float> {
+      auto executor = Executor::load(c.plan, c.family, c.providers, *c.checkpoint.weights);
+      EXPECT_TRUE(executor);
+      const std::vector<uint32_t> prompt{1, 403, 407, 261, 378, 432};
+      std::vector<uint32_t> positions{0, 1, 2, 3, 4, 5};
+      EXPECT_TRUE((*executor)->write_input(ProgramValueId::literal(kLlamaTokens), prompt));
+      EXPECT_TRUE((*executor)->write_input(ProgramValueId::literal(kLlamaPositions), positions));
+      EXPECT_TRUE((*executor)->run(prompt.size()));
+      auto out = (*executor)->output_f32(ProgramValueId::literal(kLlamaLogits));
+      return {out->begin(), out->end()};
+    };
+    const auto exact = logits(*f32), approximate = logits(*quantized);
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < exact.size(); ++i) {
+      diff += (static_cast<double>(approximate[i]) - exact[i]) * (static_cast<double>(approximate[i]) - exact[i]);
+      norm += static_cast<double>(exact[i]) * exact[i];
+    }
+    const double relative = std::sqrt(diff / norm);
+    EXPECT_LT(relative, format == &kGgmlQ8_0 ? 0.02 : 0.25) << format->name;
+    std::filesystem::remove(path);
+  }
 }
 
 }  // namespace
