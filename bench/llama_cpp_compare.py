@@ -20,8 +20,8 @@ Prefill tokens/s = prompt tokens / time to evaluate the prompt; decode
 tokens/s = single-token steps / their time (the first new token comes from
 the prompt's logits and is not a step). Bandwidth = decode tokens/s x the
 weight bytes each engine streams per token: llama.cpp reads the file's
-matrices as stored; Ferrite reads f32 (it converts F16 at load and cannot
-load Q8_0/Q4_0 yet: those cells print "n/a").
+matrices as stored; Ferrite reads F32, Q8_0 and Q4_0 as stored and F16 as
+f32 (it converts F16 at load).
 """
 import argparse
 import json
@@ -42,6 +42,7 @@ SIZES = {
     "110M": (768, 12, 12, 12, 3072),
 }
 BYTES_PER_WEIGHT = {"f32": 4.0, "f16": 2.0, "q8_0": 34 / 32, "q4_0": 18 / 32}
+FERRITE_BYTES_PER_WEIGHT = dict(BYTES_PER_WEIGHT, f16=4.0)  # F16 becomes f32 at load
 PROMPT_TOKENS = 128
 NEW_TOKENS = 128
 
@@ -211,7 +212,7 @@ def main():
                 fp, fd = median([v[0] for v in f]), median([v[1] for v in f])
                 lp, ld = median([v[0] for v in l]), median([v[1] for v in l])
                 ratio = lambda a, b: None if a is None or b is None else a / b
-                fgb = None if fd is None else fd * weights * 4.0 / 1e9
+                fgb = None if fd is None else fd * weights * FERRITE_BYTES_PER_WEIGHT[t] / 1e9
                 lgb = None if ld is None else ld * weights * BYTES_PER_WEIGHT[t] / 1e9
                 print(f"| {s} | {t} | {n} | {fmt(fp)} | {fmt(lp)} | {fmt(ratio(fp, lp), 2)} "
                       f"| {fmt(fd)} | {fmt(ld)} | {fmt(ratio(fd, ld), 2)} | {fmt(fgb, 1)} "
