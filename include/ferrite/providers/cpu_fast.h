@@ -1,5 +1,6 @@
-// ferrite/providers/cpu_fast.h — `cpu.fast`: vectorized, multi-threaded f32
-// kernels for a Llama decoder, checked against `cpu.reference`.
+// ferrite/providers/cpu_fast.h — `cpu.fast`: vectorized, multi-threaded
+// kernels for a Llama decoder (f32 activations; f32, Q8_0 or Q4_0 weights),
+// checked against `cpu.reference`.
 //
 // Contract: registers providers `provider.cpu.fast.<op>` (version 1.0, value
 // alignment 64, no workspaces) for linear, attention, rms_norm, rope, swiglu
@@ -7,6 +8,9 @@
 // gain, so they have no fast provider: a plan that prefers cpu.fast for them
 // falls back to cpu.reference with ProviderNotRegistered evidence (explain
 // shows it).
+// Weights: linear reads dense f32 or GGUF Q8_0 / Q4_0 blocks as stored
+// (models/ggml_blocks.h; the provider declares both quantization formats),
+// never expanding blocks in memory; the other operations read f32.
 // Numerics (see src/providers/cpu_fast/f32_kernels.h): every dot product,
 // including rms_norm's sum of squares and attention's q·k, is a 16-lane fused
 // multiply-add sum with a fixed reduction tree, accumulated in f32; attention

@@ -6,7 +6,9 @@
 // (ids `provider.cpu.reference.<op>`, version 1.0, value alignment 64, no
 // workspaces: per-node buffers such as attention scores are sized and
 // allocated when the plan is loaded). Numerics: dot products, RMS sums and
-// softmax accumulate in double; results are stored as f32. RoPE supports the
+// softmax accumulate in double; results are stored as f32. Linear and token
+// embedding also read GGUF Q8_0 / Q4_0 weight blocks (models/ggml_blocks.h),
+// dequantizing each block exactly as it is read. RoPE supports the
 // interleaved-pair convention (llama2.c, GGUF) and the half-split convention
 // (Hugging Face) through the `convention` attribute. Attention appends each
 // token's k/v row at its position in the cache, then attends causally over
