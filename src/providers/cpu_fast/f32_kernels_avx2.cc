@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "f32_kernels.h"
+#include "tile_grid.h"
 
 #define FERRITE_AVX2 __attribute__((target("avx2,fma")))
 
@@ -76,7 +77,7 @@ FERRITE_AVX2 void tile(const float* w, const float* x, float* y, uint64_t in, ui
 }
 
 using TileFn = void (*)(const float*, const float*, float*, uint64_t, uint64_t);
-constexpr int kRows = 2, kTokens = 2;
+constexpr uint64_t kRows = 2, kTokens = 2;
 constexpr TileFn kTiles[kRows][kTokens] = {{tile<1, 1>, tile<1, 2>}, {tile<2, 1>, tile<2, 2>}};
 
 }  // namespace
@@ -90,13 +91,9 @@ FERRITE_AVX2 float dot_avx2(const float* a, const float* b, uint64_t n) {
 FERRITE_AVX2 void matmul_rows_avx2(const float* w, const float* x, float* y, uint64_t in,
                                    uint64_t out, uint64_t tokens, uint64_t row_begin,
                                    uint64_t row_end) {
-  for (uint64_t o = row_begin; o < row_end; o += kRows) {
-    const uint64_t rows = std::min<uint64_t>(kRows, row_end - o);
-    for (uint64_t t = 0; t < tokens; t += kTokens) {
-      const uint64_t n = std::min<uint64_t>(kTokens, tokens - t);
-      kTiles[rows - 1][n - 1](w + o * in, x + t * in, y + t * out + o, in, out);
-    }
-  }
+  tile_grid<kRows, kTokens>(row_begin, row_end, tokens, [&](uint64_t o, uint64_t rows, uint64_t t, uint64_t n) {
+    kTiles[rows - 1][n - 1](w + o * in, x + t * in, y + t * out + o, in, out);
+  });
 }
 
 FERRITE_AVX2 void axpy_avx2(float s, const float* x, float* y, uint64_t n) {

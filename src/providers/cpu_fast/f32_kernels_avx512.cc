@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "f32_kernels.h"
+#include "tile_grid.h"
 
 #define FERRITE_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma,f16c")))
 
@@ -64,7 +65,7 @@ FERRITE_AVX512 void tile(const float* w, const float* x, float* y, uint64_t in,
 }
 
 using TileFn = void (*)(const float*, const float*, float*, uint64_t, uint64_t);
-constexpr int kRows = 4, kTokens = 4;
+constexpr uint64_t kRows = 4, kTokens = 4;
 constexpr TileFn kTiles[kRows][kTokens] = {
     {tile<1, 1>, tile<1, 2>, tile<1, 3>, tile<1, 4>},
     {tile<2, 1>, tile<2, 2>, tile<2, 3>, tile<2, 4>},
@@ -82,14 +83,9 @@ FERRITE_AVX512 float dot_avx512(const float* a, const float* b, uint64_t n) {
 FERRITE_AVX512 void matmul_rows_avx512(const float* w, const float* x, float* y, uint64_t in,
                                        uint64_t out, uint64_t tokens, uint64_t row_begin,
                                        uint64_t row_end) {
-  // A block of weight rows stays in cache while every token passes over it.
-  for (uint64_t o = row_begin; o < row_end; o += kRows) {
-    const uint64_t rows = std::min<uint64_t>(kRows, row_end - o);
-    for (uint64_t t = 0; t < tokens; t += kTokens) {
-      const uint64_t n = std::min<uint64_t>(kTokens, tokens - t);
-      kTiles[rows - 1][n - 1](w + o * in, x + t * in, y + t * out + o, in, out);
-    }
-  }
+  tile_grid<kRows, kTokens>(row_begin, row_end, tokens, [&](uint64_t o, uint64_t rows, uint64_t t, uint64_t n) {
+    kTiles[rows - 1][n - 1](w + o * in, x + t * in, y + t * out + o, in, out);
+  });
 }
 
 FERRITE_AVX512 void axpy_avx512(float s, const float* x, float* y, uint64_t n) {
@@ -175,13 +171,9 @@ FERRITE_AVX512 void matmul_block_rows_avx512(Blocks blocks, const std::byte* w, 
                                              uint64_t row_begin, uint64_t row_end) {
   const uint64_t row_bytes = in / kBlockValues * block_bytes(blocks);
   const auto& tiles = blocks == Blocks::kQ8_0 ? kBlockTiles<Blocks::kQ8_0> : kBlockTiles<Blocks::kQ4_0>;
-  for (uint64_t o = row_begin; o < row_end; o += kRows) {
-    const uint64_t rows = std::min<uint64_t>(kRows, row_end - o);
-    for (uint64_t t = 0; t < tokens; t += kTokens) {
-      const uint64_t n = std::min<uint64_t>(kTokens, tokens - t);
-      tiles[rows - 1][n - 1](w + o * row_bytes, row_bytes, x + t * in, y + t * out + o, in, out);
-    }
-  }
+  tile_grid<kRows, kTokens>(row_begin, row_end, tokens, [&](uint64_t o, uint64_t rows, uint64_t t, uint64_t n) {
+    tiles[rows - 1][n - 1](w + o * row_bytes, row_bytes, x + t * in, y + t * out + o, in, out);
+  });
 }
 }  // namespace ferrite::fast
 #else

@@ -13,6 +13,7 @@
 #include "ferrite/providers/cpu_fast.h"
 #include "ferrite/runtime/kernel_attributes.h"
 #include "ferrite/runtime/thread_pool.h"
+#include "providers/llama_kernel_shapes.h"
 #include "providers/weight_storage.h"
 
 namespace ferrite {
@@ -92,16 +93,11 @@ Result<BoundKernel> rms_norm(const Context& ctx, const KernelNode& node) {
 // Bit-identical to cpu.reference: the same double-precision angles, computed
 // once per token and shared by every head.
 Result<BoundKernel> rope(const Context&, const KernelNode& node) {
-  FERRITE_ASSIGN_OR_RETURN(uint64_t head_dim, unsigned_attribute(node, "head_dim"));
-  FERRITE_ASSIGN_OR_RETURN(double theta, rational_attribute(node, "theta"));
-  FERRITE_ASSIGN_OR_RETURN(std::string convention, text_attribute(node, "convention"));
-  const bool interleaved = convention == "interleaved";
+  FERRITE_ASSIGN_OR_RETURN(const RopeShape shape, rope_shape(node));
+  const uint64_t head_dim = shape.head_dim, capacity = shape.capacity, width = shape.width;
+  const double theta = shape.theta;
+  const bool interleaved = shape.interleaved;
   const KernelTensor x = node.inputs[0], positions = node.inputs[1], y = node.outputs[0];
-  const uint64_t capacity = dim(x, 0), width = dim(x, 1);
-  if (head_dim == 0 || head_dim % 2 != 0 || width % head_dim != 0) {
-    return kernel_error(node, fmt::format("width {} is not a multiple of an even head_dim {}",
-                                          width, head_dim));
-  }
   const uint64_t half = head_dim / 2;
   auto frequencies = std::make_shared<std::vector<double>>(half);
   for (uint64_t i = 0; i < half; ++i) {
@@ -138,22 +134,13 @@ Result<BoundKernel> rope(const Context&, const KernelNode& node) {
 // Per token: append k and v at the token's position, then every head
 // attends causally over rows 0..position, heads split across threads.
 Result<BoundKernel> attention(const Context& ctx, const KernelNode& node) {
-  FERRITE_ASSIGN_OR_RETURN(uint64_t n_heads, unsigned_attribute(node, "n_heads"));
-  FERRITE_ASSIGN_OR_RETURN(uint64_t n_kv_heads, unsigned_attribute(node, "n_kv_heads"));
-  FERRITE_ASSIGN_OR_RETURN(uint64_t head_dim, unsigned_attribute(node, "head_dim"));
+  FERRITE_ASSIGN_OR_RETURN(const AttentionShape shape, attention_shape(node));
+  const uint64_t n_heads = shape.n_heads, n_kv_heads = shape.n_kv_heads,
+                 head_dim = shape.head_dim, capacity = shape.capacity, q_width = shape.q_width,
+                 kv_width = shape.kv_width, context = shape.context;
   const KernelTensor q = node.inputs[0], k = node.inputs[1], v = node.inputs[2],
                      positions = node.inputs[3], k_cache = node.inputs[4],
                      v_cache = node.inputs[5], out = node.outputs[0];
-  const uint64_t capacity = dim(q, 0), q_width = dim(q, 1), kv_width = dim(k, 1),
-                 context = k_cache.token_rows;
-  if (n_kv_heads == 0 || n_heads % n_kv_heads != 0 || q_width != n_heads * head_dim ||
-      kv_width != n_kv_heads * head_dim || dim(k_cache, 0) != kv_width ||
-      dim(v_cache, 0) != kv_width) {
-    return kernel_error(node, "head counts and widths disagree");
-  }
-  if (context == 0 || v_cache.token_rows != context) {
-    return kernel_error(node, "the K and V caches must be token-scaled states of equal capacity");
-  }
   auto bytes = checked_mul(n_heads, context);
   if (!bytes) return kernel_error(node, "score buffer size overflows");
   // One score row per head, so threads never share one.

@@ -1,0 +1,67 @@
+// llama_kernel_shapes.h — the bind-time checks every provider's attention and
+// RoPE kernels share, so cpu.reference and cpu.fast accept exactly the same
+// nodes.
+//
+// Contract: `attention_shape(node)` reads n_heads, n_kv_heads and head_dim,
+// and checks q [T, n_heads*head_dim], k and v [T, n_kv_heads*head_dim], and
+// the K/V caches: token-scaled states of one kv row each with the same
+// number of rows (the context). `rope_shape(node)` reads head_dim, theta and
+// the convention, and checks that the width is a whole number of even-sized
+// heads. Errors name the node (kernel_error).
+#pragma once
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "ferrite/runtime/kernel_attributes.h"
+
+namespace ferrite {
+
+struct AttentionShape {
+  uint64_t n_heads, n_kv_heads, head_dim;
+  uint64_t capacity, q_width, kv_width, context;
+};
+
+inline Result<AttentionShape> attention_shape(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(uint64_t n_heads, unsigned_attribute(node, "n_heads"));
+  FERRITE_ASSIGN_OR_RETURN(uint64_t n_kv_heads, unsigned_attribute(node, "n_kv_heads"));
+  FERRITE_ASSIGN_OR_RETURN(uint64_t head_dim, unsigned_attribute(node, "head_dim"));
+  const KernelTensor& q = node.inputs[0];
+  const KernelTensor& k = node.inputs[1];
+  const KernelTensor& k_cache = node.inputs[4];
+  const KernelTensor& v_cache = node.inputs[5];
+  const AttentionShape s{n_heads, n_kv_heads, head_dim, dim(q, 0), dim(q, 1), dim(k, 1),
+                         k_cache.token_rows};
+  if (n_kv_heads == 0 || n_heads % n_kv_heads != 0 || s.q_width != n_heads * head_dim ||
+      s.kv_width != n_kv_heads * head_dim || dim(k_cache, 0) != s.kv_width ||
+      dim(v_cache, 0) != s.kv_width) {
+    return kernel_error(node, "head counts and widths disagree");
+  }
+  if (s.context == 0 || v_cache.token_rows != s.context) {
+    return kernel_error(node, "the K and V caches must be token-scaled states of equal capacity");
+  }
+  return s;
+}
+
+struct RopeShape {
+  uint64_t head_dim;
+  double theta;
+  bool interleaved;  // pairs (2i, 2i+1); else (i, i + head_dim/2)
+  uint64_t capacity, width;
+};
+
+inline Result<RopeShape> rope_shape(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(uint64_t head_dim, unsigned_attribute(node, "head_dim"));
+  FERRITE_ASSIGN_OR_RETURN(double theta, rational_attribute(node, "theta"));
+  FERRITE_ASSIGN_OR_RETURN(std::string convention, text_attribute(node, "convention"));
+  const RopeShape s{head_dim, theta, convention == "interleaved", dim(node.inputs[0], 0),
+                    dim(node.inputs[0], 1)};
+  if (head_dim == 0 || head_dim % 2 != 0 || s.width % head_dim != 0) {
+    return kernel_error(node, fmt::format("width {} is not a multiple of an even head_dim {}",
+                                          s.width, head_dim));
+  }
+  return s;
+}
+
+}  // namespace ferrite
