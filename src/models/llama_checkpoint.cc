@@ -40,6 +40,31 @@ class NamedTensorSource final : public WeightSource {
     }
   }
 
+  // Every tensor a Llama of `config` reads must be present, checked before
+  // the (linear in the declared layer count) program is built: a small file
+  // declaring hundreds of layers fails here, at the first missing name. The
+  // walk stops there, so it is bounded by the file's tensor count.
+  Result<void> require_llama_tensors(const LlamaConfig& config, const std::string& source) const {
+    auto missing = [&](const std::string& name) -> Result<void> {
+      if (tensors.contains(name)) return {};
+      return make_error(Status(ErrorCode::kInvalidModelConfig,
+                               fmt::format("{}: the model declares {} layers, but tensor `{}` "
+                                           "is missing",
+                                           source, config.n_layers, name))
+                            .with_field("tensor", name));
+    };
+    for (const char* name : {"token_embd.weight", "output_norm.weight", "output.weight"}) {
+      FERRITE_RETURN_IF_ERROR(missing(name));
+    }
+    for (uint64_t layer = 0; layer < config.n_layers; ++layer) {
+      for (const char* part : {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
+                               "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"}) {
+        FERRITE_RETURN_IF_ERROR(missing(fmt::format("blk.{}.{}.weight", layer, part)));
+      }
+    }
+    return {};
+  }
+
   Result<void> fill(const WeightComponentSpec& component,
                     std::span<std::byte> destination) const override {
     const TensorView* view = nullptr;
@@ -139,6 +164,7 @@ Result<LlamaCheckpoint> open_llama2c(const std::filesystem::path& path,
   }
   source->keep = shared;
   source->tie_output_to_embedding();
+  FERRITE_RETURN_IF_ERROR(source->require_llama_tensors(out.config, path.string()));
   out.weights = std::move(source);
   if (tokenizer) {
     FERRITE_ASSIGN_OR_RETURN(out.vocabulary, read_llama2c_vocabulary(*tokenizer, c.vocab_size));
@@ -227,6 +253,7 @@ Result<LlamaCheckpoint> open_gguf(const std::filesystem::path& path) {
   }
   source->keep = shared;
   source->tie_output_to_embedding();
+  FERRITE_RETURN_IF_ERROR(source->require_llama_tensors(out.config, path.string()));
   if (auto embd = out.config.block_formats.find("weight.token_embd");
       out.config.tied_output && embd != out.config.block_formats.end()) {
     out.config.block_formats["weight.output"] = embd->second;  // served from the same blocks
@@ -321,6 +348,7 @@ Result<LlamaCheckpoint> open_safetensors(const std::filesystem::path& dir,
   }
   source->keep = shared;
   source->tie_output_to_embedding();
+  FERRITE_RETURN_IF_ERROR(source->require_llama_tensors(out.config, dir.string()));
   out.weights = std::move(source);
   if (tokenizer) {
     FERRITE_ASSIGN_OR_RETURN(

@@ -505,5 +505,22 @@ TEST(GgufCheckpointTest, UnsupportedTensorTypesAreNamedWithTheirType) {
                          "(matrices) Q8_0 and Q4_0"));
 }
 
+
+// Regression (fuzz/regressions/gguf/256-layers-declared-one-present.gguf, a
+// 4 KB file found by the gguf fuzzer): the header declares 256 layers but the
+// file holds tensors for one. Ferrite built and compiled the 256-layer program
+// (~12 s) before noticing; the loader now checks every tensor name the
+// declared config needs first, stopping at the first missing one.
+TEST(GgufCheckpointTest, DeclaredLayersWithoutTheirTensorsFailAtOnce) {
+  const auto path = std::filesystem::path(FERRITE_SOURCE_DIR) / "fuzz" / "regressions" / "gguf" /
+                    "256-layers-declared-one-present.gguf";
+  ASSERT_TRUE(GgufFile::open(path)) << "the regression input itself must parse";
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(fails_with(open_llama_checkpoint(path, std::nullopt), ErrorCode::kInvalidModelConfig,
+                         "the model declares 256 layers, but tensor `blk.0.attn_k.weight` is "
+                         "missing"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
 }  // namespace
 }  // namespace ferrite
