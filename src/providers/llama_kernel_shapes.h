@@ -7,9 +7,13 @@
 // the K/V caches: token-scaled states of one kv row each with the same
 // number of rows (the context). `rope_shape(node)` reads head_dim, theta and
 // the convention, and checks that the width is a whole number of even-sized
-// heads. Errors name the node (kernel_error).
+// heads. Errors name the node (kernel_error). `append_kv_row(...)` is the
+// first step of attention for token t in every provider: it checks the
+// token's position against the context and copies its k and v rows into
+// the caches at that position, returning the position.
 #pragma once
 
+#include <algorithm>
 #include <string>
 
 #include <fmt/format.h>
@@ -42,6 +46,20 @@ inline Result<AttentionShape> attention_shape(const KernelNode& node) {
     return kernel_error(node, "the K and V caches must be token-scaled states of equal capacity");
   }
   return s;
+}
+
+inline Result<uint32_t> append_kv_row(const NodeId& node_id, const AttentionShape& s,
+                                      const KernelTensor& k, const KernelTensor& v,
+                                      const KernelTensor& positions, const KernelTensor& k_cache,
+                                      const KernelTensor& v_cache, uint64_t t) {
+  const uint32_t pos = positions.as<uint32_t>()[t];
+  if (pos >= s.context) {
+    return invalid_argument(fmt::format("node `{}`: position {} is outside the context of {}",
+                                        node_id.str(), pos, s.context));
+  }
+  std::copy_n(k.as<float>() + t * s.kv_width, s.kv_width, k_cache.as<float>() + pos * s.kv_width);
+  std::copy_n(v.as<float>() + t * s.kv_width, s.kv_width, v_cache.as<float>() + pos * s.kv_width);
+  return pos;
 }
 
 struct RopeShape {

@@ -85,20 +85,18 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
                            .scratch_bytes = 0};
     for (const auto& binding : node.values) {
       const auto& components = binding.storage().components();
+      // A weight's stored component: filled once, and handed to the kernel.
       const WeightComponentSpec* weight_component = nullptr;
-      if (binding.usage() == BufferUsage::kWeights && components.size() == 1 &&
-          components.front().component_id) {
-        weight_component = schema.find_component(*components.front().component_id);
-      }
       if (binding.usage() == BufferUsage::kWeights) {
         for (const auto& c : components) {
           if (!c.component_id) return load_error("weight component without an id");
-          if (!filled.emplace(c.resource_id, c.offset_bytes).second) continue;
           const WeightComponentSpec* component = schema.find_component(*c.component_id);
           if (component == nullptr) {
             return load_error(fmt::format("weight component `{}` is not in the schema",
                                           c.component_id->str()));
           }
+          weight_component = component;
+          if (!filled.emplace(c.resource_id, c.offset_bytes).second) continue;
           FERRITE_ASSIGN_OR_RETURN(std::byte * at, locate(c));
           FERRITE_RETURN_IF_ERROR(weights.fill(*component, std::span(at, c.length_bytes)));
         }

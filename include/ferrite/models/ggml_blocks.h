@@ -53,24 +53,35 @@ inline const GgmlBlockFormat* ggml_block_format_of_type(uint32_t ggml_type) {
   return nullptr;
 }
 
-inline float ggml_block_scale(const std::byte* block) {
-  return f16_bits_to_f32(static_cast<uint16_t>(static_cast<uint16_t>(block[0]) |
-                                               (static_cast<uint16_t>(block[1]) << 8)));
+inline uint16_t ggml_block_scale_bits(const std::byte* block) {
+  return static_cast<uint16_t>(static_cast<uint16_t>(block[0]) |
+                               (static_cast<uint16_t>(block[1]) << 8));
 }
 
-// The 32 values of one block, exactly.
-inline void dequantize_ggml_block(const GgmlBlockFormat& format, const std::byte* block,
-                                  float* out) {
-  const float d = ggml_block_scale(block);
+inline float ggml_block_scale(const std::byte* block) {
+  return f16_bits_to_f32(ggml_block_scale_bits(block));
+}
+
+// The 32 integer values of one block (Q8_0: the int8; Q4_0: nibble - 8), as
+// floats (exact).
+inline void ggml_block_integers(const GgmlBlockFormat& format, const std::byte* block, float* q) {
   if (format.ggml_type == kGgmlQ8_0.ggml_type) {
-    for (int i = 0; i < 32; ++i) out[i] = d * static_cast<float>(static_cast<int8_t>(block[2 + i]));
+    for (int i = 0; i < 32; ++i) q[i] = static_cast<float>(static_cast<int8_t>(block[2 + i]));
   } else {
     for (int i = 0; i < 16; ++i) {
       const auto byte = static_cast<uint8_t>(block[2 + i]);
-      out[i] = d * static_cast<float>((byte & 0x0F) - 8);
-      out[i + 16] = d * static_cast<float>((byte >> 4) - 8);
+      q[i] = static_cast<float>((byte & 0x0F) - 8);
+      q[i + 16] = static_cast<float>((byte >> 4) - 8);
     }
   }
+}
+
+// The 32 values of one block, exactly: scale times integer.
+inline void dequantize_ggml_block(const GgmlBlockFormat& format, const std::byte* block,
+                                  float* out) {
+  const float d = ggml_block_scale(block);
+  ggml_block_integers(format, block, out);
+  for (int i = 0; i < 32; ++i) out[i] *= d;
 }
 
 }  // namespace ferrite

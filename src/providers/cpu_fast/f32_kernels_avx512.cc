@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "f32_kernels.h"
+#include "ferrite/models/ggml_blocks.h"
 #include "tile_grid.h"
 
 #define FERRITE_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma,f16c")))
@@ -121,9 +122,7 @@ FERRITE_AVX512 inline void load_block(const std::byte* block, __m512& lo, __m512
 }
 
 FERRITE_AVX512 inline __m512 block_scale(const std::byte* block) {
-  const auto bits = static_cast<uint16_t>(static_cast<uint16_t>(block[0]) |
-                                          (static_cast<uint16_t>(block[1]) << 8));
-  return _mm512_set1_ps(_cvtsh_ss(bits));  // exact, like f16_bits_to_f32
+  return _mm512_set1_ps(_cvtsh_ss(ggml_block_scale_bits(block)));  // exact, like ggml_block_scale
 }
 
 // y[t*y_stride + r] for R rows (each `row_bytes` apart) x T tokens.

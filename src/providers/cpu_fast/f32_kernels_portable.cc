@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "f32_kernels.h"
-#include "ferrite/models/half_float.h"
+#include "ferrite/models/ggml_blocks.h"
 
 namespace ferrite::fast {
 namespace {
@@ -48,30 +48,11 @@ void axpy_portable(float s, const float* x, float* y, uint64_t n) {
   for (uint64_t i = 0; i < n; ++i) y[i] = std::fma(s, x[i], y[i]);
 }
 
-namespace {
-
-// A block's scale and its 32 integer values as floats (exact).
-float decode_block(Blocks blocks, const std::byte* block, float* q) {
-  const auto scale_bits = static_cast<uint16_t>(static_cast<uint16_t>(block[0]) |
-                                                (static_cast<uint16_t>(block[1]) << 8));
-  if (blocks == Blocks::kQ8_0) {
-    for (int i = 0; i < 32; ++i) q[i] = static_cast<float>(static_cast<int8_t>(block[2 + i]));
-  } else {
-    for (int i = 0; i < 16; ++i) {
-      const auto byte = static_cast<uint8_t>(block[2 + i]);
-      q[i] = static_cast<float>((byte & 0x0F) - 8);
-      q[i + 16] = static_cast<float>((byte >> 4) - 8);
-    }
-  }
-  return f16_bits_to_f32(scale_bits);
-}
-
-}  // namespace
-
 void matmul_block_rows_portable(Blocks blocks, const std::byte* w, const float* x, float* y,
                                 uint64_t in, uint64_t out, uint64_t tokens, uint64_t row_begin,
                                 uint64_t row_end) {
   const uint64_t per_row = in / kBlockValues, bytes = block_bytes(blocks);
+  const GgmlBlockFormat& format = blocks == Blocks::kQ8_0 ? kGgmlQ8_0 : kGgmlQ4_0;
   float q[32];
   for (uint64_t o = row_begin; o < row_end; ++o) {
     for (uint64_t t = 0; t < tokens; ++t) {
@@ -79,7 +60,8 @@ void matmul_block_rows_portable(Blocks blocks, const std::byte* w, const float* 
       const float* xt = x + t * in;
       const std::byte* block = w + o * per_row * bytes;
       for (uint64_t b = 0; b < per_row; ++b, block += bytes) {
-        const float d = decode_block(blocks, block, q);
+        const float d = ggml_block_scale(block);
+        ggml_block_integers(format, block, q);
         const float* xb = xt + b * kBlockValues;
         for (uint64_t l = 0; l < kLanes; ++l) {
           float p = q[l] * xb[l];

@@ -153,13 +153,8 @@ Result<BoundKernel> attention(const Context& ctx, const KernelNode& node) {
     const float* kc = k_cache.as<float>();
     const float* vc = v_cache.as<float>();
     for (uint64_t t = 0; t < tokens; ++t) {
-      const uint32_t pos = positions.as<uint32_t>()[t];
-      if (pos >= context) {
-        return invalid_argument(fmt::format("node `{}`: position {} is outside the context of {}",
-                                            node_id.str(), pos, context));
-      }
-      std::copy_n(k.as<float>() + t * kv_width, kv_width, k_cache.as<float>() + pos * kv_width);
-      std::copy_n(v.as<float>() + t * kv_width, kv_width, v_cache.as<float>() + pos * kv_width);
+      FERRITE_ASSIGN_OR_RETURN(const uint32_t pos,
+                               append_kv_row(node_id, shape, k, v, positions, k_cache, v_cache, t));
       auto heads = [&](uint64_t begin, uint64_t end) {
         for (uint64_t h = begin; h < end; ++h) {
           const uint64_t kv = (h / group) * head_dim;

@@ -146,13 +146,8 @@ Result<BoundKernel> attention(const KernelNode& node) {
     const uint64_t group = n_heads / n_kv_heads;
     const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
     for (uint64_t t = 0; t < tokens; ++t) {
-      const uint32_t pos = positions.as<uint32_t>()[t];
-      if (pos >= context) {
-        return invalid_argument(fmt::format("node `{}`: position {} is outside the context of {}",
-                                            node_id.str(), pos, context));
-      }
-      std::copy_n(k.as<float>() + t * kv_width, kv_width, k_cache.as<float>() + pos * kv_width);
-      std::copy_n(v.as<float>() + t * kv_width, kv_width, v_cache.as<float>() + pos * kv_width);
+      FERRITE_ASSIGN_OR_RETURN(const uint32_t pos,
+                               append_kv_row(node_id, shape, k, v, positions, k_cache, v_cache, t));
       for (uint64_t h = 0; h < n_heads; ++h) {
         const uint64_t kv = (h / group) * head_dim;
         const float* query = q.as<float>() + t * q_width + h * head_dim;
