@@ -273,7 +273,6 @@ int run_demo(const RunArgs& args, std::ostream& out, std::ostream& err) {
   auto explanation = explain_plan((*prepared)->plan.to_json());
   if (!explanation) return report_error(explanation.error(), false, out, err);
   const std::string text = render_text(*explanation);
-  // The summary: everything before the node table.
   // The summary (everything before the node table), or all of it with --explain.
   out << (args.explain ? text + "\n" : text.substr(0, text.find("\n\n") + 1));
   for (const auto& a : explanation->arenas) {

@@ -228,9 +228,10 @@ Result<PreparedModelFamily> build_llama_family(const LlamaConfig& c) {
     const std::string& id = entry.first;
     const std::string& format_id = entry.second;
     const GgmlBlockFormat* format = ggml_block_format(format_id);
-    auto it = std::find_if(weights.begin(), weights.end(),
-                           [&id](const auto& w) { return w.first == id; });
-    if (format == nullptr || it == weights.end() || it->second.size() != 2 ||
+    // `weights` is sorted by id (llama_weights).
+    auto it = std::lower_bound(weights.begin(), weights.end(), id,
+                               [](const auto& w, const std::string& key) { return w.first < key; });
+    if (format == nullptr || it == weights.end() || it->first != id || it->second.size() != 2 ||
         it->second[1] % format->values_per_block != 0) {
       return make_error(ErrorCode::kInvalidModelConfig,
                         fmt::format("llama config: weight `{}` cannot be stored as `{}` (a known "

@@ -319,37 +319,57 @@ TEST_F(StoriesTest, FastPrefillAndTokenByTokenGiveTheSameLogits) {
 
 // ---- block-quantized weights on the real model ---------------------------
 
+// The family stores a weight block-quantized only in a known format, on a
+// matrix whose rows are whole blocks; anything else is a clean config error.
+TEST(LlamaFamilyBlocksTest, BlockFormatsAreCheckedAgainstTheWeights) {
+  LlamaConfig config{.dim = 64, .hidden_dim = 172, .n_layers = 1, .n_heads = 8, .n_kv_heads = 4,
+                     .vocab_size = 32, .context_length = 16};
+  config.block_formats = {{"weight.blk.0.attn_q", std::string(kGgmlQ8_0FormatId)}};
+  auto family = build_llama_family(config);
+  ASSERT_TRUE(family) << family.error().to_string();
+  EXPECT_EQ(family->weight_schema().format_id.str(), kGgmlBlocksWeightFormatId);
+  for (const auto& [id, format] : std::map<std::string, std::string>{
+           {"weight.blk.0.ffn_down", std::string(kGgmlQ8_0FormatId)},  // rows of 172
+           {"weight.blk.0.attn_norm", std::string(kGgmlQ8_0FormatId)},  // not a matrix
+           {"weight.blk.7.attn_q", std::string(kGgmlQ8_0FormatId)},     // no such weight
+           {"weight.blk.0.attn_q", "quantization.q3_k"}}) {             // unknown format
+    config.block_formats = {{id, format}};
+    auto bad = build_llama_family(config);
+    ASSERT_FALSE(bad) << id;
+    EXPECT_EQ(bad.error().code(), ErrorCode::kInvalidModelConfig) << id;
+    EXPECT_THAT(bad.error().message(), ::testing::HasSubstr("cannot be stored as")) << id;
+  }
+}
+
 // stories260K.gguf rewritten with every matrix whose rows are whole blocks in
 // `format` (ffn_down's rows of 172 and the norms stay f32, as llama.cpp's
 // quantizer also keeps such tensors); `quantized` counts the matrices.
-std::filesystem::path quantized_stories(const GgmlBlockFormat& format, uint64_t& quantized) {
+Result<std::filesystem::path> quantized_stories(const GgmlBlockFormat& format,
+                                                uint64_t& quantized) {
   quantized = 0;
   const auto path = std::filesystem::temp_directory_path() /
                     fmt::format("ferrite-stories-{}-{}.gguf", format.name, ::getpid());
-  auto source = GgufFile::open(kModels / "stories260K.gguf");
-  EXPECT_TRUE(source);
+  FERRITE_ASSIGN_OR_RETURN(auto source, GgufFile::open(kModels / "stories260K.gguf"));
   GgufFileSpec spec;
-  for (const auto& key : source->model().metadata_order) {
-    spec.metadata.emplace_back(key, source->model().metadata.at(key));
+  for (const auto& key : source.model().metadata_order) {
+    spec.metadata.emplace_back(key, source.model().metadata.at(key));
   }
-  for (const auto& t : source->model().tensors) {
-    auto bytes = source->tensor_data(t);
-    EXPECT_TRUE(bytes);
-    std::vector<std::byte> data(bytes->begin(), bytes->end());
+  for (const auto& t : source.model().tensors) {
+    FERRITE_ASSIGN_OR_RETURN(auto bytes, source.tensor_data(t));
+    std::vector<std::byte> data(bytes.begin(), bytes.end());
     uint32_t type = t.ggml_type;
     if (t.dims.size() == 2 && t.dims[0] % format.values_per_block == 0) {
       ++quantized;
       std::vector<float> values(data.size() / 4);
       std::memcpy(values.data(), data.data(), data.size());
-      data = *quantize_ggml_blocks(format, values);
+      FERRITE_ASSIGN_OR_RETURN(data, quantize_ggml_blocks(format, values));
       type = format.ggml_type;
     }
     spec.tensors.push_back({t.name, t.dims, type, std::move(data)});
   }
-  auto file = serialize_gguf(spec);
-  EXPECT_TRUE(file) << file.error().to_string();
+  FERRITE_ASSIGN_OR_RETURN(auto file, serialize_gguf(spec));
   std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(file->data()), static_cast<std::streamsize>(file->size()));
+      .write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
   return path;
 }
 
@@ -361,7 +381,9 @@ TEST_F(StoriesTest, QuantizedGgufRunsOnItsBlocksWithBothProviders) {
   ASSERT_TRUE(f32) << f32.error().to_string();
   for (const GgmlBlockFormat* format : {&kGgmlQ8_0, &kGgmlQ4_0}) {
     uint64_t matrices = 0;
-    const auto path = quantized_stories(*format, matrices);
+    auto written = quantized_stories(*format, matrices);
+    ASSERT_TRUE(written) << written.error().to_string();
+    const std::filesystem::path path = *written;
     auto reference = greedy(path, kModels / "tok512.bin", 16, ActivationStorage::kPacked, 60);
     auto fast = greedy(path, kModels / "tok512.bin", 16, ActivationStorage::kPacked, 60,
                        CpuFastOptions{.threads = 2});
