@@ -38,7 +38,11 @@ void add_plan_source_options(CLI::App* command, PlanSourceArgs& sources) {
                                        "Keep every node output readable (determinism checks)");
   retain->excludes(retain_all);
   command->add_option("--materializer", sources.materializer,
-                      "Weight materializer id (default weight-materializer.identity)");
+                      "Weight materializer id (default weight-materializer.identity; "
+                      "weight-materializer.ggml_q8_0 and ggml_q4_0 are approximate)");
+  command->add_option("--quality-approval", sources.quality_approval,
+                      "Numeric-quality approval file (from `ferrite approve-weights`) an "
+                      "approximate materializer needs; selects its materializer");
   command->add_option("--activation-storage", sources.activation_storage,
                       "packed (one arena per storage class, offsets by liveness; default) or "
                       "dedicated (one resource per activation, the seed's layout)");
@@ -134,6 +138,11 @@ int run_cli(int argc, char** argv) {
                       "Generate --steps tokens even past the end-of-sequence token");
     command->add_flag("--explain", args.explain,
                       "Print which provider runs each node, and why, before generating");
+    command->add_option("--weights", args.weights,
+                        "Re-quantize f32 matrices at load: q8_0 or q4_0 (approximate: needs "
+                        "--quality-approval)");
+    command->add_option("--quality-approval", args.quality_approval,
+                        "Numeric-quality approval file from `ferrite approve-weights`");
   };
   run_cmd->add_option("MODEL", run.model_path, "Model file or directory")->required();
   run_cmd->add_option("--tokenizer", run.tokenizer_path,
@@ -142,6 +151,18 @@ int run_cli(int argc, char** argv) {
   run_cmd->add_option("--context", run.context,
                       "Positions the KV cache holds, at most the model's context (default 4096)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+
+  ApproveArgs approve;
+  auto* approve_cmd = app.add_subcommand(
+      "approve-weights",
+      "Measure the error of re-quantizing a model's f32 matrices (per component max abs and "
+      "relative L2) and write the approval file `run --quality-approval` needs");
+  approve_cmd->add_option("MODEL", approve.model_path, "Model file or directory")->required();
+  approve_cmd->add_option("--weights", approve.weights, "Target format: q8_0 or q4_0")->required();
+  approve_cmd->add_option("-o,--output", approve.output_path,
+                          "Approval file to write (atomically; only when every component meets "
+                          "the materializer's contract)");
+  approve_cmd->add_flag("--json", approve.json, "Print machine-readable JSON");
 
   RunArgs demo;
   auto* demo_cmd = app.add_subcommand(
@@ -165,6 +186,7 @@ int run_cli(int argc, char** argv) {
   if (verify_cmd->parsed()) return run_verify(verify, std::cout, std::cerr);
   if (pack_cmd->parsed()) return run_pack(pack, std::cout, std::cerr);
   if (run_cmd->parsed()) return run_run(run, std::cout, std::cerr);
+  if (approve_cmd->parsed()) return run_approve_weights(approve, std::cout, std::cerr);
   if (demo_cmd->parsed()) return run_demo(demo, std::cout, std::cerr);
   return kExitUsage;
 }

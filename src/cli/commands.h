@@ -47,6 +47,20 @@ struct VerifyArgs {
 };
 int run_verify(const VerifyArgs& args, std::ostream& out, std::ostream& err);
 
+// `approve-weights`: measures every component the approximate materializer
+// for `weights` changes (measure_weight_quality), prints one row per
+// component and the worst against the contract, and writes the approval file
+// only when check_weight_quality_approval accepts it. Exit 0 (written or
+// printed), 1 a component exceeds the contract (nothing written), 2 usage or
+// unreadable model.
+struct ApproveArgs {
+  std::string model_path;
+  std::string weights;      // q8_0 | q4_0
+  std::string output_path;  // empty: print only
+  bool json = false;
+};
+int run_approve_weights(const ApproveArgs& args, std::ostream& out, std::ostream& err);
+
 // 2 for usage / unreadable / malformed input, 1 for a rejected program.
 int exit_code_for(const Status& status);
 // Prints "ferrite: error: ..." (or a JSON error object when `json`).

@@ -1,11 +1,13 @@
 #include "cli/plan_explanation.h"
 
+#include <algorithm>
 #include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "cli/text_table.h"
+#include "ferrite/compiler/weight_quality.h"
 #include "ferrite/core/checked_math.h"
 #include "ferrite/format/json_reader.h"
 
@@ -118,7 +120,7 @@ Result<ExplainedResource> read_resource(const JsonCursor& cursor) {
   FERRITE_ASSIGN_OR_RETURN(resource.alignment_bytes, object.required_u64("alignment_bytes"));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor profile, object.required("storage_profile"));
   if (profile.is_null()) {
-    resource.storage_profile = "-";
+    resource.storage_profile.assign(1, '-');  // (GCC 12 -Wrestrict false positive on = "-")
   } else {
     FERRITE_ASSIGN_OR_RETURN(resource.storage_profile, profile.string());
   }
@@ -145,6 +147,70 @@ std::string human_bytes(uint64_t bytes) {
   }
   return fmt::format("{:.2f} {}", value, kUnits[unit]);
 }
+
+namespace {
+
+// The optional `weight_materializer` and `weight_quality_approval` members.
+Result<void> read_weight_materialization(const ObjectReader& payload, PlanExplanation& out) {
+  if (auto materializer = payload.optional("weight_materializer")) {
+    if (!materializer->is_object()) return make_error(materializer->type_error("an object"));
+    ObjectReader m(materializer->json(), materializer->path());
+    FERRITE_ASSIGN_OR_RETURN(std::string id, m.required_string("id"));
+    FERRITE_ASSIGN_OR_RETURN(std::string version, m.required_string("version"));
+    FERRITE_ASSIGN_OR_RETURN(std::string fidelity, m.required_string("fidelity"));
+    out.weight_materializer = fmt::format("{} {} ({})", id, version, fidelity);
+    if (auto contract = m.optional("quality_contract")) {
+      if (!contract->is_object()) return make_error(contract->type_error("an object"));
+      ObjectReader c(contract->json(), contract->path());
+      FERRITE_ASSIGN_OR_RETURN(out.quality_bound, c.required_string("max_relative_l2"));
+    }
+  }
+  auto approval = payload.optional("weight_quality_approval");
+  if (!approval) return {};
+  if (!approval->is_object()) return make_error(approval->type_error("an object"));
+  ObjectReader a(approval->json(), approval->path());
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor components, a.required("components"));
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> rows, components.array());
+  for (const JsonCursor& row : rows) {
+    if (!row.is_object()) return make_error(row.type_error("an object"));
+    ObjectReader c(row.json(), row.path());
+    ExplainedWeightQuality q;
+    FERRITE_ASSIGN_OR_RETURN(q.component_id, c.required_string("component_id"));
+    FERRITE_ASSIGN_OR_RETURN(q.values, c.required_u64("values"));
+    FERRITE_ASSIGN_OR_RETURN(q.max_abs_error, c.required_string("max_abs_error"));
+    FERRITE_ASSIGN_OR_RETURN(q.relative_l2, c.required_string("relative_l2"));
+    auto relative = parse_quality_number(q.relative_l2);
+    auto max_abs = parse_quality_number(q.max_abs_error);
+    if (!relative || !max_abs) return make_error(row.error("has a statistic that is not a decimal"));
+    q.relative_l2_value = *relative;
+    q.max_abs_error_value = *max_abs;
+    out.weight_quality.push_back(std::move(q));
+  }
+  return {};
+}
+
+// "approved 42 components: worst relative L2 4.1e-03 (component.x), ...".
+std::string weight_quality_summary(const PlanExplanation& e) {
+  if (e.weight_materializer.empty()) return "";
+  std::string line = fmt::format("weights: materializer {}", e.weight_materializer);
+  if (!e.quality_bound.empty()) line += fmt::format(", contract relative L2 <= {}", e.quality_bound);
+  if (!e.weight_quality.empty()) {
+    auto worst = [&](auto member) {
+      return std::max_element(e.weight_quality.begin(), e.weight_quality.end(),
+                              [&](const auto& x, const auto& y) { return x.*member < y.*member; });
+    };
+    const auto rel = worst(&ExplainedWeightQuality::relative_l2_value);
+    const auto abs = worst(&ExplainedWeightQuality::max_abs_error_value);
+    line += fmt::format(" · approved {} components: worst relative L2 {} ({}), worst max abs "
+                        "error {} ({})",
+                        e.weight_quality.size(), rel->relative_l2, rel->component_id,
+                        abs->max_abs_error, abs->component_id);
+  }
+  line += '\n';
+  return line;
+}
+
+}  // namespace
 
 Result<PlanExplanation> explain_plan(const json& wire) {
   const JsonCursor root(wire);
@@ -212,6 +278,7 @@ Result<PlanExplanation> explain_plan(const json& wire) {
     out.total_resource_bytes = *total;
     out.resources.push_back(std::move(resource));
   }
+  FERRITE_RETURN_IF_ERROR(read_weight_materialization(payload, out));
   return out;
 }
 
@@ -233,9 +300,11 @@ std::string render_text(const PlanExplanation& e) {
       "fallbacks {} · memory {} of {} usable ({:.2f}%): static {}, minimum runnable {}\n",
       e.fallbacks, human_bytes(e.total_resource_bytes), human_bytes(e.usable_capacity_bytes),
       percent, human_bytes(e.static_bytes), human_bytes(e.minimum_runnable_bytes));
-  out += fmt::format("value alignment {} B · retained values: {}\n\n", e.value_alignment_bytes,
+  out += fmt::format("value alignment {} B · retained values: {}\n", e.value_alignment_bytes,
                      e.retained_values.empty() ? std::string("none")
                                                : fmt::format("{}", fmt::join(e.retained_values, ", ")));
+  out += weight_quality_summary(e);
+  out += '\n';
 
   TextTable nodes({"#", "NODE", "OPERATION", "PROVIDER", "WHY", "COMPATIBLE", "WORKSPACES"});
   for (size_t i = 0; i < e.nodes.size(); ++i) {
@@ -285,6 +354,15 @@ std::string render_text(const PlanExplanation& e) {
         short_id(a.id), a.storage_profile, a.buffers, a.peak_bytes, a.load_bytes,
         ratio(a.peak_bytes, a.load_bytes), a.dedicated_bytes, ratio(a.dedicated_bytes, a.peak_bytes));
   }
+  if (!e.weight_quality.empty()) {
+    out += fmt::format("\nweight quality approval ({} components, bound {}):\n",
+                       e.weight_quality.size(), e.quality_bound);
+    TextTable quality({"WEIGHT COMPONENT", "VALUES", "MAX ABS ERROR", "RELATIVE L2"});
+    for (const auto& q : e.weight_quality) {
+      quality.add_row({q.component_id, std::to_string(q.values), q.max_abs_error, q.relative_l2});
+    }
+    out += quality.render();
+  }
   return out;
 }
 
@@ -326,7 +404,20 @@ nlohmann::json to_json(const PlanExplanation& e) {
   }
   json per_provider = json::object();
   for (const auto& [provider, count] : e.nodes_per_provider) per_provider[provider] = count;
-  return json{{"ok", true},
+  json weights;
+  if (!e.weight_materializer.empty()) {
+    json quality = json::array();
+    for (const auto& q : e.weight_quality) {
+      quality.push_back({{"component_id", q.component_id},
+                         {"values", q.values},
+                         {"max_abs_error", q.max_abs_error},
+                         {"relative_l2", q.relative_l2}});
+    }
+    weights = {{"materializer", e.weight_materializer},
+               {"max_relative_l2", e.quality_bound},
+               {"quality_approval", quality}};
+  }
+  json out{{"ok", true},
               {"plan_id", e.plan_id},
               {"family_id", e.family_id},
               {"device_id", e.device_id},
@@ -345,6 +436,9 @@ nlohmann::json to_json(const PlanExplanation& e) {
               {"nodes", nodes},
               {"resources", resources},
               {"activation_arenas", arenas}};
+  // Present only for plans with a materializer other than the identity.
+  if (!weights.is_null()) out["weight_materialization"] = std::move(weights);
+  return out;
 }
 
 }  // namespace ferrite::cli

@@ -11,7 +11,8 @@
 // not-chosen provider with its reason, and one row per resource (kind, usage,
 // dtype, size, alignment, storage profile), then each packed activation
 // arena: buffers, peak, LOAD, peak/LOAD and the bytes the dedicated (seed)
-// layout would need. `to_json` has the same content.
+// layout would need, then the quality approval's row per approximated
+// weight component. `to_json` has the same content.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto wire, read_plan_wire(text));
@@ -62,6 +63,16 @@ struct ExplainedArena {
   uint64_t dedicated_bytes = 0;
 };
 
+// One approximated weight component of the plan's quality approval.
+struct ExplainedWeightQuality {
+  std::string component_id;
+  uint64_t values = 0;
+  std::string max_abs_error;  // decimal text, as recorded
+  std::string relative_l2;
+  double relative_l2_value = 0;
+  double max_abs_error_value = 0;
+};
+
 struct PlanExplanation {
   std::string plan_id;
   std::string family_id;
@@ -79,6 +90,12 @@ struct PlanExplanation {
   uint64_t minimum_runnable_bytes = 0;
   uint64_t usable_capacity_bytes = 0;
   uint64_t total_resource_bytes = 0;  // sum of every resource's size
+  // Set only when the plan names a materializer other than the identity:
+  // "weight-materializer.ggml_q8_0 1.0 (approximate)", the contract's bound
+  // and the approval's per-component statistics (sorted by component id).
+  std::string weight_materializer;
+  std::string quality_bound;
+  std::vector<ExplainedWeightQuality> weight_quality;
 };
 
 Result<PlanExplanation> explain_plan(const nlohmann::json& wire);

@@ -8,6 +8,8 @@
 #include "ferrite/models/llama_checkpoint.h"
 #include "ferrite/providers/cpu_reference.h"
 #include "ferrite/format/policy_file.h"
+#include "ferrite/format/weight_quality_file.h"
+#include "ferrite/materializers/ggml_block_materializer.h"
 
 namespace ferrite::cli {
 namespace {
@@ -81,10 +83,22 @@ Result<void> apply_options(const PlanSourceArgs& args, const PreparedModelFamily
     return invalid_argument(fmt::format("--activation-storage: {}", storage.error().message()));
   }
   options.set_activation_storage(*storage);
-  if (args.materializer) {
-    FERRITE_ASSIGN_OR_RETURN(WeightMaterializerId id,
-                             parse_id<WeightMaterializerId>("--materializer", *args.materializer));
-    options.require_weight_materializer(std::move(id));
+  std::optional<WeightQualityApproval> approval;
+  if (args.quality_approval) {
+    FERRITE_ASSIGN_OR_RETURN(approval, read_weight_quality_file(*args.quality_approval));
+  }
+  if (args.materializer || approval) {
+    WeightMaterializerId id = approval ? approval->materializer_id
+                                       : WeightMaterializerId::literal(kIdentityWeightMaterializerId);
+    if (args.materializer) {
+      FERRITE_ASSIGN_OR_RETURN(id, parse_id<WeightMaterializerId>("--materializer",
+                                                                  *args.materializer));
+    }
+    if (approval) {
+      options.require_weight_materializer(std::move(id), std::move(*approval));
+    } else {
+      options.require_weight_materializer(std::move(id));
+    }
   }
   return {};
 }
@@ -155,9 +169,9 @@ Result<CompileInputs> load_compile_inputs(const PlanSourceArgs& args) {
 }
 
 Result<ProgramPlanCompilation> compile_plan(const CompileInputs& inputs) {
+  FERRITE_ASSIGN_OR_RETURN(auto materializers, default_weight_materializers());
   return ProgramPlanCompiler::compile(inputs.family, inputs.target.catalog, inputs.policy,
-                                      inputs.target.estimators,
-                                      WeightMaterializerRegistry::identity_only(), inputs.options);
+                                      inputs.target.estimators, materializers, inputs.options);
 }
 
 }  // namespace ferrite::cli

@@ -6,7 +6,10 @@
 // (file; an example's own policy; else the device default below) and the
 // compile options (`--input`, `--tensor`, `--prefer NODE=PROVIDER`,
 // `--require NODE=CAPABILITY`, `--retain VALUE` | `--retain-all`,
-// `--materializer ID`, `--activation-storage packed|dedicated`). `load_compile_inputs` reads and checks all of it
+// `--materializer ID`, `--quality-approval FILE` (a measured approval, which
+// alone selects its materializer), `--activation-storage packed|dedicated`).
+// Compilation uses default_weight_materializers() (identity, ggml_q8_0,
+// ggml_q4_0). `load_compile_inputs` reads and checks all of it
 // (usage errors are kInvalidArgument; files keep their reader's codes), and
 // `compile_plan` runs ProgramPlanCompiler::compile on it. The same arguments
 // always produce the same plan bytes.
@@ -44,6 +47,7 @@ struct PlanSourceArgs {
   std::vector<std::string> retain;   // VALUE
   bool retain_all = false;
   std::optional<std::string> materializer;
+  std::optional<std::string> quality_approval;  // approval file path
   std::string activation_storage = "packed";  // or "dedicated"
 };
 

@@ -14,6 +14,8 @@
 #include "cli/commands.h"
 #include "cli/model_sources.h"
 #include "cli/plan_explanation.h"
+#include "ferrite/format/weight_quality_file.h"
+#include "ferrite/materializers/ggml_block_materializer.h"
 #include "ferrite/models/llama_checkpoint.h"
 #include "ferrite/providers/cpu_fast.h"
 #include "ferrite/providers/cpu_reference.h"
@@ -40,6 +42,32 @@ struct Prepared {
   std::unique_ptr<Executor> executor;
 };
 
+// --weights FORMAT and --quality-approval FILE: the approximate materializer
+// (and its approval) the plan is compiled with; neither: the identity.
+Result<void> select_weights(const RunArgs& args, ProgramPlanCompileOptions& options) {
+  std::optional<WeightQualityApproval> approval;
+  if (args.quality_approval) {
+    FERRITE_ASSIGN_OR_RETURN(approval, read_weight_quality_file(*args.quality_approval));
+  }
+  std::optional<WeightMaterializerId> id;
+  if (args.weights) {
+    const GgmlBlockFormat* format = ggml_block_format_by_name(*args.weights);
+    if (format == nullptr) {
+      return invalid_argument(fmt::format("--weights `{}`: expected q8_0 or q4_0", *args.weights));
+    }
+    id = ggml_block_materializer_id(*format);
+  } else if (approval) {
+    id = approval->materializer_id;
+  }
+  if (!id) return {};
+  if (approval) {
+    options.require_weight_materializer(std::move(*id), std::move(*approval));
+  } else {
+    options.require_weight_materializer(std::move(*id));
+  }
+  return {};
+}
+
 Result<std::unique_ptr<Prepared>> prepare(PreparedModelFamily family, const LlamaConfig& config,
                                           const WeightSource& weights, const RunArgs& args) {
   CpuProviderRegistry providers;
@@ -61,19 +89,32 @@ Result<std::unique_ptr<Prepared>> prepare(PreparedModelFamily family, const Llam
   FERRITE_ASSIGN_OR_RETURN(auto options,
                            ProgramPlanCompileOptions::create(llama_compile_inputs(capacity)));
   if (fast) prefer_providers(kCpuFastProviderPrefix, family, options);
+  FERRITE_ASSIGN_OR_RETURN(WeightMaterializerRegistry materializers, default_weight_materializers());
+  FERRITE_RETURN_IF_ERROR(select_weights(args, options));
   const RuntimePolicy policy{PolicyId::literal("policy.cpu-run"), {1, 0},
                              target.catalog.device().total_memory_bytes, 0, 1, capacity,
                              {DynamicStorageProfile::linear_contiguous()}};
-  FERRITE_ASSIGN_OR_RETURN(auto compiled,
-                           ProgramPlanCompiler::compile(family, target.catalog, policy,
-                                                        target.estimators,
-                                                        WeightMaterializerRegistry::identity_only(),
-                                                        options));
+  auto compiled = ProgramPlanCompiler::compile(family, target.catalog, policy, target.estimators,
+                                               materializers, options);
+  if (!compiled && compiled.error().code() == ErrorCode::kWeightMaterializerQualityApprovalRequired &&
+      !args.quality_approval) {
+    Status status = compiled.error();
+    return make_error(Status(status.code(),
+                             fmt::format("{}; measure the error with `ferrite approve-weights {} "
+                                         "--weights {} -o APPROVAL.json`, review it, and pass "
+                                         "--quality-approval APPROVAL.json",
+                                         status.message(), args.model_path,
+                                         args.weights.value_or("FORMAT"))));
+  }
+  if (!compiled) return make_error(compiled.error());
+  const ExecutionWeightPlan& execution_weights = compiled->resolution.execution_weights;
+  const WeightMaterializer* materializer = materializers.find(execution_weights.materializer().id);
   auto prepared = std::unique_ptr<Prepared>(
       new Prepared{std::move(providers), std::move(kernels), std::move(family),
-                   std::move(compiled.plan), nullptr});
-  FERRITE_ASSIGN_OR_RETURN(prepared->executor, Executor::load(prepared->plan, prepared->family,
-                                                              prepared->providers, weights));
+                   std::move(compiled->plan), nullptr});
+  FERRITE_ASSIGN_OR_RETURN(prepared->executor,
+                           Executor::load(prepared->plan, prepared->family, prepared->providers,
+                                          weights, execution_weights, *materializer));
   return prepared;
 }
 

@@ -9,7 +9,11 @@
 // kernels). `--provider fast` (default) registers cpu.fast next to
 // cpu.reference and prefers it for every node; nodes it has no kernel for
 // fall back to cpu.reference with the reason recorded in the plan
-// (`--explain` prints the node table with it).
+// (`--explain` prints the node table with it). `--weights q8_0|q4_0` compiles
+// with the approximate ggml block materializer (f32 matrices re-quantized at
+// load time), which needs `--quality-approval FILE` from
+// `ferrite approve-weights`; without it the compile is refused (exit 1) with
+// the command that measures one.
 // `demo` compiles the bundled example decoder (examples/llama-decoder.*) for
 // the CPU providers, prints the explain summary, and runs it with
 // deterministic pseudo-random weights and a byte-level vocabulary (no
@@ -47,6 +51,8 @@ struct RunArgs {
   // benchmarks and oracles that must feed two engines the same ids.
   std::optional<std::string> prompt_ids;
   bool ignore_eos = false;       // generate `steps` tokens even past end-of-sequence
+  std::optional<std::string> weights;           // "q8_0" / "q4_0": approximate materializer
+  std::optional<std::string> quality_approval;  // its approval file
 };
 
 int run_run(const RunArgs& args, std::ostream& out, std::ostream& err);

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/plan_sources.h"
 #include "ferrite/format/json_reader.h"
+#include "ferrite/materializers/ggml_block_materializer.h"
 #include "ferrite/plan/execution_plan.h"
 #include "ferrite/plan/plan_verify.h"
 
@@ -19,9 +20,10 @@ int run_verify(const VerifyArgs& args, std::ostream& out, std::ostream& err) {
   if (!text) return report_error(text.error(), args.json, out, err);
   auto inputs = load_compile_inputs(args.sources);
   if (!inputs) return report_error(inputs.error(), args.json, out, err);
+  auto materializers = default_weight_materializers();
+  if (!materializers) return report_error(materializers.error(), args.json, out, err);
   auto verified = verify_plan_json(*text, inputs->family, inputs->target.catalog, inputs->policy,
-                                   inputs->target.estimators,
-                                   WeightMaterializerRegistry::identity_only(), inputs->options);
+                                   inputs->target.estimators, *materializers, inputs->options);
   if (!verified) return report_error(verified.error(), args.json, out, err);
   const std::string& plan_id = *verified;
   if (args.json) {

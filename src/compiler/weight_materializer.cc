@@ -1,5 +1,7 @@
 #include "ferrite/compiler/weight_materializer.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ferrite/core/fingerprint.h"
@@ -39,7 +41,8 @@ const WeightMaterializerDescriptor& identity_weight_materializer_descriptor() {
         .version = {2, 0},
         .implementation_fingerprint = "",
         .fidelity = WeightMaterializationFidelity::kExact,
-        .required_capabilities = {}};
+        .required_capabilities = {},
+        .quality_contract = std::nullopt};
     d.implementation_fingerprint = canonical_fingerprint(
         json{{"id", d.id.str()}, {"version", d.version.to_string()}, {"contract", "identity"}});
     return d;
@@ -56,17 +59,54 @@ Result<void> WeightMaterializerDescriptor::validate() const {
     return invalid_plan(fmt::format(
         "weight materializer `{}` implementation fingerprint is not a canonical sha256", id.str()));
   }
+  if (quality_contract) {
+    if (fidelity != WeightMaterializationFidelity::kApproximate) {
+      return invalid_plan(fmt::format(
+          "weight materializer `{}` is exact and cannot declare a quality contract", id.str()));
+    }
+    FERRITE_RETURN_IF_ERROR(quality_contract->validate());
+  }
   return {};
 }
 
 json WeightMaterializerDescriptor::to_json() const {
   json capabilities = json::array();
   for (const auto& c : required_capabilities) capabilities.push_back(c.str());
-  return json{{"id", id.str()},
-              {"version", version.to_string()},
-              {"implementation_fingerprint", implementation_fingerprint},
-              {"fidelity", fidelity == WeightMaterializationFidelity::kExact ? "exact" : "approximate"},
-              {"required_capabilities", capabilities}};
+  json out{{"id", id.str()},
+           {"version", version.to_string()},
+           {"implementation_fingerprint", implementation_fingerprint},
+           {"fidelity", fidelity == WeightMaterializationFidelity::kExact ? "exact" : "approximate"},
+           {"required_capabilities", capabilities}};
+  // Present only when declared, so exact materializers keep their wire form.
+  if (quality_contract) out["quality_contract"] = quality_contract->to_json();
+  return out;
+}
+
+Result<std::vector<WeightId>> WeightMaterializer::approximate_components(
+    const PreparedModelFamily&, const WeightSchema&) const {
+  return std::vector<WeightId>{};
+}
+
+Result<void> WeightMaterializer::materialize_component(const WeightComponentSpec& source,
+                                                       std::span<const std::byte> source_bytes,
+                                                       const WeightComponentSpec& target,
+                                                       std::span<std::byte> destination) const {
+  if (source.physical_element_type() != target.physical_element_type() ||
+      source_bytes.size() != destination.size()) {
+    return invalid_plan(fmt::format(
+        "weight materializer `{}` cannot copy component `{}` ({} bytes) into `{}` ({} bytes)",
+        descriptor().id.str(), source.id.str(), source_bytes.size(), target.id.str(),
+        destination.size()));
+  }
+  std::copy(source_bytes.begin(), source_bytes.end(), destination.begin());
+  return {};
+}
+
+Result<ComponentQuality> WeightMaterializer::measure_component(
+    const WeightComponentSpec&, std::span<const std::byte>, const WeightComponentSpec& target,
+    std::span<const std::byte>) const {
+  return invalid_plan(fmt::format("weight materializer `{}` cannot measure component `{}`",
+                                  descriptor().id.str(), target.id.str()));
 }
 
 Result<std::map<WeightId, std::vector<WeightId>>> WeightMaterializer::component_sources(
@@ -86,7 +126,8 @@ Result<std::map<WeightId, std::vector<WeightId>>> WeightMaterializer::component_
 
 Result<ExecutionWeightPlan> ExecutionWeightPlan::create(
     const PreparedModelFamily& family, const WeightMaterializerDescriptor& descriptor,
-    std::map<WeightId, std::vector<WeightId>> sources, WeightSchema schema) {
+    std::map<WeightId, std::vector<WeightId>> sources, WeightSchema schema,
+    std::optional<WeightQualityApproval> approval) {
   FERRITE_RETURN_IF_ERROR(descriptor.validate());
   schema.normalize();
   FERRITE_RETURN_IF_ERROR(schema.validate(family.family_id()));
@@ -129,17 +170,19 @@ Result<ExecutionWeightPlan> ExecutionWeightPlan::create(
     }
   }
   return ExecutionWeightPlan(source.fingerprint(), descriptor, std::move(sources),
-                             std::move(schema));
+                             std::move(schema), std::move(approval));
 }
 
 ExecutionWeightPlan::ExecutionWeightPlan(std::string source_fp,
                                          WeightMaterializerDescriptor materializer,
                                          std::map<WeightId, std::vector<WeightId>> sources,
-                                         WeightSchema schema)
+                                         WeightSchema schema,
+                                         std::optional<WeightQualityApproval> approval)
     : source_schema_fingerprint_(std::move(source_fp)),
       materializer_(std::move(materializer)),
       sources_(std::move(sources)),
-      schema_(std::move(schema)) {
+      schema_(std::move(schema)),
+      approval_(std::move(approval)) {
   fingerprint_ = canonical_fingerprint(to_json());
 }
 
@@ -150,10 +193,12 @@ json ExecutionWeightPlan::to_json() const {
     for (const auto& s : list) ids.push_back(s.str());
     sources[id.str()] = ids;
   }
-  return json{{"source_schema_fingerprint", source_schema_fingerprint_},
-              {"materializer", materializer_.to_json()},
-              {"component_sources", sources},
-              {"schema", schema_.to_json()}};
+  json out{{"source_schema_fingerprint", source_schema_fingerprint_},
+           {"materializer", materializer_.to_json()},
+           {"component_sources", sources},
+           {"schema", schema_.to_json()}};
+  if (approval_) out["quality_approval"] = approval_->to_json();
+  return out;
 }
 
 WeightMaterializerRegistry WeightMaterializerRegistry::identity_only() {
@@ -201,17 +246,80 @@ Result<ExecutionWeightPlan> WeightMaterializerRegistry::select(
                                     selection.materializer_id.str()));
   }
   const auto& descriptor = materializer->descriptor();
-  if (descriptor.fidelity == WeightMaterializationFidelity::kApproximate) {
+  const bool approximate = descriptor.fidelity == WeightMaterializationFidelity::kApproximate;
+  if (approximate && !selection.quality_approval) {
     return make_error(Status(ErrorCode::kWeightMaterializerQualityApprovalRequired,
                              fmt::format("weight materializer `{}` is approximate and requires "
-                                         "explicit numerical-quality approval",
+                                         "explicit numerical-quality approval (a measured "
+                                         "approval of every component it approximates)",
+                                         descriptor.id.str()))
+                          .with_field("materializer_id", descriptor.id.str()));
+  }
+  if (!approximate && selection.quality_approval) {
+    return make_error(Status(ErrorCode::kInvalidArgument,
+                             fmt::format("weight materializer `{}` is exact and cannot consume an "
+                                         "approximate quality approval",
                                          descriptor.id.str()))
                           .with_field("materializer_id", descriptor.id.str()));
   }
   FERRITE_ASSIGN_OR_RETURN(WeightSchema schema, materializer->execution_schema(family));
   schema.normalize();
   FERRITE_ASSIGN_OR_RETURN(auto sources, materializer->component_sources(family, schema));
-  return ExecutionWeightPlan::create(family, descriptor, std::move(sources), std::move(schema));
+  if (approximate) {
+    FERRITE_ASSIGN_OR_RETURN(auto approximated,
+                             materializer->approximate_components(family, schema));
+    std::sort(approximated.begin(), approximated.end());
+    FERRITE_RETURN_IF_ERROR(check_weight_quality_approval(
+        *selection.quality_approval, descriptor, family.weight_schema().fingerprint(),
+        schema.fingerprint(), approximated));
+  }
+  return ExecutionWeightPlan::create(family, descriptor, std::move(sources), std::move(schema),
+                                     selection.quality_approval);
+}
+
+Result<WeightQualityApproval> measure_weight_quality(const WeightMaterializer& materializer,
+                                                     const PreparedModelFamily& family,
+                                                     const WeightComponentFill& fill) {
+  const auto& descriptor = materializer.descriptor();
+  FERRITE_ASSIGN_OR_RETURN(WeightSchema schema, materializer.execution_schema(family));
+  schema.normalize();
+  FERRITE_ASSIGN_OR_RETURN(auto sources, materializer.component_sources(family, schema));
+  FERRITE_ASSIGN_OR_RETURN(auto approximated, materializer.approximate_components(family, schema));
+  std::sort(approximated.begin(), approximated.end());
+  WeightQualityApproval approval{
+      .materializer_id = descriptor.id,
+      .materializer_version = descriptor.version,
+      .materializer_implementation_fingerprint = descriptor.implementation_fingerprint,
+      .source_schema_fingerprint = family.weight_schema().fingerprint(),
+      .execution_schema_fingerprint = schema.fingerprint(),
+      .components = {}};
+  for (const WeightId& id : approximated) {
+    const WeightComponentSpec* target = schema.find_component(id);
+    auto from = sources.find(id);
+    if (target == nullptr || from == sources.end() || from->second.size() != 1) {
+      return invalid_plan(fmt::format("weight materializer `{}`: approximated component `{}` "
+                                      "needs exactly one source component",
+                                      descriptor.id.str(), id.str()));
+    }
+    const WeightComponentSpec* source = family.weight_schema().find_component(from->second[0]);
+    if (source == nullptr) {
+      return invalid_plan(fmt::format("unknown source component `{}`", from->second[0].str()));
+    }
+    FERRITE_ASSIGN_OR_RETURN(uint64_t source_size, source->physical_bytes());
+    FERRITE_ASSIGN_OR_RETURN(uint64_t target_size, target->physical_bytes());
+    std::vector<std::byte> source_bytes(source_size), target_bytes(target_size);
+    FERRITE_RETURN_IF_ERROR(fill(*source, source_bytes));
+    FERRITE_RETURN_IF_ERROR(
+        materializer.materialize_component(*source, source_bytes, *target, target_bytes));
+    FERRITE_ASSIGN_OR_RETURN(ComponentQuality quality,
+                             materializer.measure_component(*source, source_bytes, *target,
+                                                            target_bytes));
+    quality.component_id = id;
+    quality.source_sha256 = sha256_hex(std::string_view(
+        reinterpret_cast<const char*>(source_bytes.data()), source_bytes.size()));
+    approval.components.push_back(std::move(quality));
+  }
+  return approval;
 }
 
 }  // namespace ferrite

@@ -185,6 +185,15 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
       {"retained_completion_values", std::move(retained)},
       {"nodes", std::move(nodes)},
       {"memory", plan.memory_.to_json()}};
+  // A non-identity materializer and its quality approval are part of what the
+  // plan promises; identity plans keep their earlier wire form.
+  const ExecutionWeightPlan& execution_weights = resolution.execution_weights;
+  if (execution_weights.materializer().id.str() != kIdentityWeightMaterializerId) {
+    payload["weight_materializer"] = execution_weights.materializer().to_json();
+  }
+  if (execution_weights.quality_approval()) {
+    payload["weight_quality_approval"] = execution_weights.quality_approval()->to_json();
+  }
   plan.plan_hash_ = plan_payload_hash(payload);
   plan.plan_id_ = "plan/sha256/" + plan.plan_hash_;
   payload["plan_id"] = plan.plan_id_;

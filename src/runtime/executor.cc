@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/checked_math.h"
+#include "ferrite/core/fingerprint.h"
 
 namespace ferrite {
 namespace {
@@ -25,6 +26,69 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
                                                  const PreparedModelFamily& family,
                                                  const CpuProviderRegistry& providers,
                                                  const WeightSource& weights) {
+  const WeightMaterializerRegistry identity = WeightMaterializerRegistry::identity_only();
+  FERRITE_ASSIGN_OR_RETURN(ExecutionWeightPlan execution_weights,
+                           identity.select(family, WeightMaterializerSelection{}));
+  return load(plan, family, providers, weights, execution_weights,
+              *identity.find(execution_weights.materializer().id));
+}
+
+Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
+                                                 const PreparedModelFamily& family,
+                                                 const CpuProviderRegistry& providers,
+                                                 const WeightSource& weights,
+                                                 const ExecutionWeightPlan& execution_weights,
+                                                 const WeightMaterializer& materializer) {
+  const auto recorded = plan.payload().find("execution_weights_fingerprint");
+  if (recorded == plan.payload().end() || !recorded->is_string() ||
+      recorded->get<std::string>() != execution_weights.fingerprint()) {
+    return load_error(fmt::format("the plan was compiled with other execution weights than "
+                                  "those of materializer `{}`",
+                                  execution_weights.materializer().id.str()));
+  }
+  if (materializer.descriptor() != execution_weights.materializer()) {
+    return load_error(fmt::format("materializer `{}` is not the one the execution weights were "
+                                  "planned with",
+                                  materializer.descriptor().id.str()));
+  }
+  const WeightSchema& source_schema = family.weight_schema();
+  const auto& approval = execution_weights.quality_approval();
+  // Fills one execution component: straight from the weight source when it is
+  // its own source, else through the materializer (load-time conversion).
+  auto fill_component = [&](const WeightComponentSpec& target,
+                            std::span<std::byte> destination) -> Result<void> {
+    auto from = execution_weights.component_sources().find(target.id);
+    if (from == execution_weights.component_sources().end() || from->second.size() != 1) {
+      return load_error(fmt::format("weight component `{}`: the CPU runtime materializes a "
+                                    "component from exactly one source component",
+                                    target.id.str()));
+    }
+    const WeightComponentSpec* source = source_schema.find_component(from->second[0]);
+    if (source == nullptr) {
+      return load_error(fmt::format("source weight component `{}` is not in the family's schema",
+                                    from->second[0].str()));
+    }
+    if (*source == target) return weights.fill(target, destination);
+    FERRITE_ASSIGN_OR_RETURN(uint64_t source_size, source->physical_bytes());
+    std::vector<std::byte> source_bytes(source_size);
+    FERRITE_RETURN_IF_ERROR(weights.fill(*source, source_bytes));
+    if (approval) {
+      const ComponentQuality* measured = approval->find(target.id);
+      const std::string digest = sha256_hex(std::string_view(
+          reinterpret_cast<const char*>(source_bytes.data()), source_bytes.size()));
+      if (measured == nullptr || measured->source_sha256 != digest) {
+        return make_error(
+            Status(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                   fmt::format("weight component `{}` differs from the weights the quality "
+                               "approval measured (source sha256 {}, approved {}): measure "
+                               "these weights and compile again",
+                               target.id.str(), digest,
+                               measured ? measured->source_sha256 : std::string("none")))
+                .with_field("component_id", target.id.str()));
+      }
+    }
+    return materializer.materialize_component(*source, source_bytes, target, destination);
+  };
   std::unique_ptr<Executor> ex(new Executor());
   // 1. Resources, once, at their planned size and alignment.
   std::map<ResourceId, Executor::Buffer> resources;
@@ -61,7 +125,7 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
   };
 
   // 2. Weights and value addresses; 3. kernels.
-  const WeightSchema& schema = family.weight_schema();
+  const WeightSchema& schema = execution_weights.schema();
   std::set<std::pair<ResourceId, uint64_t>> filled;
   ex->node_id_storage_.reserve(plan.nodes().size());
   for (const auto& node : plan.nodes()) {
@@ -98,7 +162,7 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
           weight_component = component;
           if (!filled.emplace(c.resource_id, c.offset_bytes).second) continue;
           FERRITE_ASSIGN_OR_RETURN(std::byte * at, locate(c));
-          FERRITE_RETURN_IF_ERROR(weights.fill(*component, std::span(at, c.length_bytes)));
+          FERRITE_RETURN_IF_ERROR(fill_component(*component, std::span(at, c.length_bytes)));
         }
       }
       if (components.size() != 1) {

@@ -398,5 +398,72 @@ TEST(RunCommandTest, ModelFilesCompileAndBadFilesAreClearErrors) {
   EXPECT_THAT(err2.str(), HasSubstr("/nonexistent/model.gguf"));
 }
 
+// Approximate weights from the command line: approve-weights measures and
+// writes the approval (only when within the contract); run and compile refuse
+// the materializer without it and accept it with it; verify rebuilds the
+// approved plan only with the same approval.
+TEST(ApproveWeightsCommandTest, MeasuresWritesAndUnlocksTheMaterializer) {
+  const std::string model = std::string(FERRITE_SOURCE_DIR) + "/../shared/models/stories260K.gguf";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << "no model files";
+  const fs::path dir = fs::temp_directory_path() /
+                       ("ferrite-approve-" + std::to_string(static_cast<long>(::getpid())));
+  fs::create_directories(dir);
+  const std::string approval = (dir / "q8.json").string();
+
+  std::ostringstream out, err;
+  ASSERT_EQ(run_approve_weights(ApproveArgs{.model_path = model, .weights = "q8_0",
+                                            .output_path = approval, .json = false},
+                                out, err),
+            kExitOk)
+      << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("component.blk.0.attn_q"));
+  EXPECT_THAT(out.str(), HasSubstr("32 components approximated by weight-materializer.ggml_q8_0"));
+  EXPECT_THAT(out.str(), HasSubstr("approval written to"));
+  ASSERT_TRUE(fs::exists(approval));
+
+  std::ostringstream bad_out, bad_err;
+  EXPECT_EQ(run_approve_weights(ApproveArgs{.model_path = model, .weights = "q5_k",
+                                            .output_path = (dir / "x.json").string(),
+                                            .json = false},
+                                bad_out, bad_err),
+            kExitUsage);
+  EXPECT_FALSE(fs::exists(dir / "x.json"));
+
+  std::ostringstream refused_out, refused_err;
+  EXPECT_EQ(run_run(RunArgs{.model_path = model, .steps = 4, .weights = "q8_0"}, refused_out,
+                    refused_err),
+            kExitRejected);
+  EXPECT_THAT(refused_err.str(), HasSubstr("requires explicit numerical-quality approval"));
+  EXPECT_THAT(refused_err.str(), HasSubstr("ferrite approve-weights"));
+
+  std::ostringstream run_out, run_err;
+  ASSERT_EQ(run_run(RunArgs{.model_path = model, .steps = 4, .explain = true,
+                            .quality_approval = approval},
+                    run_out, run_err),
+            kExitOk)
+      << run_err.str();
+  EXPECT_THAT(run_out.str(), HasSubstr("weights: materializer weight-materializer.ggml_q8_0"));
+
+  const fs::path plan = dir / "plan.json";
+  std::ostringstream c_out, c_err;
+  ASSERT_EQ(run_compile(CompileArgs{.sources = {.program_path = model,
+                                                .quality_approval = approval},
+                                    .output_path = plan.string()},
+                        c_out, c_err),
+            kExitOk)
+      << c_err.str();
+  std::ostringstream v_out, v_err;
+  EXPECT_EQ(run_verify(VerifyArgs{.plan_path = plan.string(),
+                                  .sources = {.program_path = model, .quality_approval = approval}},
+                       v_out, v_err),
+            kExitOk)
+      << v_err.str();
+  std::ostringstream w_out, w_err;
+  EXPECT_EQ(run_verify(VerifyArgs{.plan_path = plan.string(), .sources = {.program_path = model}},
+                       w_out, w_err),
+            kExitRejected);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ferrite::cli

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include <gtest/gtest.h>
 
@@ -65,6 +66,14 @@ TEST(GgufWriterTest, TensorBytesMustMatchTheirTypeAndDims) {
   spec.alignment = 48;
   EXPECT_FALSE(serialize_gguf(spec));
   EXPECT_FALSE(quantize_ggml_blocks(kGgmlQ8_0, std::vector<float>(33)));
+  // Non-finite values cannot be blocks (the quantizer would compute garbage).
+  std::vector<float> values(32, 1.0f);
+  values[7] = std::numeric_limits<float>::infinity();
+  auto infinite = quantize_ggml_blocks(kGgmlQ8_0, values);
+  ASSERT_FALSE(infinite);
+  EXPECT_NE(infinite.error().message().find("value 7 is not finite"), std::string::npos);
+  values[7] = std::nanf("");
+  EXPECT_FALSE(quantize_ggml_blocks(kGgmlQ4_0, values));
 }
 
 // Every finite half round-trips; halfway cases round to even.

@@ -8,7 +8,8 @@
 //   * per-node required capabilities (accumulate) and preferred providers
 //     (a preference only; overwrite);
 //   * completion retention (values kept readable after the run);
-//   * the weight materializer selection (default: exact identity).
+//   * the weight materializer selection (default: exact identity), with the
+//     numeric-quality approval an approximate materializer needs.
 // Specs are validated when inserted; node and value ids are checked against the
 // program by `validate_compile_options` (compiler/tensor_inference.h).
 //
@@ -21,6 +22,7 @@
 #include <map>
 #include <set>
 
+#include "ferrite/compiler/weight_quality.h"
 #include "ferrite/core/identity.h"
 #include "ferrite/core/tensor_spec.h"
 #include "ferrite/program/prepared_model_family.h"
@@ -55,9 +57,11 @@ enum class ActivationStorage : uint8_t { kPacked, kDedicated };
 std::string_view activation_storage_name(ActivationStorage storage);  // "packed", "dedicated"
 Result<ActivationStorage> parse_activation_storage(std::string_view name);
 
-// Which weight materializer turns source weights into execution weights.
+// Which weight materializer turns source weights into execution weights, and
+// for an approximate one, the numeric-quality approval (weight_quality.h).
 struct WeightMaterializerSelection {
   WeightMaterializerId materializer_id = WeightMaterializerId::literal(kIdentityWeightMaterializerId);
+  std::optional<WeightQualityApproval> quality_approval;
   friend bool operator==(const WeightMaterializerSelection&,
                          const WeightMaterializerSelection&) = default;
 };
@@ -85,7 +89,10 @@ class ProgramPlanCompileOptions {
   void set_activation_storage(ActivationStorage storage) { activation_storage_ = storage; }
   ActivationStorage activation_storage() const { return activation_storage_; }
   void require_weight_materializer(WeightMaterializerId id) {
-    weight_materializer_selection_.materializer_id = std::move(id);
+    weight_materializer_selection_ = {std::move(id), std::nullopt};
+  }
+  void require_weight_materializer(WeightMaterializerId id, WeightQualityApproval approval) {
+    weight_materializer_selection_ = {std::move(id), std::move(approval)};
   }
 
   const std::map<ProgramValueId, ProgramTensorSpec>& tensor_specs() const { return tensor_specs_; }

@@ -14,10 +14,16 @@
 //     this against its catalog's device (ProgramPlanCompiler::resolve).
 //   * An Approximate materializer is refused (WeightMaterializerQualityApproval
 //     Required: "requires explicit numerical-quality approval") unless the
-//     selection carries an approval; numeric-quality artifacts arrive with the
-//     quantization milestone, so today every approximate selection is refused.
-//   * `materialize_component` (the cold-path byte conversion) is not part of
-//     planning; the runtime milestone adds it.
+//     selection carries a `WeightQualityApproval` that passes
+//     check_weight_quality_approval against the descriptor's
+//     `quality_contract` (weight_quality.h); the approval is then part of the
+//     plan. An exact materializer given an approval is refused too.
+//   * `materialize_component` (the cold-path byte conversion, one source
+//     component → one execution component) is not part of planning: the
+//     executor calls it at load time for every component whose execution
+//     spec differs from its source's. `measure_component` gives the
+//     statistics an approval records; `measure_weight_quality` runs it over
+//     every approximated component.
 // The selected `ExecutionWeightPlan` is serializable and fingerprinted; the
 // compiler uses its fingerprint (not the family's) in weight resource ids, so
 // a different materializer yields different, non-colliding resources.
@@ -28,15 +34,19 @@
 //   plan.schema();  // == family.weight_schema() for the identity materializer
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "ferrite/compiler/compile_options.h"
+#include "ferrite/compiler/weight_quality.h"
 #include "ferrite/core/contract_version.h"
 #include "ferrite/program/prepared_model_family.h"
 #include "ferrite/program/weight_schema.h"
@@ -51,6 +61,8 @@ struct WeightMaterializerDescriptor {
   std::string implementation_fingerprint;  // canonical sha256
   WeightMaterializationFidelity fidelity = WeightMaterializationFidelity::kExact;
   std::set<CapabilityId> required_capabilities;
+  // Approximate materializers only: the error bound an approval must meet.
+  std::optional<WeightQualityContract> quality_contract;
 
   Result<void> validate() const;
   nlohmann::json to_json() const;
@@ -69,6 +81,23 @@ class WeightMaterializer {
   // component of the same id; an unknown id is an error).
   virtual Result<std::map<WeightId, std::vector<WeightId>>> component_sources(
       const PreparedModelFamily& family, const WeightSchema& execution_schema) const;
+  // The execution components whose bytes approximate their source (sorted);
+  // an approval must cover exactly these. Default: none.
+  virtual Result<std::vector<WeightId>> approximate_components(
+      const PreparedModelFamily& family, const WeightSchema& execution_schema) const;
+  // Writes `target` (exactly its physical bytes) from the bytes of its one
+  // source component. Default: a copy, when the two specs have the same
+  // physical size and element type.
+  virtual Result<void> materialize_component(const WeightComponentSpec& source,
+                                             std::span<const std::byte> source_bytes,
+                                             const WeightComponentSpec& target,
+                                             std::span<std::byte> destination) const;
+  // The statistics of `materialized` against the source (approximate
+  // materializers; the default is an error). source_sha256 is left empty.
+  virtual Result<ComponentQuality> measure_component(const WeightComponentSpec& source,
+                                                     std::span<const std::byte> source_bytes,
+                                                     const WeightComponentSpec& target,
+                                                     std::span<const std::byte> materialized) const;
 };
 
 // The serializable outcome of materializer selection.
@@ -77,12 +106,14 @@ class ExecutionWeightPlan {
   static Result<ExecutionWeightPlan> create(const PreparedModelFamily& family,
                                             const WeightMaterializerDescriptor& descriptor,
                                             std::map<WeightId, std::vector<WeightId>> sources,
-                                            WeightSchema schema);
+                                            WeightSchema schema,
+                                            std::optional<WeightQualityApproval> approval = {});
 
   const std::string& source_schema_fingerprint() const { return source_schema_fingerprint_; }
   const WeightMaterializerDescriptor& materializer() const { return materializer_; }
   const std::map<WeightId, std::vector<WeightId>>& component_sources() const { return sources_; }
   const WeightSchema& schema() const { return schema_; }
+  const std::optional<WeightQualityApproval>& quality_approval() const { return approval_; }
   const std::string& fingerprint() const { return fingerprint_; }
   nlohmann::json to_json() const;
 
@@ -92,11 +123,13 @@ class ExecutionWeightPlan {
 
  private:
   ExecutionWeightPlan(std::string source_fp, WeightMaterializerDescriptor materializer,
-                      std::map<WeightId, std::vector<WeightId>> sources, WeightSchema schema);
+                      std::map<WeightId, std::vector<WeightId>> sources, WeightSchema schema,
+                      std::optional<WeightQualityApproval> approval);
   std::string source_schema_fingerprint_;
   WeightMaterializerDescriptor materializer_;
   std::map<WeightId, std::vector<WeightId>> sources_;
   WeightSchema schema_;
+  std::optional<WeightQualityApproval> approval_;
   std::string fingerprint_;
 };
 
@@ -121,5 +154,18 @@ class WeightMaterializerRegistry {
 
 // The identity materializer's descriptor (id, version 2.0, Exact).
 const WeightMaterializerDescriptor& identity_weight_materializer_descriptor();
+
+// Fills a source component's physical bytes (a runtime WeightSource::fill).
+using WeightComponentFill =
+    std::function<Result<void>(const WeightComponentSpec&, std::span<std::byte>)>;
+
+// Measures every component `materializer` approximates for `family`: fills
+// each source, sha256s it, materializes it and compares
+// (WeightMaterializer::measure_component). One component is in memory at a
+// time. The result is the approval the compiler checks; whether it meets the
+// contract is check_weight_quality_approval's call, not this function's.
+Result<WeightQualityApproval> measure_weight_quality(const WeightMaterializer& materializer,
+                                                     const PreparedModelFamily& family,
+                                                     const WeightComponentFill& fill);
 
 }  // namespace ferrite

@@ -19,8 +19,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
+#include <vector>
 
+#include "ferrite/core/status.h"
 #include "ferrite/models/half_float.h"
 
 namespace ferrite {
@@ -83,5 +86,18 @@ inline void dequantize_ggml_block(const GgmlBlockFormat& format, const std::byte
   ggml_block_integers(format, block, out);
   for (int i = 0; i < 32; ++i) out[i] *= d;
 }
+
+// Encodes f32 values (a multiple of 32, all finite; else InvalidArgument) as
+// ggml does: Q8_0 d = max|x| / 127, q = round(x / d) (half away from zero);
+// Q4_0 d = x_m / -8 for the x_m of largest magnitude, q = min(15,
+// trunc(x / d + 8.5)). The scale is stored as f16 (f32_to_f16_bits), the
+// integers computed with the f32 d, so a block's error is measured, not
+// bounded by construction.
+Result<std::vector<std::byte>> quantize_ggml_blocks(const GgmlBlockFormat& format,
+                                                    std::span<const float> values);
+
+// IEEE binary16 bits of `value`, rounded to nearest even (NaN stays NaN,
+// overflow becomes infinity).
+uint16_t f32_to_f16_bits(float value);
 
 }  // namespace ferrite

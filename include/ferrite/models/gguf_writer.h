@@ -8,9 +8,8 @@
 // in GGUF order (dims[0] innermost). Checks: a power-of-two alignment, 1..4
 // dims per tensor, and bytes equal to the type's size for the dims (F32, F16,
 // BF16, Q8_0, Q4_0); errors are InvalidArgument naming the tensor.
-// `quantize_ggml_blocks(format, values)` encodes f32 values (a multiple of 32)
-// as ggml does: Q8_0 d = max|x| / 127, q = round(x / d); Q4_0 d = x_m / -8
-// for the x_m of largest magnitude, q = min(15, trunc(x / d + 8.5)).
+// Blocks for Q8_0/Q4_0 tensors come from `quantize_ggml_blocks`
+// (models/ggml_blocks.h).
 //
 // Example:
 //   GgufFileSpec spec;
@@ -44,12 +43,5 @@ struct GgufFileSpec {
 };
 
 Result<std::vector<std::byte>> serialize_gguf(const GgufFileSpec& file);
-
-// `values.size()` must be a multiple of 32 (else InvalidArgument).
-Result<std::vector<std::byte>> quantize_ggml_blocks(const GgmlBlockFormat& format,
-                                                    std::span<const float> values);
-
-// IEEE binary16 bits of `value`, rounded to nearest even.
-uint16_t f32_to_f16_bits(float value);
 
 }  // namespace ferrite

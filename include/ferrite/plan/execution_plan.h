@@ -16,7 +16,10 @@
 //   7. retained completion values (retained_completion.h);
 //   8. the memory summary and capacity check (memory_summary.h);
 //   9. payload (schema `kPlanSchema`), plan_hash = canonical_fingerprint of
-//      the payload without `plan_id`, plan_id = "plan/sha256/{hash}".
+//      the payload without `plan_id`, plan_id = "plan/sha256/{hash}". A
+//      materializer other than the identity adds `weight_materializer` (its
+//      descriptor) and an approved approximate one `weight_quality_approval`
+//      (per-component error statistics; weight_quality.h).
 // No accessor mutates; `to_json()` = {"payload": …, "plan_hash": …} and
 // `canonical_text()` is its canonical JSON text (what verification compares).
 //

@@ -7,7 +7,16 @@
 //      the activation arena(s), states (the KV cache), workspaces;
 //   2. fills every weight component bound by a node at its planned offset
 //      from the weight source (`WeightSource::fill`, which converts the
-//      file's dtype to the component's physical dtype);
+//      file's dtype to the component's physical dtype). The components are
+//      those of the execution weight plan the plan was compiled with (its
+//      fingerprint must equal the plan's `execution_weights_fingerprint`);
+//      a component whose execution spec differs from its source's is filled
+//      from its source and converted by the materializer
+//      (`materialize_component`, load-time conversion). When the plan carries
+//      a quality approval, each such source's sha256 must equal the one the
+//      approval measured, else WeightMaterializerQualityApprovalRequired
+//      naming the component (the approval is for those weights only). The
+//      four-argument `load` uses the identity materializer;
 //   3. binds every node to its provider's kernel (CpuProviderRegistry): the
 //      provider must be registered and its implementation fingerprint must
 //      equal the one the plan recorded; kernels capture their tensors'
@@ -31,6 +40,7 @@
 #include <span>
 #include <vector>
 
+#include "ferrite/compiler/weight_materializer.h"
 #include "ferrite/plan/execution_plan.h"
 #include "ferrite/program/prepared_model_family.h"
 #include "ferrite/runtime/cpu_provider_registry.h"
@@ -52,6 +62,12 @@ class Executor {
                                                 const PreparedModelFamily& family,
                                                 const CpuProviderRegistry& providers,
                                                 const WeightSource& weights);
+  static Result<std::unique_ptr<Executor>> load(const ExecutionPlan& plan,
+                                                const PreparedModelFamily& family,
+                                                const CpuProviderRegistry& providers,
+                                                const WeightSource& weights,
+                                                const ExecutionWeightPlan& execution_weights,
+                                                const WeightMaterializer& materializer);
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
   ~Executor();
