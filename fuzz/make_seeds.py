@@ -275,6 +275,17 @@ def main():
     write("catalog_file", "v1-operations.json",
           json.dumps({"format": "ferrite.catalog", "format_version": 1, "operations": []}))
 
+    # weight_quality: an approval measured on stories260K by the CLI.
+    if os.path.exists(args.ferrite) and shared("models/stories260K.gguf", 1) is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            approval = os.path.join(tmp, "q4.json")
+            subprocess.run([args.ferrite, "approve-weights",
+                            os.path.join(args.shared, "models/stories260K.gguf"),
+                            "--weights", "q4_0", "-o", approval],
+                           check=True, stdout=subprocess.DEVNULL)
+            with open(approval, "rb") as f:
+                write("weight_quality", "stories260K-q4_0.json", f.read())
+
     # plan_verify: byte 0 is the mode (0 as is, 1 re-hash), then the plan text.
     if os.path.exists(args.ferrite):
         with tempfile.TemporaryDirectory() as tmp:
