@@ -83,8 +83,18 @@ json WeightMaterializerDescriptor::to_json() const {
 }
 
 Result<std::vector<WeightId>> WeightMaterializer::approximate_components(
-    const PreparedModelFamily&, const WeightSchema&) const {
-  return std::vector<WeightId>{};
+    const PreparedModelFamily& family, const WeightSchema& execution_schema) const {
+  std::vector<WeightId> out;
+  if (descriptor().fidelity != WeightMaterializationFidelity::kApproximate) return out;
+  FERRITE_ASSIGN_OR_RETURN(auto sources, component_sources(family, execution_schema));
+  for (const auto& component : execution_schema.components) {
+    const WeightComponentSpec* source = family.weight_schema().find_component(component.id);
+    const auto from = sources.find(component.id);
+    const bool unchanged = source != nullptr && *source == component && from != sources.end() &&
+                           from->second == std::vector<WeightId>{component.id};
+    if (!unchanged) out.push_back(component.id);
+  }
+  return out;  // execution schema order: sorted once normalized
 }
 
 Result<void> WeightMaterializer::materialize_component(const WeightComponentSpec& source,

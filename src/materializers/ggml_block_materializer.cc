@@ -78,17 +78,6 @@ class GgmlBlockMaterializer final : public WeightMaterializer {
     return out;
   }
 
-  Result<std::vector<WeightId>> approximate_components(
-      const PreparedModelFamily& family, const WeightSchema& execution_schema) const override {
-    std::vector<WeightId> out;
-    for (const auto& component : execution_schema.components) {
-      const WeightComponentSpec* source = family.weight_schema().find_component(component.id);
-      if (source != nullptr && !(*source == component)) out.push_back(component.id);
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
   Result<void> materialize_component(const WeightComponentSpec& source,
                                      std::span<const std::byte> source_bytes,
                                      const WeightComponentSpec& target,

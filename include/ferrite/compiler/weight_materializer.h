@@ -81,8 +81,10 @@ class WeightMaterializer {
   // component of the same id; an unknown id is an error).
   virtual Result<std::map<WeightId, std::vector<WeightId>>> component_sources(
       const PreparedModelFamily& family, const WeightSchema& execution_schema) const;
-  // The execution components whose bytes approximate their source (sorted);
-  // an approval must cover exactly these. Default: none.
+  // The execution components whose bytes approximate their source; an
+  // approval must cover exactly these. Default: none for an exact
+  // materializer; for an approximate one, every component that is not its
+  // own unchanged source (same id, same spec, sole source).
   virtual Result<std::vector<WeightId>> approximate_components(
       const PreparedModelFamily& family, const WeightSchema& execution_schema) const;
   // Writes `target` (exactly its physical bytes) from the bytes of its one
