@@ -48,13 +48,24 @@ Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
       stored == nullptr ? std::nullopt
                         : std::optional(stored == &kGgmlQ8_0 ? fast::Blocks::kQ8_0 : fast::Blocks::kQ4_0);
   const uint64_t per_token = *work;
+  // Block weights: the activations are quantized once per run, before the
+  // rows are split (f32_kernels.h), into this node's scratch.
+  std::shared_ptr<fast::QuantizedActivations> quantized;
+  if (blocks) {
+    // capacity x ceil(in / 64) pairs of 192 bytes (3 bytes per value).
+    if (!checked_mul(capacity, (in / fast::kBlockValues + 1) / 2 * sizeof(fast::ActivationPair))) {
+      return kernel_error(node, "activation scratch size overflows");
+    }
+    quantized = std::make_shared<fast::QuantizedActivations>(capacity, in, *blocks);
+  }
   return BoundKernel{[=](uint64_t tokens) -> Result<void> {
     tokens = std::min(tokens, capacity);
     const float* xp = x.as<float>();
     float* yp = y.as<float>();
+    if (blocks) fast::quantize_activations(xp, tokens, *quantized);
     auto rows = [&](uint64_t begin, uint64_t end) {
       if (blocks) {
-        fast::matmul_block_rows(ctx->isa, *blocks, w.data, xp, yp, in, out, tokens, begin, end);
+        fast::matmul_block_rows(ctx->isa, *blocks, w.data, *quantized, yp, out, tokens, begin, end);
       } else {
         fast::matmul_rows(ctx->isa, w.as<float>(), xp, yp, in, out, tokens, begin, end);
       }
@@ -256,7 +267,8 @@ Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFast
         .provider_id = ProviderId::literal(fmt::format("{}.{}", kCpuFastProviderPrefix, name)),
         .operation = std::move(op),
         .version = {1, 0},
-        .revision = "1",
+        // linear 2: block weights take the int8 (VNNI) numerics contract.
+        .revision = name == "linear" ? "2" : "1",
         .capabilities = {CapabilityId::literal("capability.f32")},
         .weight_formats = {WeightFormatId::literal("weight-format.dense"),
                            WeightFormatId::literal(kGgmlBlocksWeightFormatId)},
