@@ -237,7 +237,8 @@ std::vector<Case> cases() {
       Case c{"operation.linear", {}, {}, {}, tokens,
              fmt::format("{} in {} out {} tokens {} (special activations)", format->name, in, outw, tokens)};
       Buffer x = f32({tokens + 1, in}, random);
-      auto set = [&](uint64_t t, uint64_t i, float v) { std::memcpy(&x.words[t * in + i], &v, 4); };
+      const uint64_t width = in;  // (a structured binding: clang 14 cannot capture it)
+      auto set = [&](uint64_t t, uint64_t i, float v) { std::memcpy(&x.words[t * width + i], &v, 4); };
       for (uint64_t i = 32; i < 64; ++i) set(0, i, 0.0f);
       for (uint64_t i = 0; i < 32; ++i) set(1, i, i % 3 == 0 ? 0.0f : (i % 2 ? 1e-38f : -2e-39f));
       for (uint64_t i = 64; i < 96; ++i) set(2, i, static_cast<float>(static_cast<int>(i) - 80) + 0.5f);

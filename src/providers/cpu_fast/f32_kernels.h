@@ -34,12 +34,17 @@
 //      fma(float(p_j), s_b, acc[L]) for blocks in increasing b, acc from +0.
 //   4. y = the 16 -> 8 -> 4 -> 2 -> 1 reduction tree above.
 // One zmm holds two blocks (lanes 0-7 block b, 8-15 block b+1). The portable
-// code is the definition; AVX-512 with VNNI+BW computes exactly this (an odd
-// last block alone, its upper lanes zero, adding fma(0, 0, acc) = acc), AVX2
-// and AVX-512 without VNNI run the portable code, so the bits agree as for
-// f32, for any thread count and tile. The products differ from exact
-// dequantized-weights x f32 (cpu.reference) by the activation rounding: at
-// most sum_b (sum_{i in b} |w_i|) * d_a[b] / 2 per output, plus f32 rounding.
+// code is the definition; AVX-512 with VNNI+BW computes exactly this with
+// `vpdpbusd` (unsigned bytes x signed bytes: the weights offset by k, the
+// accumulator starting at the correction; an odd last block alone, its upper
+// lanes zero, adding fma(0, 0, acc) = acc), whether it reads the blocks as
+// stored (up to 4 tokens) or unpacks a block of rows once for many tokens
+// (prefill). AVX2 and AVX-512 without VNNI run the portable code. So the bits
+// agree as for f32: every instruction set, thread count, tile, prefill or
+// token by token. The products differ from exact dequantized weights x f32
+// activations (cpu.reference) by the activation rounding: at most
+// sum_b (sum_{i in b} |w_i|) * d_a[b] / 2 per output (when amax >= 127 /
+// FLT_MAX), plus f32 rounding.
 #pragma once
 
 #include <cstddef>
