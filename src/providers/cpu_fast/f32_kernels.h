@@ -106,9 +106,11 @@ class QuantizedActivations {
   std::unique_ptr<ActivationPair[]> data_;  // over-aligned new: 64-byte aligned
 };
 
-// Step 1 of the contract for tokens rows of x (each `out.in()` floats);
-// tokens <= the capacity.
-void quantize_activations(const float* x, uint64_t tokens, QuantizedActivations& out);
+// Step 1 of the contract for token rows [token_begin, token_end) of x (each
+// `out.in()` floats; token_end <= the capacity). Tokens are independent, so
+// threads may split them.
+void quantize_activations(const float* x, uint64_t token_begin, uint64_t token_end,
+                          QuantizedActivations& out);
 
 // As matmul_rows, with `w` holding `out` rows of in/32 blocks each and the
 // activations quantized by quantize_activations (x.in() == in).

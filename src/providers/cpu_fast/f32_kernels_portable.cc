@@ -91,10 +91,11 @@ float quantize_block(const float* x, int8_t* q) {
 
 }  // namespace
 
-void quantize_activations(const float* x, uint64_t tokens, QuantizedActivations& out) {
+void quantize_activations(const float* x, uint64_t token_begin, uint64_t token_end,
+                          QuantizedActivations& out) {
   const uint64_t in = out.in(), blocks = in / kBlockValues;
   const int32_t k = unsigned_offset(out.blocks());
-  for (uint64_t t = 0; t < tokens; ++t) {
+  for (uint64_t t = token_begin; t < token_end; ++t) {
     ActivationPair* pairs = out.token(t);
     for (uint64_t b = 0; b < 2 * out.pairs(); ++b) {
       ActivationPair& pair = pairs[b / 2];

@@ -48,8 +48,9 @@ Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
       stored == nullptr ? std::nullopt
                         : std::optional(stored == &kGgmlQ8_0 ? fast::Blocks::kQ8_0 : fast::Blocks::kQ4_0);
   const uint64_t per_token = *work;
-  // Block weights: the activations are quantized once per run, before the
-  // rows are split (f32_kernels.h), into this node's scratch.
+  // Block weights: the activations are quantized once per run (threads split
+  // the tokens), before the rows are split (f32_kernels.h), into this node's
+  // scratch.
   std::shared_ptr<fast::QuantizedActivations> quantized;
   if (blocks) {
     // capacity x ceil(in / 64) pairs of 192 bytes (3 bytes per value).
@@ -62,7 +63,16 @@ Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
     tokens = std::min(tokens, capacity);
     const float* xp = x.as<float>();
     float* yp = y.as<float>();
-    if (blocks) fast::quantize_activations(xp, tokens, *quantized);
+    const bool parallel = per_token * tokens >= kParallelMultiplyAdds;
+    if (blocks) {
+      if (parallel && tokens > 1) {
+        ctx->pool.parallel_for(tokens, [&](uint64_t begin, uint64_t end) {
+          fast::quantize_activations(xp, begin, end, *quantized);
+        });
+      } else {
+        fast::quantize_activations(xp, 0, tokens, *quantized);
+      }
+    }
     auto rows = [&](uint64_t begin, uint64_t end) {
       if (blocks) {
         fast::matmul_block_rows(ctx->isa, *blocks, w.data, *quantized, yp, out, tokens, begin, end);
@@ -70,7 +80,7 @@ Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
         fast::matmul_rows(ctx->isa, w.as<float>(), xp, yp, in, out, tokens, begin, end);
       }
     };
-    if (per_token * tokens < kParallelMultiplyAdds) {
+    if (!parallel) {
       rows(0, out);
       return {};
     }
