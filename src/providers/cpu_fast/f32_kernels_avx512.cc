@@ -122,13 +122,15 @@ namespace {
 // Blocks b and b+1 (`second` bytes apart): d_w[b] in lanes 0-7, d_w[b+1] in
 // 8-15 (F16C conversion is exact, like ggml_block_scale).
 FERRITE_VNNI inline __m512 scale_pair(const std::byte* block, const std::byte* second) {
-  const __m256i both = _mm256_mask_set1_epi16(_mm256_set1_epi16(static_cast<short>(ggml_block_scale_bits(block))),
-                                              0xFF00, static_cast<short>(ggml_block_scale_bits(second)));
+  const auto first_bits = static_cast<short>(ggml_block_scale_bits(block));
+  const auto second_bits = static_cast<short>(ggml_block_scale_bits(second));
+  const __m256i both = _mm256_mask_set1_epi16(_mm256_set1_epi16(first_bits), 0xFF00, second_bits);
   return _mm512_cvtph_ps(both);
 }
 // One block: d_w in lanes 0-7, zero in 8-15.
 FERRITE_VNNI inline __m512 scale_single(const std::byte* block) {
-  return _mm512_cvtph_ps(_mm256_maskz_set1_epi16(0x00FF, static_cast<short>(ggml_block_scale_bits(block))));
+  const auto bits = static_cast<short>(ggml_block_scale_bits(block));
+  return _mm512_cvtph_ps(_mm256_maskz_set1_epi16(0x00FF, bits));
 }
 
 // The unsigned weight bytes of blocks b and b+1 (`second` bytes apart), in
@@ -143,9 +145,10 @@ FERRITE_VNNI inline __m512i weights_pair(const std::byte* block, const std::byte
   } else {
     // [b bytes, b bytes, b+1 bytes, b+1 bytes] -> low nibbles of the 1st and
     // 3rd 128-bit lanes, high nibbles of the 2nd and 4th.
-    __m512i v = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2)));
-    v = _mm512_mask_broadcast_i32x4(v, 0xFF00,
-                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(second + 2)));
+    const __m128i first_bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
+    const __m128i second_bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(second + 2));
+    const __m512i v = _mm512_mask_broadcast_i32x4(_mm512_broadcast_i32x4(first_bytes), 0xFF00,
+                                                  second_bytes);
     const __m512i shifts = _mm512_set_epi64(0x0004000400040004, 0x0004000400040004, 0, 0,
                                             0x0004000400040004, 0x0004000400040004, 0, 0);
     return _mm512_and_si512(_mm512_srlv_epi16(v, shifts), _mm512_set1_epi8(0x0F));
@@ -157,11 +160,13 @@ template <Blocks B>
 FERRITE_VNNI inline __m512i weights_single(const std::byte* block) {
   if constexpr (B == Blocks::kQ8_0) {
     const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
-    return _mm512_xor_si512(_mm512_zextsi256_si512(lo), _mm512_set1_epi8(static_cast<char>(0x80)));
+    return _mm512_xor_si512(_mm512_zextsi256_si512(lo),
+                            _mm512_set1_epi8(static_cast<char>(0x80)));
   } else {
-    __m512i v = _mm512_maskz_broadcast_i32x4(
+    const __m512i v = _mm512_maskz_broadcast_i32x4(
         0x00FF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2)));
-    const __m512i shifts = _mm512_set_epi64(0, 0, 0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0);
+    const __m512i shifts =
+        _mm512_set_epi64(0, 0, 0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0);
     return _mm512_and_si512(_mm512_srlv_epi16(v, shifts), _mm512_set1_epi8(0x0F));
   }
 }
@@ -289,7 +294,8 @@ constexpr VnniTileFn kVnniTiles[kRows][kTokens] = {
 
 using PackFn = void (*)(const std::byte*, uint64_t, uint64_t, PackedStep*);
 template <Blocks B>
-constexpr PackFn kPack[kRows] = {pack_rows<B, 1>, pack_rows<B, 2>, pack_rows<B, 3>, pack_rows<B, 4>};
+constexpr PackFn kPack[kRows] = {pack_rows<B, 1>, pack_rows<B, 2>, pack_rows<B, 3>,
+                                 pack_rows<B, 4>};
 
 using PackedTileFn = void (*)(const PackedStep*, uint64_t, const ActivationPair*, uint64_t, float*,
                               uint64_t);

@@ -109,7 +109,8 @@ void quantize_activations(const float* x, uint64_t token_begin, uint64_t token_e
       }
       std::fill_n(pair.scale + 8 * half, 8, scale);
       for (int j = 0; j < 8; ++j) {
-        pair.correction[8 * half + j] = -k * (q[4 * j] + q[4 * j + 1] + q[4 * j + 2] + q[4 * j + 3]);
+        const int32_t asum = q[4 * j] + q[4 * j + 1] + q[4 * j + 2] + q[4 * j + 3];
+        pair.correction[8 * half + j] = -k * asum;
       }
     }
   }

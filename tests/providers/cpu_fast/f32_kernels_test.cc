@@ -119,7 +119,8 @@ std::vector<std::byte> random_blocks(const GgmlBlockFormat& format, uint64_t row
   std::vector<std::byte> out(rows * in / 32 * format.bytes_per_block);
   for (uint64_t b = 0; b < rows * in / 32; ++b) {
     std::byte* block = out.data() + b * format.bytes_per_block;
-    const uint16_t scale = static_cast<uint16_t>(0x1000 + next() % 0x1800) | (next() % 2 ? 0x8000 : 0);
+    const uint16_t scale =
+        static_cast<uint16_t>(0x1000 + next() % 0x1800) | (next() % 2 ? 0x8000 : 0);
     block[0] = static_cast<std::byte>(scale & 0xff);
     block[1] = static_cast<std::byte>(scale >> 8);
     for (uint64_t i = 2; i < format.bytes_per_block; ++i) block[i] = static_cast<std::byte>(next());
@@ -129,8 +130,8 @@ std::vector<std::byte> random_blocks(const GgmlBlockFormat& format, uint64_t row
 
 // The contract, written out: exact integer sums of 4, one f32 multiply for
 // the scale, one fma per lane and block, the fixed reduction tree.
-float contract_dot(const GgmlBlockFormat& format, const std::byte* row, const QuantizedActivations& x,
-                   uint64_t t) {
+float contract_dot(const GgmlBlockFormat& format, const std::byte* row,
+                   const QuantizedActivations& x, uint64_t t) {
   float acc[16] = {};
   int8_t w[32];
   for (uint64_t b = 0; b < x.in() / 32; ++b) {
@@ -162,7 +163,10 @@ TEST(BlockProductTest, EveryInstructionSetComputesTheContract) {
       const uint64_t out = 11, tokens = 6;
       const auto w = random_blocks(*format, out, in, state);
       std::vector<float> x(tokens * in);
-      for (float& v : x) v = static_cast<float>(static_cast<int32_t>(state = state * 1664525u + 1013904223u)) / 2e9f;
+      for (float& v : x) {
+        state = state * 1664525u + 1013904223u;
+        v = static_cast<float>(static_cast<int32_t>(state)) / 2e9f;
+      }
       QuantizedActivations q(tokens, in, blocks);
       quantize_activations(x.data(), 0, tokens, q);
       const uint64_t row_bytes = in / 32 * format->bytes_per_block;
