@@ -74,7 +74,9 @@ float quantize_block(const float* x, int8_t* q) {
   }
   const float amax = std::bit_cast<float>(top), inv = 127.0f / amax;
   // Round half to even: for |v| <= 2^22, adding and subtracting 1.5 * 2^23
-  // leaves the nearest integer (ties to even) in the default rounding mode.
+  // leaves the nearest integer (ties to even) in the default rounding mode
+  // (x * inv stays a rounded f32 product: this file is built with
+  // -ffp-contract=off).
   constexpr float kRound = 12582912.0f;
   if (inv <= std::numeric_limits<float>::max()) {
     // |x_i| <= amax, so |x_i * inv| <= 127 (+ a rounding): never clamped.
