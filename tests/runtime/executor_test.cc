@@ -255,10 +255,11 @@ TEST_F(StoriesTest, FastPlanRecordsItsFallbacksWithTypedEvidence) {
 }
 
 // Logits after a prefill and after each of several decode steps.
-Result<std::vector<std::vector<float>>> fast_logits(const CpuFastOptions& options, uint64_t capacity,
-                                                    bool token_by_token) {
-  FERRITE_ASSIGN_OR_RETURN(auto c, compile_stories(kModels / "stories260K.bin", kModels / "tok512.bin",
-                                                   capacity, ActivationStorage::kPacked, options));
+Result<std::vector<std::vector<float>>> fast_logits(
+    const CpuFastOptions& options, uint64_t capacity, bool token_by_token,
+    const std::filesystem::path& model = kModels / "stories260K.bin") {
+  FERRITE_ASSIGN_OR_RETURN(auto c, compile_stories(model, kModels / "tok512.bin", capacity,
+                                                   ActivationStorage::kPacked, options));
   FERRITE_ASSIGN_OR_RETURN(auto executor,
                            Executor::load(c.plan, c.family, c.providers, *c.checkpoint.weights));
   FERRITE_ASSIGN_OR_RETURN(auto tokenizer, Tokenizer::create(*c.checkpoint.vocabulary));
@@ -373,12 +374,48 @@ Result<std::filesystem::path> quantized_stories(const GgmlBlockFormat& format,
   return path;
 }
 
-// The blocks run as stored: the plan binds block-quantized components,
-// cpu.fast and cpu.reference give the same greedy tokens, and the logits stay
-// close to the f32 model's.
+// Logits after the same 6-token prompt.
+std::vector<float> prompt_logits(Compiled& c) {
+  auto executor = Executor::load(c.plan, c.family, c.providers, *c.checkpoint.weights);
+  EXPECT_TRUE(executor);
+  if (!executor) return {};
+  const std::vector<uint32_t> prompt{1, 403, 407, 261, 378, 432};
+  std::vector<uint32_t> positions{0, 1, 2, 3, 4, 5};
+  EXPECT_TRUE((*executor)->write_input(ProgramValueId::literal(kLlamaTokens), prompt));
+  EXPECT_TRUE((*executor)->write_input(ProgramValueId::literal(kLlamaPositions), positions));
+  EXPECT_TRUE((*executor)->run(prompt.size()));
+  auto out = (*executor)->output_f32(ProgramValueId::literal(kLlamaLogits));
+  return {out->begin(), out->end()};
+}
+
+// Relative L2 distance |a - b| / |b|.
+double relative_l2(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    diff += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
+    norm += static_cast<double>(b[i]) * b[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+// The blocks run as stored: the plan binds block-quantized components, and
+// the logits stay close to the f32 model's. cpu.reference multiplies the
+// exact dequantized weights by f32 activations; cpu.fast quantizes the
+// activations to int8 per block of 32 (f32_kernels.h), so the two are not
+// bit-identical: their logits after the same prompt are compared by relative
+// L2 distance (measured 0.0059 for Q8_0 and 0.0079 for Q4_0; bound 0.02).
+// Their 60 greedy tokens also agree today, and the test checks it; that is a
+// measurement, not a guarantee of the contract: a change within the contract
+// that breaks only this equality should drop it and keep the L2 check.
+// Fast's greedy tokens follow the f32 model's for a while (measured: all 60
+// for Q8_0, 23 for Q4_0).
 TEST_F(StoriesTest, QuantizedGgufRunsOnItsBlocksWithBothProviders) {
   auto f32 = compile_stories(kModels / "stories260K.gguf", std::nullopt, 16);
   ASSERT_TRUE(f32) << f32.error().to_string();
+  auto f32_tokens = greedy(kModels / "stories260K.gguf", kModels / "tok512.bin", 16,
+                           ActivationStorage::kPacked, 60);
+  ASSERT_TRUE(f32_tokens) << f32_tokens.error().to_string();
+  const auto exact = prompt_logits(*f32);
   for (const GgmlBlockFormat* format : {&kGgmlQ8_0, &kGgmlQ4_0}) {
     uint64_t matrices = 0;
     auto written = quantized_stories(*format, matrices);
@@ -390,35 +427,61 @@ TEST_F(StoriesTest, QuantizedGgufRunsOnItsBlocksWithBothProviders) {
     ASSERT_TRUE(reference) << reference.error().to_string();
     ASSERT_TRUE(fast) << fast.error().to_string();
     EXPECT_EQ(reference->tokens, fast->tokens) << format->name;
+    auto common = [](const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+      size_t n = 0;
+      while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+      return n;
+    };
+    EXPECT_GE(common(fast->tokens, f32_tokens->tokens), format == &kGgmlQ8_0 ? 30u : 10u)
+        << format->name;
     auto quantized = compile_stories(path, std::nullopt, 16, ActivationStorage::kPacked,
                                      CpuFastOptions{.threads = 1});
     ASSERT_TRUE(quantized) << quantized.error().to_string();
+    auto quantized_reference = compile_stories(path, std::nullopt, 16);
+    ASSERT_TRUE(quantized_reference) << quantized_reference.error().to_string();
     EXPECT_EQ(quantized->checkpoint.config.block_formats.size(), matrices);
     EXPECT_EQ(matrices, 2 + 6 * quantized->checkpoint.config.n_layers);
     // ffn_down stays f32, so weights shrink to about 45% (Q8_0) / 40% (Q4_0).
     EXPECT_LT(quantized->plan.memory().static_bytes, f32->plan.memory().static_bytes / 2)
         << format->name;
-    // Logits after the same prompt: relative L2 distance to the f32 model.
-    auto logits = [](Compiled& c) -> std::vector<float> {
-      auto executor = Executor::load(c.plan, c.family, c.providers, *c.checkpoint.weights);
-      EXPECT_TRUE(executor);
-      const std::vector<uint32_t> prompt{1, 403, 407, 261, 378, 432};
-      std::vector<uint32_t> positions{0, 1, 2, 3, 4, 5};
-      EXPECT_TRUE((*executor)->write_input(ProgramValueId::literal(kLlamaTokens), prompt));
-      EXPECT_TRUE((*executor)->write_input(ProgramValueId::literal(kLlamaPositions), positions));
-      EXPECT_TRUE((*executor)->run(prompt.size()));
-      auto out = (*executor)->output_f32(ProgramValueId::literal(kLlamaLogits));
-      return {out->begin(), out->end()};
-    };
-    const auto exact = logits(*f32), approximate = logits(*quantized);
-    double diff = 0, norm = 0;
-    for (size_t i = 0; i < exact.size(); ++i) {
-      diff += (static_cast<double>(approximate[i]) - exact[i]) * (static_cast<double>(approximate[i]) - exact[i]);
-      norm += static_cast<double>(exact[i]) * exact[i];
-    }
-    const double relative = std::sqrt(diff / norm);
-    EXPECT_LT(relative, format == &kGgmlQ8_0 ? 0.02 : 0.25) << format->name;
+    // Logits after the same prompt: relative L2 distance to the f32 model
+    // (weight quantization) and between the providers (activation quantization).
+    const auto approximate = prompt_logits(*quantized);
+    const auto dequantized = prompt_logits(*quantized_reference);
+    const double to_f32 = relative_l2(approximate, exact);
+    const double fast_to_reference = relative_l2(approximate, dequantized);
+    EXPECT_LT(to_f32, format == &kGgmlQ8_0 ? 0.02 : 0.25) << format->name;
+    EXPECT_LT(relative_l2(dequantized, exact), format == &kGgmlQ8_0 ? 0.02 : 0.25) << format->name;
+    EXPECT_LT(fast_to_reference, 0.02) << format->name;
+    EXPECT_GT(fast_to_reference, 0.0) << format->name << ": int8 activations are not exact";
     std::filesystem::remove(path);
+  }
+}
+
+// Block-quantized models keep cpu.fast's determinism: the same logit bits
+// for every thread count and instruction set (AVX-512 VNNI or the portable
+// integer code), and for one prefill step or the prompt fed token by token.
+TEST_F(StoriesTest, QuantizedFastLogitsAreBitIdenticalAcrossThreadsInstructionSetsAndSteps) {
+  for (const GgmlBlockFormat* format : {&kGgmlQ8_0, &kGgmlQ4_0}) {
+    uint64_t matrices = 0;
+    auto written = quantized_stories(*format, matrices);
+    ASSERT_TRUE(written) << written.error().to_string();
+    auto baseline = fast_logits({.threads = 1}, 64, false, *written);
+    ASSERT_TRUE(baseline) << baseline.error().to_string();
+    ASSERT_EQ(baseline->size(), 9u);
+    for (const char* isa : {"avx512", "avx2", "portable"}) {
+      for (uint32_t threads : {1u, 2u, 3u}) {
+        const CpuFastOptions options{.threads = threads, .isa = std::string(isa)};
+        if (!cpu_fast_isa(options)) continue;
+        auto got = fast_logits(options, 64, false, *written);
+        ASSERT_TRUE(got) << got.error().to_string();
+        EXPECT_TRUE(*got == *baseline) << format->name << " " << isa << " with " << threads << " threads";
+      }
+    }
+    auto single = fast_logits({.threads = 2}, 64, true, *written);
+    ASSERT_TRUE(single) << single.error().to_string();
+    EXPECT_TRUE(*single == *baseline) << format->name << ": token by token";
+    std::filesystem::remove(*written);
   }
 }
 

@@ -65,18 +65,24 @@ inline float ggml_block_scale(const std::byte* block) {
   return f16_bits_to_f32(ggml_block_scale_bits(block));
 }
 
-// The 32 integer values of one block (Q8_0: the int8; Q4_0: nibble - 8), as
-// floats (exact).
-inline void ggml_block_integers(const GgmlBlockFormat& format, const std::byte* block, float* q) {
+// The 32 integer values of one block (Q8_0: the int8; Q4_0: nibble - 8).
+inline void ggml_block_integers(const GgmlBlockFormat& format, const std::byte* block, int8_t* q) {
   if (format.ggml_type == kGgmlQ8_0.ggml_type) {
-    for (int i = 0; i < 32; ++i) q[i] = static_cast<float>(static_cast<int8_t>(block[2 + i]));
+    for (int i = 0; i < 32; ++i) q[i] = static_cast<int8_t>(block[2 + i]);
   } else {
     for (int i = 0; i < 16; ++i) {
       const auto byte = static_cast<uint8_t>(block[2 + i]);
-      q[i] = static_cast<float>((byte & 0x0F) - 8);
-      q[i + 16] = static_cast<float>((byte >> 4) - 8);
+      q[i] = static_cast<int8_t>((byte & 0x0F) - 8);
+      q[i + 16] = static_cast<int8_t>((byte >> 4) - 8);
     }
   }
+}
+
+// The same values as floats (exact).
+inline void ggml_block_integers(const GgmlBlockFormat& format, const std::byte* block, float* q) {
+  int8_t values[32];
+  ggml_block_integers(format, block, values);
+  for (int i = 0; i < 32; ++i) q[i] = static_cast<float>(values[i]);
 }
 
 // The 32 values of one block, exactly: scale times integer.

@@ -3,14 +3,19 @@
 // checked against `cpu.reference`.
 //
 // Contract: registers providers `provider.cpu.fast.<op>` (version 1.0, value
-// alignment 64, no workspaces) for linear, attention, rms_norm, rope, swiglu
-// and add. token_embedding and take_last_token are copies with nothing to
+// alignment 64, no declared workspaces; revision 2 for linear, 1 for the
+// others) for linear, attention, rms_norm, rope, swiglu and add.
+// token_embedding and take_last_token are copies with nothing to
 // gain, so they have no fast provider: a plan that prefers cpu.fast for them
 // falls back to cpu.reference with ProviderNotRegistered evidence (explain
 // shows it).
 // Weights: linear reads dense f32 or GGUF Q8_0 / Q4_0 blocks as stored
 // (models/ggml_blocks.h; the provider declares both quantization formats),
-// never expanding blocks in memory; the other operations read f32.
+// never expanding a matrix in memory (a prefill unpacks 4 rows at a time
+// into a per-thread buffer, 2 bytes per weight of those rows); the other
+// operations read f32. A linear on blocks keeps its quantized activations in
+// scratch it allocates at bind time, 3 bytes per input value per token of
+// capacity (outside the plan's memory figures, like attention's score rows).
 // Numerics (see src/providers/cpu_fast/f32_kernels.h): every dot product,
 // including rms_norm's sum of squares and attention's q·k, is a 16-lane fused
 // multiply-add sum with a fixed reduction tree, accumulated in f32; attention
@@ -20,7 +25,10 @@
 // bit-identical for every thread count, for every instruction set
 // (AVX-512, AVX2+FMA, portable), and for one prefill step or token-by-token
 // decoding. They differ from cpu.reference (double accumulation) by f32
-// rounding only; tests/providers/conformance_test.cc bounds the difference.
+// rounding only, except linear on Q8_0 / Q4_0 weights, which quantizes the
+// activations to int8 per block of 32 and sums exact int8 products (AVX-512
+// VNNI), so it also differs by that rounding;
+// tests/providers/conformance_test.cc bounds every difference.
 // Threads: one persistent pool (runtime/thread_pool.h) shared by every kernel
 // of this registration; `threads` 0 means one per hardware thread. Neither the
 // thread count nor the instruction set is part of the plan: they do not change

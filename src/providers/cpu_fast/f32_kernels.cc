@@ -68,13 +68,26 @@ void axpy(Isa isa, float s, const float* x, float* y, uint64_t n) {
   axpy_portable(s, x, y, n);
 }
 
-void matmul_block_rows(Isa isa, Blocks blocks, const std::byte* w, const float* x, float* y,
-                       uint64_t in, uint64_t out, uint64_t tokens, uint64_t row_begin,
+bool block_vnni_supported() {
+#if defined(__x86_64__)
+  static const bool supported = isa_supported(Isa::kAvx512) &&
+                                __builtin_cpu_supports("avx512bw") &&
+                                __builtin_cpu_supports("avx512vnni");
+  return supported;
+#else
+  return false;
+#endif
+}
+
+void matmul_block_rows(Isa isa, Blocks blocks, const std::byte* w, const QuantizedActivations& x,
+                       float* y, uint64_t out, uint64_t tokens, uint64_t row_begin,
                        uint64_t row_end) {
-  if (isa == Isa::kAvx512) {
-    return matmul_block_rows_avx512(blocks, w, x, y, in, out, tokens, row_begin, row_end);
+  // AVX-512 without VNNI, AVX2 and portable: the portable definition (the
+  // same bits by contract).
+  if (isa == Isa::kAvx512 && block_vnni_supported()) {
+    return matmul_block_rows_avx512(blocks, w, x, y, out, tokens, row_begin, row_end);
   }
-  matmul_block_rows_portable(blocks, w, x, y, in, out, tokens, row_begin, row_end);
+  matmul_block_rows_portable(blocks, w, x, y, out, tokens, row_begin, row_end);
 }
 
 }  // namespace ferrite::fast

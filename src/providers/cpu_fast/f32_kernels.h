@@ -15,18 +15,41 @@
 // dot(x + t*in, w + o*in, in) for t < tokens and o in [row_begin, row_end).
 //
 // Block-quantized rows (ggml Q8_0 / Q4_0, models/ggml_blocks.h; `in` a
-// multiple of 32): the weights are never expanded to f32 in memory. The dot
-// product of a row with x is defined as
-//   1. 16 lanes; for block b with scale d and integer values q[0..31] (Q8_0:
-//      the int8; Q4_0: nibble - 8), lane l forms p = q[l]*x[32b+l] (rounded),
-//      then p = fma(q[l+16], x[32b+l+16], p), then acc[l] = fma(d, p, acc[l]);
-//   2. the same reduction tree as above.
-// Every instruction set computes exactly this (the AVX2 variant runs the
-// portable code for blocks), so the bits agree as for f32.
+// multiple of 32): the weights are never expanded to f32 in memory, and the
+// activations are quantized to int8 per block of 32, so a block's products
+// are exact integer sums (AVX-512 VNNI `vpdpbusd`). For each token row x:
+//   1. Activation quantization, per block b of 32 values (quantize_activations,
+//      ONE portable function used by every instruction set): amax = max |x_i|
+//      (exact); d_a = amax / 127.0f; if amax == 0 every q_i = 0, else
+//      inv = 127.0f / amax and q_i = nearbyint(x_i * inv) (f32 multiply, round
+//      half to even) clamped to [-127, 127], where 0 * inv counts as 0 (inv is
+//      infinite when amax < 127 / FLT_MAX). A block holding a NaN or an
+//      infinity gets d_a = NaN and q = 0, so its outputs are NaN. Stored per
+//      block: q, d_a, and the partial sums asum_j = sum_{k<4} q[4j+k]
+//      (j = 0..7), as the correction -k * asum_j (k: unsigned_offset).
+//   2. Integer part: p_j = sum_{k<4} w[4j+k] * q[4j+k] (exact int32; w the
+//      weight's integers: Q8_0 the int8, Q4_0 nibble - 8), j = 0..7.
+//   3. Float part: s_b = d_w[b] * d_a[b] (one f32 multiply; d_w the f16 scale,
+//      converted exactly); lane L = (b mod 2) * 8 + j; acc[L] =
+//      fma(float(p_j), s_b, acc[L]) for blocks in increasing b, acc from +0.
+//   4. y = the 16 -> 8 -> 4 -> 2 -> 1 reduction tree above.
+// One zmm holds two blocks (lanes 0-7 block b, 8-15 block b+1). The portable
+// code is the definition; AVX-512 with VNNI+BW computes exactly this with
+// `vpdpbusd` (unsigned bytes x signed bytes: the weights offset by k, the
+// accumulator starting at the correction; an odd last block alone, its upper
+// lanes zero, adding fma(0, 0, acc) = acc), whether it reads the blocks as
+// stored (up to 4 tokens) or unpacks a block of rows once for many tokens
+// (prefill). AVX2 and AVX-512 without VNNI run the portable code. So the bits
+// agree as for f32: every instruction set, thread count, tile, prefill or
+// token by token. The products differ from exact dequantized weights x f32
+// activations (cpu.reference) by the activation rounding: at most
+// sum_b (sum_{i in b} |w_i|) * d_a[b] / 2 per output (when amax >= 127 /
+// FLT_MAX), plus f32 rounding.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -49,9 +72,50 @@ void axpy(Isa isa, float s, const float* x, float* y, uint64_t n);
 enum class Blocks : uint8_t { kQ8_0, kQ4_0 };
 inline constexpr uint64_t kBlockValues = 32;
 inline uint64_t block_bytes(Blocks b) { return b == Blocks::kQ8_0 ? 34 : 18; }
-// As matmul_rows, with `w` holding `out` rows of in/32 blocks each.
-void matmul_block_rows(Isa isa, Blocks blocks, const std::byte* w, const float* x, float* y,
-                       uint64_t in, uint64_t out, uint64_t tokens, uint64_t row_begin,
+
+// Two consecutive quantized activation blocks b, b+1 of one token (b even),
+// laid out as the AVX-512 tile loads them: 192 bytes, 64-byte aligned.
+struct alignas(64) ActivationPair {
+  int8_t q[64];            // block b's 32 values, then block b+1's
+  float scale[16];         // d_a[b] in lanes 0-7, d_a[b+1] in lanes 8-15
+  int32_t correction[16];  // -k * asum_j of block b (j = 0..7), then of block b+1
+};
+
+// The weights' offset k that makes their integers unsigned for vpdpbusd:
+// Q8_0 bytes xor 0x80 are w + 128, Q4_0 nibbles are w + 8.
+inline int32_t unsigned_offset(Blocks b) { return b == Blocks::kQ8_0 ? 128 : 8; }
+
+// Per-node scratch for the quantized activations of up to `capacity` tokens
+// of width `in` (a multiple of 32), for a product with `blocks` weights:
+// token t's blocks are pairs [t * pairs, (t + 1) * pairs); an odd block
+// count ends in a zero block (q = 0, d_a = 0, correction 0). Allocated once,
+// at bind time.
+class QuantizedActivations {
+ public:
+  QuantizedActivations(uint64_t capacity, uint64_t in, Blocks blocks);
+  uint64_t in() const { return in_; }
+  Blocks blocks() const { return blocks_; }
+  uint64_t pairs() const { return pairs_; }  // per token: ceil(in / 64)
+  const ActivationPair* token(uint64_t t) const { return data_.get() + t * pairs_; }
+  ActivationPair* token(uint64_t t) { return data_.get() + t * pairs_; }
+
+ private:
+  uint64_t in_;
+  Blocks blocks_;
+  uint64_t pairs_;
+  std::unique_ptr<ActivationPair[]> data_;  // over-aligned new: 64-byte aligned
+};
+
+// Step 1 of the contract for token rows [token_begin, token_end) of x (each
+// `out.in()` floats; token_end <= the capacity). Tokens are independent, so
+// threads may split them.
+void quantize_activations(const float* x, uint64_t token_begin, uint64_t token_end,
+                          QuantizedActivations& out);
+
+// As matmul_rows, with `w` holding `out` rows of in/32 blocks each and the
+// activations quantized by quantize_activations (x.in() == in).
+void matmul_block_rows(Isa isa, Blocks blocks, const std::byte* w, const QuantizedActivations& x,
+                       float* y, uint64_t out, uint64_t tokens, uint64_t row_begin,
                        uint64_t row_end);
 
 // Per-ISA entry points (defined in f32_kernels_<isa>.cc).
@@ -65,11 +129,13 @@ void matmul_rows_avx2(const float* w, const float* x, float* y, uint64_t in, uin
 void matmul_rows_avx512(const float* w, const float* x, float* y, uint64_t in, uint64_t out,
                         uint64_t tokens, uint64_t row_begin, uint64_t row_end);
 void axpy_portable(float s, const float* x, float* y, uint64_t n);
-void matmul_block_rows_portable(Blocks blocks, const std::byte* w, const float* x, float* y,
-                                uint64_t in, uint64_t out, uint64_t tokens, uint64_t row_begin,
+void matmul_block_rows_portable(Blocks blocks, const std::byte* w, const QuantizedActivations& x,
+                                float* y, uint64_t out, uint64_t tokens, uint64_t row_begin,
                                 uint64_t row_end);
-void matmul_block_rows_avx512(Blocks blocks, const std::byte* w, const float* x, float* y,
-                              uint64_t in, uint64_t out, uint64_t tokens, uint64_t row_begin,
+// AVX-512 VNNI; callers check block_vnni_supported() first.
+bool block_vnni_supported();
+void matmul_block_rows_avx512(Blocks blocks, const std::byte* w, const QuantizedActivations& x,
+                              float* y, uint64_t out, uint64_t tokens, uint64_t row_begin,
                               uint64_t row_end);
 void axpy_avx2(float s, const float* x, float* y, uint64_t n);
 void axpy_avx512(float s, const float* x, float* y, uint64_t n);

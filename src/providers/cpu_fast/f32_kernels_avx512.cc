@@ -1,5 +1,6 @@
 // The AVX-512 implementation of f32_kernels.h: one zmm register is the 16
 // lanes; tiles of up to 4 weight rows x 4 tokens keep 16 accumulators live.
+// Block-quantized rows use AVX-512 VNNI (+BW), checked at run time.
 #if defined(__x86_64__)
 // GCC 12's AVX-512 headers pass an undefined vector to the builtins of
 // casts and extracts, which -Wuninitialized reports at every use (GCC PR 105593).
@@ -10,6 +11,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "f32_kernels.h"
 #include "ferrite/models/ggml_blocks.h"
@@ -104,74 +106,233 @@ FERRITE_AVX512 void axpy_avx512(float s, const float* x, float* y, uint64_t n) {
 }
 
 
+// ---- block-quantized rows: AVX-512 VNNI ----------------------------------
+//
+// One zmm holds two blocks (f32_kernels.h): 64 weight bytes made unsigned,
+// times the token's 64 activation bytes, `vpdpbusd` into the correction
+// -k * asum_j (k = 128 for Q8_0, whose bytes get +128 by xor 0x80; k = 8 for
+// Q4_0, whose nibbles are w + 8), gives the exact p_j; then one convert, one
+// multiply (d_w * d_a) and one FMA per (row, token).
+
+#define FERRITE_VNNI \
+  __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx512vnni,avx2,fma,f16c")))
+
 namespace {
 
-// A block's 32 integer values as two vectors of floats (values 0-15, 16-31).
+// Blocks b and b+1 (`second` bytes apart): d_w[b] in lanes 0-7, d_w[b+1] in
+// 8-15 (F16C conversion is exact, like ggml_block_scale).
+FERRITE_VNNI inline __m512 scale_pair(const std::byte* block, const std::byte* second) {
+  const auto first_bits = static_cast<short>(ggml_block_scale_bits(block));
+  const auto second_bits = static_cast<short>(ggml_block_scale_bits(second));
+  const __m256i both = _mm256_mask_set1_epi16(_mm256_set1_epi16(first_bits), 0xFF00, second_bits);
+  return _mm512_cvtph_ps(both);
+}
+// One block: d_w in lanes 0-7, zero in 8-15.
+FERRITE_VNNI inline __m512 scale_single(const std::byte* block) {
+  const auto bits = static_cast<short>(ggml_block_scale_bits(block));
+  return _mm512_cvtph_ps(_mm256_maskz_set1_epi16(0x00FF, bits));
+}
+
+// The unsigned weight bytes of blocks b and b+1 (`second` bytes apart), in
+// the activations' order: block b's values 0-31, then block b+1's.
 template <Blocks B>
-FERRITE_AVX512 inline void load_block(const std::byte* block, __m512& lo, __m512& hi) {
-  const __m128i* bytes = reinterpret_cast<const __m128i*>(block + 2);
+FERRITE_VNNI inline __m512i weights_pair(const std::byte* block, const std::byte* second) {
   if constexpr (B == Blocks::kQ8_0) {
-    lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(bytes)));
-    hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(bytes + 1)));
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(second + 2));
+    return _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1),
+                            _mm512_set1_epi8(static_cast<char>(0x80)));
   } else {
-    const __m512i packed = _mm512_cvtepu8_epi32(_mm_loadu_si128(bytes));
-    const __m512i eight = _mm512_set1_epi32(8);
-    lo = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(packed, _mm512_set1_epi32(0x0F)), eight));
-    hi = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(packed, 4), eight));
+    // [b bytes, b bytes, b+1 bytes, b+1 bytes] -> low nibbles of the 1st and
+    // 3rd 128-bit lanes, high nibbles of the 2nd and 4th.
+    const __m128i first_bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
+    const __m128i second_bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(second + 2));
+    const __m512i v = _mm512_mask_broadcast_i32x4(_mm512_broadcast_i32x4(first_bytes), 0xFF00,
+                                                  second_bytes);
+    const __m512i shifts = _mm512_set_epi64(0x0004000400040004, 0x0004000400040004, 0, 0,
+                                            0x0004000400040004, 0x0004000400040004, 0, 0);
+    return _mm512_and_si512(_mm512_srlv_epi16(v, shifts), _mm512_set1_epi8(0x0F));
+  }
+}
+// One block in the lower half; the upper half is zero (and meets zero
+// activations, so its products are zero whatever the bytes).
+template <Blocks B>
+FERRITE_VNNI inline __m512i weights_single(const std::byte* block) {
+  if constexpr (B == Blocks::kQ8_0) {
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
+    return _mm512_xor_si512(_mm512_zextsi256_si512(lo),
+                            _mm512_set1_epi8(static_cast<char>(0x80)));
+  } else {
+    const __m512i v = _mm512_maskz_broadcast_i32x4(
+        0x00FF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2)));
+    const __m512i shifts =
+        _mm512_set_epi64(0, 0, 0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0);
+    return _mm512_and_si512(_mm512_srlv_epi16(v, shifts), _mm512_set1_epi8(0x0F));
   }
 }
 
-FERRITE_AVX512 inline __m512 block_scale(const std::byte* block) {
-  return _mm512_set1_ps(_cvtsh_ss(ggml_block_scale_bits(block)));  // exact, like ggml_block_scale
-}
-
-// y[t*y_stride + r] for R rows (each `row_bytes` apart) x T tokens.
-template <Blocks B, int R, int T>
-FERRITE_AVX512 void block_tile(const std::byte* w, uint64_t row_bytes, const float* x, float* y,
-                               uint64_t in, uint64_t y_stride) {
-  constexpr uint64_t kBytes = B == Blocks::kQ8_0 ? 34 : 18;
-  __m512 acc[R][T];
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
-  const uint64_t per_row = in / kBlockValues;
-  for (uint64_t b = 0; b < per_row; ++b) {
-    __m512 lo[R], hi[R], d[R];
+// acc[r][t] += one step (two blocks, or one with a zero upper half) of R
+// rows (unsigned weight bytes wv, scales dw) x T tokens (each `x_stride`
+// pairs apart): per (row, token) a copy of the token's correction, vpdpbusd,
+// convert, d_w * d_a, FMA.
+template <int R, int T>
+FERRITE_VNNI inline void vnni_step(__m512 (&acc)[R][T], const __m512i (&wv)[R],
+                                   const __m512 (&dw)[R], const ActivationPair* x,
+                                   uint64_t x_stride) {
+  for (int t = 0; t < T; ++t) {
+    const ActivationPair& a = x[t * x_stride];
+    const __m512i q = _mm512_load_si512(a.q);
+    const __m512 da = _mm512_load_ps(a.scale);
+    const __m512i corr = _mm512_load_si512(a.correction);
     for (int r = 0; r < R; ++r) {
-      const std::byte* block = w + r * row_bytes + b * kBytes;
-      if constexpr (T == 1) _mm_prefetch(reinterpret_cast<const char*>(block + R * row_bytes), _MM_HINT_T0);
-      load_block<B>(block, lo[r], hi[r]);
-      d[r] = block_scale(block);
-    }
-    for (int t = 0; t < T; ++t) {
-      const __m512 xlo = _mm512_loadu_ps(x + t * in + b * kBlockValues);
-      const __m512 xhi = _mm512_loadu_ps(x + t * in + b * kBlockValues + 16);
-      for (int r = 0; r < R; ++r) {
-        const __m512 p = _mm512_fmadd_ps(hi[r], xhi, _mm512_mul_ps(lo[r], xlo));
-        acc[r][t] = _mm512_fmadd_ps(d[r], p, acc[r][t]);
-      }
+      const __m512i p = _mm512_dpbusd_epi32(corr, wv[r], q);
+      acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dw[r], da), acc[r][t]);
     }
   }
+}
+
+template <int R, int T>
+FERRITE_VNNI inline void store_tile(const __m512 (&acc)[R][T], float* y, uint64_t y_stride) {
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < T; ++t) y[t * y_stride + r] = reduce_lanes(acc[r][t]);
 }
 
-using BlockTileFn = void (*)(const std::byte*, uint64_t, const float*, float*, uint64_t, uint64_t);
+// y[t*y_stride + r] for R rows (each `row_bytes` apart) x T tokens over
+// `blocks` blocks, reading the blocks as stored (few tokens: decode).
+template <Blocks B, int R, int T>
+FERRITE_VNNI void vnni_tile(const std::byte* w, uint64_t row_bytes, const ActivationPair* x,
+                            uint64_t x_stride, uint64_t blocks, float* y, uint64_t y_stride) {
+  constexpr uint64_t kBytes = B == Blocks::kQ8_0 ? 34 : 18;
+  __m512 acc[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+  uint64_t b = 0;
+  for (; b + 2 <= blocks; b += 2, ++x) {
+    __m512i wv[R];
+    __m512 dw[R];
+    for (int r = 0; r < R; ++r) {
+      const std::byte* block = w + r * row_bytes + b * kBytes;
+      if constexpr (T == 1) {
+        // One token streams the weights: prefetch the next block of rows
+        // (see the f32 tile); a step spans up to two cache lines.
+        const char* ahead = reinterpret_cast<const char*>(block + R * row_bytes);
+        _mm_prefetch(ahead, _MM_HINT_T0);
+        if constexpr (2 * kBytes > 64) _mm_prefetch(ahead + 2 * kBytes - 1, _MM_HINT_T0);
+      }
+      wv[r] = weights_pair<B>(block, block + kBytes);
+      dw[r] = scale_pair(block, block + kBytes);
+    }
+    vnni_step<R, T>(acc, wv, dw, x, x_stride);
+  }
+  if (b < blocks) {  // an odd last block: never read past it
+    __m512i wv[R];
+    __m512 dw[R];
+    for (int r = 0; r < R; ++r) {
+      const std::byte* block = w + r * row_bytes + b * kBytes;
+      wv[r] = weights_single<B>(block);
+      dw[r] = scale_single(block);
+    }
+    vnni_step<R, T>(acc, wv, dw, x, x_stride);
+  }
+  store_tile(acc, y, y_stride);
+}
+
+// Many tokens (prefill): a block of rows is unpacked once into what the tile
+// loads (unsigned bytes, expanded scales; an odd last block as a pair with
+// a zero upper half), so the per-row work is done once per row block
+// instead of once per 4 tokens. Same arithmetic, same bits.
+struct alignas(64) PackedStep {
+  __m512i w;
+  __m512 d;
+};
+
+template <Blocks B, int R>
+FERRITE_VNNI void pack_rows(const std::byte* w, uint64_t row_bytes, uint64_t blocks,
+                            PackedStep* out) {
+  constexpr uint64_t kBytes = B == Blocks::kQ8_0 ? 34 : 18;
+  for (uint64_t b = 0; b < blocks; b += 2) {
+    for (int r = 0; r < R; ++r) {
+      const std::byte* block = w + r * row_bytes + b * kBytes;
+      PackedStep& step = *out++;
+      if (b + 1 < blocks) {
+        step.w = weights_pair<B>(block, block + kBytes);
+        step.d = scale_pair(block, block + kBytes);
+      } else {
+        step.w = weights_single<B>(block);
+        step.d = scale_single(block);
+      }
+    }
+  }
+}
+
+template <int R, int T>
+FERRITE_VNNI void packed_tile(const PackedStep* w, uint64_t steps, const ActivationPair* x,
+                              uint64_t x_stride, float* y, uint64_t y_stride) {
+  __m512 acc[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+  for (uint64_t s = 0; s < steps; ++s, ++x, w += R) {
+    __m512i wv[R];
+    __m512 dw[R];
+    for (int r = 0; r < R; ++r) {
+      wv[r] = _mm512_load_si512(&w[r].w);
+      dw[r] = _mm512_load_ps(reinterpret_cast<const float*>(&w[r].d));
+    }
+    vnni_step<R, T>(acc, wv, dw, x, x_stride);
+  }
+  store_tile(acc, y, y_stride);
+}
+
+using VnniTileFn = void (*)(const std::byte*, uint64_t, const ActivationPair*, uint64_t, uint64_t,
+                            float*, uint64_t);
 template <Blocks B>
-constexpr BlockTileFn kBlockTiles[kRows][kTokens] = {
-    {block_tile<B, 1, 1>, block_tile<B, 1, 2>, block_tile<B, 1, 3>, block_tile<B, 1, 4>},
-    {block_tile<B, 2, 1>, block_tile<B, 2, 2>, block_tile<B, 2, 3>, block_tile<B, 2, 4>},
-    {block_tile<B, 3, 1>, block_tile<B, 3, 2>, block_tile<B, 3, 3>, block_tile<B, 3, 4>},
-    {block_tile<B, 4, 1>, block_tile<B, 4, 2>, block_tile<B, 4, 3>, block_tile<B, 4, 4>}};
+constexpr VnniTileFn kVnniTiles[kRows][kTokens] = {
+    {vnni_tile<B, 1, 1>, vnni_tile<B, 1, 2>, vnni_tile<B, 1, 3>, vnni_tile<B, 1, 4>},
+    {vnni_tile<B, 2, 1>, vnni_tile<B, 2, 2>, vnni_tile<B, 2, 3>, vnni_tile<B, 2, 4>},
+    {vnni_tile<B, 3, 1>, vnni_tile<B, 3, 2>, vnni_tile<B, 3, 3>, vnni_tile<B, 3, 4>},
+    {vnni_tile<B, 4, 1>, vnni_tile<B, 4, 2>, vnni_tile<B, 4, 3>, vnni_tile<B, 4, 4>}};
+
+using PackFn = void (*)(const std::byte*, uint64_t, uint64_t, PackedStep*);
+template <Blocks B>
+constexpr PackFn kPack[kRows] = {pack_rows<B, 1>, pack_rows<B, 2>, pack_rows<B, 3>,
+                                 pack_rows<B, 4>};
+
+using PackedTileFn = void (*)(const PackedStep*, uint64_t, const ActivationPair*, uint64_t, float*,
+                              uint64_t);
+constexpr PackedTileFn kPackedTiles[kRows][kTokens] = {
+    {packed_tile<1, 1>, packed_tile<1, 2>, packed_tile<1, 3>, packed_tile<1, 4>},
+    {packed_tile<2, 1>, packed_tile<2, 2>, packed_tile<2, 3>, packed_tile<2, 4>},
+    {packed_tile<3, 1>, packed_tile<3, 2>, packed_tile<3, 3>, packed_tile<3, 4>},
+    {packed_tile<4, 1>, packed_tile<4, 2>, packed_tile<4, 3>, packed_tile<4, 4>}};
 
 }  // namespace
 
-FERRITE_AVX512 void matmul_block_rows_avx512(Blocks blocks, const std::byte* w, const float* x,
-                                             float* y, uint64_t in, uint64_t out, uint64_t tokens,
-                                             uint64_t row_begin, uint64_t row_end) {
-  const uint64_t row_bytes = in / kBlockValues * block_bytes(blocks);
-  const auto& tiles = blocks == Blocks::kQ8_0 ? kBlockTiles<Blocks::kQ8_0> : kBlockTiles<Blocks::kQ4_0>;
+FERRITE_VNNI void matmul_block_rows_avx512(Blocks blocks, const std::byte* w,
+                                           const QuantizedActivations& x, float* y, uint64_t out,
+                                           uint64_t tokens, uint64_t row_begin, uint64_t row_end) {
+  const uint64_t per_row = x.in() / kBlockValues, row_bytes = per_row * block_bytes(blocks);
+  const bool q8 = blocks == Blocks::kQ8_0;
+  if (tokens <= kTokens) {  // one pass of tiles over the rows: read them as stored
+    const auto& tiles = q8 ? kVnniTiles<Blocks::kQ8_0> : kVnniTiles<Blocks::kQ4_0>;
+    tile_grid<kRows, kTokens>(row_begin, row_end, tokens, [&](uint64_t o, uint64_t rows, uint64_t t, uint64_t n) {
+      tiles[rows - 1][n - 1](w + o * row_bytes, row_bytes, x.token(t), x.pairs(), per_row,
+                             y + t * out + o, out);
+    });
+    return;
+  }
+  // This thread's unpacked row block (kRows x 128 bytes per step), grown to
+  // the widest product it has run, then reused.
+  thread_local std::vector<PackedStep> packed;
+  const uint64_t steps = x.pairs();
+  if (packed.size() < steps * kRows) packed.resize(steps * kRows);
+  const auto& pack = q8 ? kPack<Blocks::kQ8_0> : kPack<Blocks::kQ4_0>;
+  uint64_t packed_row = row_end;  // the row block now in `packed`
   tile_grid<kRows, kTokens>(row_begin, row_end, tokens, [&](uint64_t o, uint64_t rows, uint64_t t, uint64_t n) {
-    tiles[rows - 1][n - 1](w + o * row_bytes, row_bytes, x + t * in, y + t * out + o, in, out);
+    if (packed_row != o) {
+      pack[rows - 1](w + o * row_bytes, row_bytes, per_row, packed.data());
+      packed_row = o;
+    }
+    kPackedTiles[rows - 1][n - 1](packed.data(), steps, x.token(t), x.pairs(), y + t * out + o, out);
   });
 }
 }  // namespace ferrite::fast
@@ -184,10 +345,10 @@ void matmul_rows_avx512(const float* w, const float* x, float* y, uint64_t in, u
   matmul_rows_portable(w, x, y, in, out, tokens, row_begin, row_end);
 }
 void axpy_avx512(float s, const float* x, float* y, uint64_t n) { axpy_portable(s, x, y, n); }
-void matmul_block_rows_avx512(Blocks blocks, const std::byte* w, const float* x, float* y,
-                              uint64_t in, uint64_t out, uint64_t tokens, uint64_t row_begin,
+void matmul_block_rows_avx512(Blocks blocks, const std::byte* w, const QuantizedActivations& x,
+                              float* y, uint64_t out, uint64_t tokens, uint64_t row_begin,
                               uint64_t row_end) {
-  matmul_block_rows_portable(blocks, w, x, y, in, out, tokens, row_begin, row_end);
+  matmul_block_rows_portable(blocks, w, x, y, out, tokens, row_begin, row_end);
 }
 }  // namespace ferrite::fast
 #endif

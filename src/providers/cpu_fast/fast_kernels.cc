@@ -48,18 +48,39 @@ Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
       stored == nullptr ? std::nullopt
                         : std::optional(stored == &kGgmlQ8_0 ? fast::Blocks::kQ8_0 : fast::Blocks::kQ4_0);
   const uint64_t per_token = *work;
+  // Block weights: the activations are quantized once per run (threads split
+  // the tokens), before the rows are split (f32_kernels.h), into this node's
+  // scratch.
+  std::shared_ptr<fast::QuantizedActivations> quantized;
+  if (blocks) {
+    // capacity x ceil(in / 64) pairs of 192 bytes (3 bytes per value).
+    if (!checked_mul(capacity, (in / fast::kBlockValues + 1) / 2 * sizeof(fast::ActivationPair))) {
+      return kernel_error(node, "activation scratch size overflows");
+    }
+    quantized = std::make_shared<fast::QuantizedActivations>(capacity, in, *blocks);
+  }
   return BoundKernel{[=](uint64_t tokens) -> Result<void> {
     tokens = std::min(tokens, capacity);
     const float* xp = x.as<float>();
     float* yp = y.as<float>();
+    const bool parallel = per_token * tokens >= kParallelMultiplyAdds;
+    if (blocks) {
+      if (parallel && tokens > 1) {
+        ctx->pool.parallel_for(tokens, [&](uint64_t begin, uint64_t end) {
+          fast::quantize_activations(xp, begin, end, *quantized);
+        });
+      } else {
+        fast::quantize_activations(xp, 0, tokens, *quantized);
+      }
+    }
     auto rows = [&](uint64_t begin, uint64_t end) {
       if (blocks) {
-        fast::matmul_block_rows(ctx->isa, *blocks, w.data, xp, yp, in, out, tokens, begin, end);
+        fast::matmul_block_rows(ctx->isa, *blocks, w.data, *quantized, yp, out, tokens, begin, end);
       } else {
         fast::matmul_rows(ctx->isa, w.as<float>(), xp, yp, in, out, tokens, begin, end);
       }
     };
-    if (per_token * tokens < kParallelMultiplyAdds) {
+    if (!parallel) {
       rows(0, out);
       return {};
     }
@@ -256,7 +277,8 @@ Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFast
         .provider_id = ProviderId::literal(fmt::format("{}.{}", kCpuFastProviderPrefix, name)),
         .operation = std::move(op),
         .version = {1, 0},
-        .revision = "1",
+        // linear 2: block weights take the int8 (VNNI) numerics contract.
+        .revision = name == "linear" ? "2" : "1",
         .capabilities = {CapabilityId::literal("capability.f32")},
         .weight_formats = {WeightFormatId::literal("weight-format.dense"),
                            WeightFormatId::literal(kGgmlBlocksWeightFormatId)},
