@@ -59,12 +59,14 @@ Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
     }
     quantized = std::make_shared<fast::QuantizedActivations>(capacity, in, *blocks);
   }
+  // A plain value for the closure (GCC 12 misreads a captured optional).
+  const fast::Blocks block_kind = blocks.value_or(fast::Blocks::kQ8_0);
   return BoundKernel{[=](uint64_t tokens) -> Result<void> {
     tokens = std::min(tokens, capacity);
     const float* xp = x.as<float>();
     float* yp = y.as<float>();
     const bool parallel = per_token * tokens >= kParallelMultiplyAdds;
-    if (blocks) {
+    if (quantized) {
       if (parallel && tokens > 1) {
         ctx->pool.parallel_for(tokens, [&](uint64_t begin, uint64_t end) {
           fast::quantize_activations(xp, begin, end, *quantized);
@@ -74,8 +76,9 @@ Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
       }
     }
     auto rows = [&](uint64_t begin, uint64_t end) {
-      if (blocks) {
-        fast::matmul_block_rows(ctx->isa, *blocks, w.data, *quantized, yp, out, tokens, begin, end);
+      if (quantized) {
+        fast::matmul_block_rows(ctx->isa, block_kind, w.data, *quantized, yp, out, tokens, begin,
+                                end);
       } else {
         fast::matmul_rows(ctx->isa, w.as<float>(), xp, yp, in, out, tokens, begin, end);
       }
