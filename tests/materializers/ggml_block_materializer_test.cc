@@ -16,6 +16,7 @@
 #include "ferrite/plan/program_plan_compiler.h"
 #include "ferrite/providers/cpu_fast.h"
 #include "ferrite/providers/cpu_reference.h"
+#include "support/numeric.h"
 
 namespace ferrite {
 namespace {
@@ -90,15 +91,6 @@ class GgmlBlockMaterializerTest : public ::testing::Test {
   std::optional<WeightMaterializerRegistry> registry_;
   CpuProviderRegistry providers_;
 };
-
-double relative_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
-    norm += static_cast<double>(b[i]) * b[i];
-  }
-  return std::sqrt(diff / norm);
-}
 
 TEST_F(GgmlBlockMaterializerTest, ExecutionSchemaQuantizesEveryMatrixOfWholeBlocks) {
   auto schema = materializer(kGgmlQ8_0).execution_schema(*family_);
