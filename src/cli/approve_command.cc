@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/plan_sources.h"
 #include "cli/text_table.h"
 #include "ferrite/format/atomic_file.h"
 #include "ferrite/format/weight_quality_file.h"
@@ -17,19 +18,15 @@
 namespace ferrite::cli {
 
 int run_approve_weights(const ApproveArgs& args, std::ostream& out, std::ostream& err) {
-  const GgmlBlockFormat* format = ggml_block_format_by_name(args.weights);
-  if (format == nullptr) {
-    const Status usage(ErrorCode::kInvalidArgument,
-                       fmt::format("--weights `{}`: expected q8_0 or q4_0", args.weights));
-    return report_error(usage, args.json, out, err);
-  }
+  auto id = block_materializer_option("--weights", args.weights);
+  if (!id) return report_error(id.error(), args.json, out, err);
   auto checkpoint = open_llama_checkpoint(args.model_path, std::nullopt);
   if (!checkpoint) return report_error(checkpoint.error(), args.json, out, err);
   auto family = build_llama_family(checkpoint->config);
   if (!family) return report_error(family.error(), args.json, out, err);
   auto registry = default_weight_materializers();
   if (!registry) return report_error(registry.error(), args.json, out, err);
-  const WeightMaterializer& materializer = *registry->find(ggml_block_materializer_id(*format));
+  const WeightMaterializer& materializer = *registry->find(*id);
   const WeightSource& weights = *checkpoint->weights;
   auto approval = measure_weight_quality(
       materializer, *family,

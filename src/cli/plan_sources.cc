@@ -83,27 +83,41 @@ Result<void> apply_options(const PlanSourceArgs& args, const PreparedModelFamily
     return invalid_argument(fmt::format("--activation-storage: {}", storage.error().message()));
   }
   options.set_activation_storage(*storage);
-  std::optional<WeightQualityApproval> approval;
-  if (args.quality_approval) {
-    FERRITE_ASSIGN_OR_RETURN(approval, read_weight_quality_file(*args.quality_approval));
+  std::optional<WeightMaterializerId> id;
+  if (args.materializer) {
+    FERRITE_ASSIGN_OR_RETURN(id, parse_id<WeightMaterializerId>("--materializer",
+                                                                *args.materializer));
   }
-  if (args.materializer || approval) {
-    WeightMaterializerId id = approval ? approval->materializer_id
-                                       : WeightMaterializerId::literal(kIdentityWeightMaterializerId);
-    if (args.materializer) {
-      FERRITE_ASSIGN_OR_RETURN(id, parse_id<WeightMaterializerId>("--materializer",
-                                                                  *args.materializer));
-    }
-    if (approval) {
-      options.require_weight_materializer(std::move(id), std::move(*approval));
-    } else {
-      options.require_weight_materializer(std::move(id));
-    }
+  return select_weight_materializer(std::move(id), args.quality_approval, options);
+}
+
+}  // namespace
+
+Result<void> select_weight_materializer(std::optional<WeightMaterializerId> id,
+                                        const std::optional<std::string>& approval_path,
+                                        ProgramPlanCompileOptions& options) {
+  std::optional<WeightQualityApproval> approval;
+  if (approval_path) {
+    FERRITE_ASSIGN_OR_RETURN(approval, read_weight_quality_file(*approval_path));
+    if (!id) id = approval->materializer_id;
+  }
+  if (!id) return {};
+  if (approval) {
+    options.require_weight_materializer(std::move(*id), std::move(*approval));
+  } else {
+    options.require_weight_materializer(std::move(*id));
   }
   return {};
 }
 
-}  // namespace
+Result<WeightMaterializerId> block_materializer_option(std::string_view option,
+                                                       const std::string& name) {
+  const GgmlBlockFormat* format = ggml_block_format_by_name(name);
+  if (format == nullptr) {
+    return invalid_argument(fmt::format("{} `{}`: expected q8_0 or q4_0", option, name));
+  }
+  return ggml_block_materializer_id(*format);
+}
 
 RuntimePolicy device_default_policy(const DeviceDescriptor& device) {
   return RuntimePolicy{

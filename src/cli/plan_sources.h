@@ -69,6 +69,18 @@ inline constexpr uint64_t kDefaultModelDeviceMemory = uint64_t{64} << 30;
 bool is_model_path(const std::string& path);
 
 RuntimePolicy device_default_policy(const DeviceDescriptor& device);
+
+// The weight materializer a compilation uses: `id` when given, else the one
+// the approval file at `approval_path` names; with that approval read from
+// the file (ferrite.weight_quality). Neither: the options are unchanged
+// (identity). Shared by --materializer / --weights and --quality-approval.
+Result<void> select_weight_materializer(std::optional<WeightMaterializerId> id,
+                                        const std::optional<std::string>& approval_path,
+                                        ProgramPlanCompileOptions& options);
+// `--weights q8_0|q4_0` → the ggml block materializer's id; InvalidArgument
+// naming `option` for any other name.
+Result<WeightMaterializerId> block_materializer_option(std::string_view option,
+                                                       const std::string& name);
 Result<CompileInputs> load_compile_inputs(const PlanSourceArgs& args);
 Result<ProgramPlanCompilation> compile_plan(const CompileInputs& inputs);
 

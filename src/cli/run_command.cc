@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 #include "cli/model_sources.h"
 #include "cli/plan_explanation.h"
-#include "ferrite/format/weight_quality_file.h"
+#include "cli/plan_sources.h"
 #include "ferrite/materializers/ggml_block_materializer.h"
 #include "ferrite/models/llama_checkpoint.h"
 #include "ferrite/providers/cpu_fast.h"
@@ -45,27 +45,11 @@ struct Prepared {
 // --weights FORMAT and --quality-approval FILE: the approximate materializer
 // (and its approval) the plan is compiled with; neither: the identity.
 Result<void> select_weights(const RunArgs& args, ProgramPlanCompileOptions& options) {
-  std::optional<WeightQualityApproval> approval;
-  if (args.quality_approval) {
-    FERRITE_ASSIGN_OR_RETURN(approval, read_weight_quality_file(*args.quality_approval));
-  }
   std::optional<WeightMaterializerId> id;
   if (args.weights) {
-    const GgmlBlockFormat* format = ggml_block_format_by_name(*args.weights);
-    if (format == nullptr) {
-      return invalid_argument(fmt::format("--weights `{}`: expected q8_0 or q4_0", *args.weights));
-    }
-    id = ggml_block_materializer_id(*format);
-  } else if (approval) {
-    id = approval->materializer_id;
+    FERRITE_ASSIGN_OR_RETURN(id, block_materializer_option("--weights", *args.weights));
   }
-  if (!id) return {};
-  if (approval) {
-    options.require_weight_materializer(std::move(*id), std::move(*approval));
-  } else {
-    options.require_weight_materializer(std::move(*id));
-  }
-  return {};
+  return select_weight_materializer(std::move(id), args.quality_approval, options);
 }
 
 Result<std::unique_ptr<Prepared>> prepare(PreparedModelFamily family, const LlamaConfig& config,
