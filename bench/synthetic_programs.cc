@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "ferrite/models/llama_family.h"
+#include "families/llama/llama_family.h"
 
 namespace ferrite::bench {
 namespace {

@@ -1,5 +1,5 @@
 // fuzz/checkpoint_exercise.h — what the model-file targets do with a
-// checkpoint that opened (ferrite/models/llama_checkpoint.h).
+// checkpoint that opened (families/llama/llama_checkpoint.h).
 //
 // Contract: `exercise_checkpoint(checkpoint)` builds the `llama` family from
 // the checkpoint's config (build_llama_family) and, when every weight
@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ferrite/models/llama_checkpoint.h"
-#include "ferrite/models/llama_family.h"
+#include "families/llama/llama_checkpoint.h"
+#include "families/llama/llama_family.h"
 #include "ferrite/runtime/tokenizer.h"
 
 namespace ferrite_fuzz {

@@ -9,7 +9,7 @@
 #include <cstdlib>
 
 #include "ferrite/models/gguf_reader.h"
-#include "ferrite/models/llama_checkpoint.h"
+#include "families/llama/llama_checkpoint.h"
 #include "checkpoint_exercise.h"
 #include "fuzz_support.h"
 

@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "ferrite/models/llama2c_reader.h"
-#include "ferrite/models/llama_checkpoint.h"
+#include "families/llama/llama_checkpoint.h"
 #include "checkpoint_exercise.h"
 #include "fuzz_support.h"
 

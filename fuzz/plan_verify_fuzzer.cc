@@ -13,7 +13,7 @@
 #include <string>
 
 #include "cli/plan_sources.h"
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 #include "ferrite/plan/execution_plan.h"
 #include "ferrite/plan/plan_verify.h"
 #include "fuzz_support.h"

@@ -1,5 +1,5 @@
 // fuzz/safetensors_dir_fuzzer.cc — feeds the input as a Hugging Face model
-// directory to open_llama_checkpoint (ferrite/models/llama_checkpoint.h).
+// directory to open_llama_checkpoint (families/llama/llama_checkpoint.h).
 // Layout of the input: a little-endian u32 N, then N bytes of config.json
 // (N is clamped to what is left), then the rest as model.safetensors. Both
 // files are written into a per-process temporary directory, which is then
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "ferrite/models/llama_checkpoint.h"
+#include "families/llama/llama_checkpoint.h"
 #include "checkpoint_exercise.h"
 #include "fuzz_support.h"
 

@@ -8,7 +8,7 @@
 
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/fingerprint.h"
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 
 namespace ferrite {
 namespace {

@@ -13,7 +13,7 @@
 #include "ferrite/format/atomic_file.h"
 #include "ferrite/format/weight_quality_file.h"
 #include "ferrite/materializers/ggml_block_materializer.h"
-#include "ferrite/models/llama_checkpoint.h"
+#include "families/llama/llama_checkpoint.h"
 
 namespace ferrite::cli {
 

@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "cli/plan_sources.h"
 #include "ferrite/format/atomic_file.h"
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 
 namespace ferrite::cli {
 

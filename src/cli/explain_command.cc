@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "cli/plan_explanation.h"
 #include "cli/plan_sources.h"
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 #include "ferrite/plan/execution_plan.h"
 #include "ferrite/plan/plan_verify.h"
 

@@ -4,7 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "ferrite/format/catalog_file.h"
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 #include "ferrite/format/program_file.h"
 #include "ferrite/format/tensor_arg.h"
 

@@ -9,7 +9,7 @@
 #include "cli/text_table.h"
 #include "ferrite/compiler/weight_quality.h"
 #include "ferrite/core/checked_math.h"
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 
 namespace ferrite::cli {
 namespace {

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "cli/model_sources.h"
-#include "ferrite/models/llama_checkpoint.h"
-#include "ferrite/providers/cpu_reference.h"
+#include "families/llama/llama_checkpoint.h"
+#include "providers/cpu_reference/cpu_reference.h"
 #include "ferrite/format/policy_file.h"
 #include "ferrite/format/weight_quality_file.h"
 #include "ferrite/materializers/ggml_block_materializer.h"

@@ -16,9 +16,9 @@
 #include "cli/plan_explanation.h"
 #include "cli/plan_sources.h"
 #include "ferrite/materializers/ggml_block_materializer.h"
-#include "ferrite/models/llama_checkpoint.h"
-#include "ferrite/providers/cpu_fast.h"
-#include "ferrite/providers/cpu_reference.h"
+#include "families/llama/llama_checkpoint.h"
+#include "providers/cpu_fast/cpu_fast.h"
+#include "providers/cpu_reference/cpu_reference.h"
 #include "ferrite/runtime/generation.h"
 #include "ferrite/runtime/thread_pool.h"
 

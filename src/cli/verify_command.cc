@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/plan_sources.h"
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 #include "ferrite/materializers/ggml_block_materializer.h"
 #include "ferrite/plan/execution_plan.h"
 #include "ferrite/plan/plan_verify.h"

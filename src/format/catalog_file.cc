@@ -10,7 +10,7 @@
 
 #include "ferrite/catalog/declarative_estimator.h"
 #include "ferrite/core/fingerprint.h"
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 #include "ferrite/format/operation_reader.h"
 #include "file_envelope.h"
 

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <string_view>
 
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 
 namespace ferrite::format_internal {
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <utility>
 
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 #include "ferrite/format/program_reader.h"
 #include "ferrite/format/weight_schema_reader.h"
 #include "file_envelope.h"

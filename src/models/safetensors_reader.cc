@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ferrite/core/checked_math.h"
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 #include "models/byte_reader.h"
 
 namespace ferrite {

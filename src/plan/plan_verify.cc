@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/fingerprint.h"
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 
 namespace ferrite {
 

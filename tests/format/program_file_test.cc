@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 #include "format/format_test_util.h"
 
 namespace ferrite {

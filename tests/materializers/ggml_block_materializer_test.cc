@@ -12,10 +12,10 @@
 
 #include "cli/plan_explanation.h"
 #include "ferrite/materializers/ggml_block_materializer.h"
-#include "ferrite/models/llama_checkpoint.h"
+#include "families/llama/llama_checkpoint.h"
 #include "ferrite/plan/program_plan_compiler.h"
-#include "ferrite/providers/cpu_fast.h"
-#include "ferrite/providers/cpu_reference.h"
+#include "providers/cpu_fast/cpu_fast.h"
+#include "providers/cpu_reference/cpu_reference.h"
 #include "support/numeric.h"
 
 namespace ferrite {

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ferrite/models/llama_checkpoint.h"
+#include "families/llama/llama_checkpoint.h"
 #include "models/model_test_util.h"
 
 namespace ferrite {

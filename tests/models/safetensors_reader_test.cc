@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ferrite/models/half_float.h"
-#include "ferrite/models/llama_checkpoint.h"
-#include "ferrite/models/llama_family.h"
+#include "families/llama/llama_checkpoint.h"
+#include "families/llama/llama_family.h"
 #include "models/model_test_util.h"
 
 namespace ferrite {

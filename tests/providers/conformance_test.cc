@@ -16,9 +16,9 @@
 #include <gtest/gtest.h>
 
 #include "ferrite/models/ggml_blocks.h"
-#include "ferrite/models/llama_operations.h"
-#include "ferrite/providers/cpu_fast.h"
-#include "ferrite/providers/cpu_reference.h"
+#include "ferrite/operations/llama_operations.h"
+#include "providers/cpu_fast/cpu_fast.h"
+#include "providers/cpu_reference/cpu_reference.h"
 
 namespace ferrite {
 namespace {

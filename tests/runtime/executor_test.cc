@@ -15,10 +15,10 @@
 #include <gtest/gtest.h>
 
 #include "ferrite/models/gguf_writer.h"
-#include "ferrite/models/llama_checkpoint.h"
+#include "families/llama/llama_checkpoint.h"
 #include "ferrite/plan/program_plan_compiler.h"
-#include "ferrite/providers/cpu_fast.h"
-#include "ferrite/providers/cpu_reference.h"
+#include "providers/cpu_fast/cpu_fast.h"
+#include "providers/cpu_reference/cpu_reference.h"
 #include "ferrite/runtime/generation.h"
 #include "support/numeric.h"
 

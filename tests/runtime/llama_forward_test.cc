@@ -17,10 +17,10 @@
 #include <nlohmann/json.hpp>
 
 #include "ferrite/models/gguf_reader.h"
-#include "ferrite/models/llama_checkpoint.h"
+#include "families/llama/llama_checkpoint.h"
 #include "ferrite/plan/program_plan_compiler.h"
-#include "ferrite/providers/cpu_fast.h"
-#include "ferrite/providers/cpu_reference.h"
+#include "providers/cpu_fast/cpu_fast.h"
+#include "providers/cpu_reference/cpu_reference.h"
 
 // Counts heap allocations while `g_counting` is set (the whole test binary
 // shares this operator new; counting is off except inside one test). Under

@@ -46,22 +46,11 @@
 #include "ferrite/catalog/resource_estimate.h"
 #include "ferrite/catalog/resource_estimator.h"
 #include "ferrite/catalog/value_binding.h"
+#include "ferrite/compiler/estimator_registry.h"
 #include "ferrite/compiler/runtime_policy.h"
 #include "ferrite/program/prepared_model_family.h"
 
 namespace ferrite {
-
-// The estimators the compiler may call, one per provider id.
-class EstimatorRegistry {
- public:
-  // Rejects null entries and two estimators for one provider.
-  static Result<EstimatorRegistry> create(
-      std::vector<std::shared_ptr<const OperationResourceEstimator>> estimators);
-  const OperationResourceEstimator* find(const ProviderId& provider) const;
-
- private:
-  std::map<ProviderId, std::shared_ptr<const OperationResourceEstimator>> estimators_;
-};
 
 struct ProviderNotRegistered {
   friend bool operator==(const ProviderNotRegistered&, const ProviderNotRegistered&) = default;

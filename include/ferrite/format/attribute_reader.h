@@ -22,7 +22,7 @@
 
 #include <map>
 
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 #include "ferrite/program/attribute_schema.h"
 #include "ferrite/program/semantic_value.h"
 

@@ -48,7 +48,7 @@
 
 #include "ferrite/catalog/capability_catalog.h"
 #include "ferrite/catalog/operation_catalog.h"
-#include "ferrite/compiler/node_resolution.h"
+#include "ferrite/compiler/estimator_registry.h"
 
 namespace ferrite {
 
@@ -59,12 +59,6 @@ inline constexpr uint64_t kTargetCatalogFileFormatVersion = 2;
 // reserved: estimators live inside their provider).
 inline constexpr std::array<std::string_view, 4> kReservedCatalogFileKeys = {
     "device", "providers", "estimators", "weight_materializers"};
-
-// What the compiler needs to plan for one device.
-struct CompilationTarget {
-  CapabilityCatalog catalog;
-  EstimatorRegistry estimators;
-};
 
 Result<OperationCatalog> read_catalog_file_json(const nlohmann::json& document);
 Result<OperationCatalog> read_catalog_file_text(std::string_view text);

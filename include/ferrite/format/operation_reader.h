@@ -21,7 +21,7 @@
 
 #include "ferrite/catalog/operation_catalog.h"
 #include "ferrite/catalog/operation_descriptor.h"
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 
 namespace ferrite {
 

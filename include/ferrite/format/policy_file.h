@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ferrite/compiler/runtime_policy.h"
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 
 namespace ferrite {
 

@@ -24,7 +24,7 @@
 //                            read_model_program(JsonCursor(doc["program"], "$.program")));
 #pragma once
 
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 #include "ferrite/program/model_program.h"
 #include "ferrite/program/state_spec.h"
 #include "ferrite/program/weight_reference.h"

@@ -24,7 +24,7 @@
 #include "ferrite/core/element_type.h"
 #include "ferrite/core/tensor_contract.h"
 #include "ferrite/core/tensor_spec.h"
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 
 namespace ferrite {
 

@@ -19,7 +19,7 @@
 //                            read_weight_schema(JsonCursor(j, "$.weight_schema")));
 #pragma once
 
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 #include "ferrite/program/weight_component.h"
 #include "ferrite/program/weight_layout.h"
 #include "ferrite/program/weight_schema.h"

@@ -41,12 +41,12 @@
 #include "ferrite/compiler/runtime_policy.h"
 #include "ferrite/plan/memory_summary.h"
 #include "ferrite/plan/plan_node.h"
+#include "ferrite/plan/program_resolution.h"
 #include "ferrite/plan/retained_completion.h"
 #include "ferrite/program/prepared_model_family.h"
 
 namespace ferrite {
 
-struct ProgramResolution;  // ferrite/plan/program_plan_compiler.h
 
 inline constexpr std::string_view kPlanSchema = "ferrite.plan/1";
 // Plans are about 3 KiB per node. In memory (compile, run) a plan's canonical

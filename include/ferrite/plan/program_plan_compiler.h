@@ -48,22 +48,11 @@
 #include "ferrite/compiler/weight_materializer.h"
 #include "ferrite/plan/activation_placement.h"
 #include "ferrite/plan/execution_plan.h"
+#include "ferrite/plan/program_resolution.h"
 
 namespace ferrite {
 
 inline constexpr int kMaxAlignmentFixedPointRounds = 65;
-
-struct ProgramResolution {
-  ExecutionWeightPlan execution_weights;
-  ValueTensors value_tensors;
-  std::map<ProgramValueId, ResolvedValueStorage> value_storages;
-  std::vector<PlanNodeResolution> node_resolutions;  // program order
-  uint64_t value_alignment_bytes = 0;
-  int fixed_point_rounds = 0;
-  // Set by `compile` with packed activation storage (activation_placement.h).
-  std::vector<ActivationArenaSummary> activation_arenas;
-  int activation_rounds = 0;
-};
 
 struct ProgramPlanCompilation {
   ExecutionPlan plan;

@@ -32,7 +32,7 @@
 #include "ferrite/catalog/declarative_estimator.h"
 #include "ferrite/catalog/device_descriptor.h"
 #include "ferrite/compiler/compile_options.h"
-#include "ferrite/format/catalog_file.h"
+#include "ferrite/compiler/estimator_registry.h"
 #include "ferrite/runtime/kernel.h"
 
 namespace ferrite {

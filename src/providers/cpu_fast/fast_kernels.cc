@@ -9,12 +9,12 @@
 
 #include "f32_kernels.h"
 #include "ferrite/core/checked_math.h"
-#include "ferrite/models/llama_operations.h"
-#include "ferrite/providers/cpu_fast.h"
+#include "ferrite/operations/llama_operations.h"
+#include "providers/cpu_fast/cpu_fast.h"
 #include "ferrite/runtime/kernel_attributes.h"
 #include "ferrite/runtime/thread_pool.h"
-#include "providers/llama_kernel_shapes.h"
-#include "providers/weight_storage.h"
+#include "providers/support/llama_kernel_shapes.h"
+#include "providers/support/weight_storage.h"
 
 namespace ferrite {
 namespace {

@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
-#include "ferrite/models/llama_operations.h"
-#include "ferrite/providers/cpu_reference.h"
+#include "ferrite/operations/llama_operations.h"
+#include "providers/cpu_reference/cpu_reference.h"
 #include "ferrite/runtime/kernel_attributes.h"
-#include "providers/llama_kernel_shapes.h"
-#include "providers/weight_storage.h"
+#include "providers/support/llama_kernel_shapes.h"
+#include "providers/support/weight_storage.h"
 
 namespace ferrite {
 namespace {

@@ -1,4 +1,4 @@
-#include "ferrite/models/llama_family.h"
+#include "families/llama/llama_family.h"
 
 #include "ferrite/core/checked_math.h"
 

@@ -1,4 +1,4 @@
-// ferrite/models/llama_checkpoint.h — open a Llama checkpoint of any supported
+// families/llama/llama_checkpoint.h — open a Llama checkpoint of any supported
 // format as (config, weights, vocabulary).
 //
 // Contract: `open_llama_checkpoint(path, tokenizer_path)` accepts
@@ -29,7 +29,7 @@
 #include <optional>
 #include <string>
 
-#include "ferrite/models/llama_family.h"
+#include "families/llama/llama_family.h"
 #include "ferrite/runtime/executor.h"
 #include "ferrite/runtime/tokenizer.h"
 

@@ -1,4 +1,4 @@
-// ferrite/models/llama_family.h — the `llama` model family: config → program.
+// families/llama/llama_family.h — the `llama` model family: config → program.
 //
 // Contract: `build_llama_family(config)` returns the prepared family of a
 // Llama decoder (the program file shape of examples/llama-decoder.program.json):

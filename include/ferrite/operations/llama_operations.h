@@ -1,4 +1,4 @@
-// ferrite/models/llama_operations.h — the operations a Llama decoder program uses.
+// ferrite/operations/llama_operations.h — the operations a Llama decoder program uses.
 //
 // Contract: `llama_operations()` returns the eight operation descriptors of
 // the `llama` model family, all f32, contiguous, 64-byte minimum alignment,

@@ -1,4 +1,4 @@
-#include "ferrite/models/llama_checkpoint.h"
+#include "families/llama/llama_checkpoint.h"
 
 #include <cstring>
 #include <limits>

@@ -1,4 +1,4 @@
-// ferrite/format/json_reader.h — strict JSON parsing and path-aware reading.
+// ferrite/core/json_reader.h — strict JSON parsing and path-aware reading.
 //
 // Contract: `parse_strict_json` is the only way Ferrite turns interchange text
 // into JSON. It rejects, as ErrorCode::kSerialization:

@@ -1,4 +1,4 @@
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 
 #include <algorithm>
 #include <fstream>

@@ -1,4 +1,4 @@
-// ferrite/providers/cpu_fast.h — `cpu.fast`: vectorized, multi-threaded
+// providers/cpu_fast/cpu_fast.h — `cpu.fast`: vectorized, multi-threaded
 // kernels for a Llama decoder (f32 activations; f32, Q8_0 or Q4_0 weights),
 // checked against `cpu.reference`.
 //

@@ -1,4 +1,4 @@
-// ferrite/providers/cpu_reference.h — `cpu.reference`: plain, obviously
+// providers/cpu_reference/cpu_reference.h — `cpu.reference`: plain, obviously
 // correct f32 kernels for a Llama decoder; the yardstick other providers are
 // checked against.
 //

@@ -1,6 +1,6 @@
-#include "ferrite/models/llama_operations.h"
+#include "ferrite/operations/llama_operations.h"
 
-#include "ferrite/format/json_reader.h"
+#include "ferrite/core/json_reader.h"
 #include "ferrite/format/operation_reader.h"
 
 namespace ferrite {
