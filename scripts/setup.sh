@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev python3
   nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev libexpected-dev
   libgtest-dev libgmock-dev libbenchmark-dev)
 missing=()

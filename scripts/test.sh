@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Runs the whole test suite (ctest) on an existing build/ (scripts/setup.sh
 # makes one). Pass --sanitize to build and run it under ASan+UBSan in
-# build-asan/ instead.
+# build-asan/ instead: one clang-14 build that also compiles every target with
+# libFuzzer's coverage instrumentation and builds the fuzz targets, so
+# `FUZZ_BUILD_DIR=build-asan fuzz/run smoke` reuses it (CI does, .ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build
 if [[ "${1:-}" == "--sanitize" ]]; then
   build=build-asan
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFERRITE_SANITIZE=ON >/dev/null
+  if [[ ! -f "$build/build.ninja" ]]; then
+    CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DFERRITE_BUILD_FUZZERS=ON ${CMAKE_CXX_COMPILER_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_CXX_COMPILER_LAUNCHER} >/dev/null
+  fi
   cmake --build "$build"
 fi
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"

@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include "models/model_test_util.h"
+#include "support/sanitizers.h"
 
 extern char** environ;
 
@@ -32,17 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::Bytes;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kMeasureMemory = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kMeasureMemory = false;
-#else
-constexpr bool kMeasureMemory = true;
-#endif
-#else
-constexpr bool kMeasureMemory = true;
-#endif
+constexpr bool kMeasureMemory = !FERRITE_UNDER_ASAN;
 
 constexpr uint64_t kPeakLimitBytes = uint64_t{256} << 20;
 const fs::path kSource = FERRITE_SOURCE_DIR;

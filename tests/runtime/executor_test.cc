@@ -16,6 +16,7 @@
 
 #include "ferrite/models/gguf_writer.h"
 #include "families/llama/llama_checkpoint.h"
+#include "support/sanitizers.h"
 #include "ferrite/plan/program_plan_compiler.h"
 #include "providers/cpu_fast/cpu_fast.h"
 #include "providers/cpu_reference/cpu_reference.h"
@@ -487,9 +488,7 @@ namespace {
 // plan's total plus a documented overhead (code, libraries, the mapped model
 // file, the tokenizer): 64 MiB. Sanitizer builds inflate RSS; skipped there.
 TEST(RunProcessTest, PeakMemoryStaysWithinThePlanPlusOverhead) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "ASan shadow memory inflates RSS";
-#endif
+  if (FERRITE_UNDER_ASAN) GTEST_SKIP() << "ASan shadow memory inflates RSS";
   if (!std::filesystem::exists(kModels / "stories260K.gguf")) GTEST_SKIP() << "no model files";
   const std::string log = (std::filesystem::temp_directory_path() /
                            ("ferrite-run-" + std::to_string(::getpid()) + ".log")).string();

@@ -18,6 +18,7 @@
 
 #include "ferrite/models/gguf_reader.h"
 #include "families/llama/llama_checkpoint.h"
+#include "support/sanitizers.h"
 #include "ferrite/plan/program_plan_compiler.h"
 #include "providers/cpu_fast/cpu_fast.h"
 #include "providers/cpu_reference/cpu_reference.h"
@@ -26,16 +27,7 @@
 // shares this operator new; counting is off except inside one test). Under
 // AddressSanitizer the replacement is left out — the sanitizer owns operator
 // new there — and the counting test is skipped.
-#if defined(__SANITIZE_ADDRESS__)
-#define FERRITE_COUNT_ALLOCATIONS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FERRITE_COUNT_ALLOCATIONS 0
-#endif
-#endif
-#ifndef FERRITE_COUNT_ALLOCATIONS
-#define FERRITE_COUNT_ALLOCATIONS 1
-#endif
+#define FERRITE_COUNT_ALLOCATIONS (!FERRITE_UNDER_ASAN)
 
 namespace {
 std::atomic<bool> g_counting{false};
