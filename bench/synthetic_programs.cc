@@ -28,7 +28,8 @@ Result<PreparedModelFamily> llama_program(uint32_t layers) {
                                         .norm_eps = "1/100000",
                                         .rope_theta = "10000",
                                         .rope_convention = "interleaved",
-                                        .tied_output = false});
+                                        .tied_output = false,
+                                        .block_formats = {}});
 }
 
 Result<PreparedModelFamily> chain_program(uint32_t nodes) {
