@@ -74,8 +74,7 @@ BENCHMARK(BM_CompileLlama)->ArgName("layers")->Arg(1)->Arg(8)->Arg(32)->Arg(128)
     ->Unit(benchmark::kMillisecond);
 
 void BM_CompileChain(benchmark::State& state) {
-  run(state, unwrap(read_program_file_json(chain_program_json(static_cast<uint32_t>(state.range(0)))),
-             "program"),
+  run(state, unwrap(chain_program(static_cast<uint32_t>(state.range(0))), "program"),
       chain_inputs(4));
 }
 BENCHMARK(BM_CompileChain)->ArgName("nodes")->Arg(1000)->Arg(10000)->Arg(100000)

@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "ferrite/models/ggml_blocks.h"
-#include "ferrite/operations/llama_operations.h"
+#include "ferrite/operations/operation_table.h"
 #include "providers/cpu_fast/cpu_fast.h"
 #include "providers/cpu_reference/cpu_reference.h"
 

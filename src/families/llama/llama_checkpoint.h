@@ -1,23 +1,26 @@
-// families/llama/llama_checkpoint.h — open a Llama checkpoint of any supported
-// format as (config, weights, vocabulary).
+// families/llama/llama_checkpoint.h — the `llama` family's room entry: how
+// checkpoints of each format map onto a LlamaConfig.
 //
-// Contract: `open_llama_checkpoint(path, tokenizer_path)` accepts
-//   * a llama2.c checkpoint (`.bin`; the tokenizer `.bin` is `tokenizer_path`,
-//     optional — without it the run prints token ids);
-//   * a GGUF v3 file (`.gguf`; F32/F16/BF16 tensors; the config from the
-//     `llama.*` keys, the vocabulary from `tokenizer.ggml.*`; special token
-//     ids above u32 are kInvalidModelConfig, never truncated);
-//   * a Hugging Face directory with `config.json` and `model.safetensors`
-//     (F32/F16/BF16), tensors renamed to GGUF names; RoPE is half-split. Only
-//     the file's own tensors are walked (`model.layers.N.*` with a canonical
-//     N below num_hidden_layers), so the work is bounded by the file, not by
-//     the layer count config.json declares.
-// llama2.c and GGUF use the interleaved-pair RoPE convention. The returned
-// `WeightSource` serves each component by its first checkpoint name that the
-// file has, checks the tensor's shape against the component (GGUF shapes are
-// innermost-first and are compared reversed) and converts F16/BF16 to f32; a
-// missing tensor or a shape mismatch is an error naming the tensor. Files
-// stay memory-mapped for the lifetime of the source.
+// Contract: `llama_family_room()` is the llama family for the registry
+// (ferrite/families/family_registry.h): GGUF architecture `llama`, Hugging
+// Face `LlamaForCausalLM`, and llama2.c headers; its config mapping
+//   * llama2.c: the header (eps 1e-5, theta 10000; a shared classifier ties
+//     the output);
+//   * GGUF: the `llama.*` keys (head_count_kv defaults to head_count,
+//     rope.freq_base to 10000), the vocabulary size from
+//     `tokenizer.ggml.tokens`, a classifier tied when `output.weight` is
+//     absent, and Q8_0/Q4_0 matrices stored in their own block format;
+//   * config.json: hidden_size, intermediate_size, num_hidden_layers,
+//     num_attention_heads, num_key_value_heads, vocab_size,
+//     max_position_embeddings, rms_norm_eps, rope_theta, tie_word_embeddings
+//     (models/safetensors_reader.h reads them); RoPE is half-split;
+// its tensor names (GGUF names; Hugging Face `model.layers.N.*` renamed, for
+// a canonical N below num_hidden_layers), and its completeness check (every
+// tensor the program reads, before the program is built).
+// `register_family_llama(registry)` adds it (called by the generated builtin
+// list, see src/families/CMakeLists.txt). `open_llama_checkpoint(path,
+// tokenizer)` opens a checkpoint with a registry of this family alone
+// (families/checkpoint.h) and returns its LlamaConfig.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto checkpoint, open_llama_checkpoint("stories260K.gguf", {}));
@@ -30,8 +33,8 @@
 #include <string>
 
 #include "families/llama/llama_family.h"
-#include "ferrite/runtime/executor.h"
-#include "ferrite/runtime/tokenizer.h"
+#include "ferrite/families/checkpoint.h"
+#include "ferrite/families/family_registry.h"
 
 namespace ferrite {
 
@@ -42,10 +45,10 @@ struct LlamaCheckpoint {
   std::optional<Vocabulary> vocabulary;
 };
 
+FamilyRoom llama_family_room();
+Result<void> register_family_llama(FamilyRegistry& registry);
+
 Result<LlamaCheckpoint> open_llama_checkpoint(const std::filesystem::path& path,
                                               const std::optional<std::filesystem::path>& tokenizer);
-
-// Exact decimal text of a float read from a file (for RMS eps / RoPE theta).
-std::string decimal_text(double value);
 
 }  // namespace ferrite

@@ -9,7 +9,7 @@
 
 #include "f32_kernels.h"
 #include "ferrite/core/checked_math.h"
-#include "ferrite/operations/llama_operations.h"
+#include "ferrite/operations/operation_table.h"
 #include "providers/cpu_fast/cpu_fast.h"
 #include "ferrite/runtime/kernel_attributes.h"
 #include "ferrite/runtime/thread_pool.h"
@@ -266,13 +266,13 @@ Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFast
   FERRITE_ASSIGN_OR_RETURN(fast::Isa isa, resolve_isa(options));
   const uint32_t threads = options.threads == 0 ? ThreadPool::hardware_threads() : options.threads;
   auto context = std::make_shared<FastContext>(isa, threads);
-  FERRITE_ASSIGN_OR_RETURN(auto operations, llama_operations());
-  const std::map<std::string, FastFactory> factories{
-      {"operation.add", add},       {"operation.attention", attention},
-      {"operation.linear", linear}, {"operation.rms_norm", rms_norm},
-      {"operation.rope", rope},     {"operation.swiglu", swiglu}};
+  FERRITE_ASSIGN_OR_RETURN(auto operations, operation_descriptors());
+  const std::map<OpKind, FastFactory> factories{
+      {OpKind::kAdd, add},       {OpKind::kAttention, attention},
+      {OpKind::kLinear, linear}, {OpKind::kRmsNorm, rms_norm},
+      {OpKind::kRope, rope},     {OpKind::kSwiglu, swiglu}};
   for (auto& op : operations) {
-    auto factory = factories.find(op.id.str());
+    auto factory = factories.find(*find_op_kind(op.id));
     if (factory == factories.end()) continue;  // see the header: reference only
     const std::string name = op.id.str().substr(std::string_view("operation.").size());
     FastFactory make = factory->second;

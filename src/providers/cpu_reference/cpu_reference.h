@@ -2,7 +2,7 @@
 // correct f32 kernels for a Llama decoder; the yardstick other providers are
 // checked against.
 //
-// Contract: registers one provider per operation of models/llama_operations.h
+// Contract: registers one provider per operation of ferrite/operations/operation_table.h
 // (ids `provider.cpu.reference.<op>`, version 1.0, value alignment 64, no
 // workspaces: per-node buffers such as attention scores are sized and
 // allocated when the plan is loaded). Numerics: dot products, RMS sums and

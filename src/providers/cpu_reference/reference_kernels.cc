@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "ferrite/operations/llama_operations.h"
+#include "ferrite/operations/operation_table.h"
 #include "providers/cpu_reference/cpu_reference.h"
 #include "ferrite/runtime/kernel_attributes.h"
 #include "providers/support/llama_kernel_shapes.h"
@@ -214,18 +214,18 @@ Result<BoundKernel> take_last_token(const KernelNode& node) {
 }  // namespace
 
 Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
-  FERRITE_ASSIGN_OR_RETURN(auto operations, llama_operations());
-  const std::map<std::string, KernelFactory> factories{
-      {"operation.add", add},
-      {"operation.attention", attention},
-      {"operation.linear", linear},
-      {"operation.rms_norm", rms_norm},
-      {"operation.rope", rope},
-      {"operation.swiglu", swiglu},
-      {"operation.take_last_token", take_last_token},
-      {"operation.token_embedding", token_embedding}};
+  FERRITE_ASSIGN_OR_RETURN(auto operations, operation_descriptors());
+  const std::map<OpKind, KernelFactory> factories{
+      {OpKind::kAdd, add},
+      {OpKind::kAttention, attention},
+      {OpKind::kLinear, linear},
+      {OpKind::kRmsNorm, rms_norm},
+      {OpKind::kRope, rope},
+      {OpKind::kSwiglu, swiglu},
+      {OpKind::kTakeLastToken, take_last_token},
+      {OpKind::kTokenEmbedding, token_embedding}};
   for (auto& op : operations) {
-    auto factory = factories.find(op.id.str());
+    auto factory = factories.find(*find_op_kind(op.id));
     if (factory == factories.end()) {
       return invalid_argument(fmt::format("no reference kernel for `{}`", op.id.str()));
     }

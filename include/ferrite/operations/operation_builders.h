@@ -1,0 +1,68 @@
+// ferrite/operations/operation_builders.h — typed ProgramBuilder calls, one per
+// operation of the operation table.
+//
+// Contract: each helper adds one node of its `OpKind` to the builder's
+// current block, with the operation id and version of the table row, and
+// returns the node's output. Attribute texts are parsed at the call: a theta
+// or epsilon that is not an exact decimal or fraction becomes the builder's
+// first error, naming the node (see program_builder.h for the sticky-error
+// rule). Attribute *ranges* are checked where they always were, when the
+// compiler resolves the node against the catalog, so a program builds
+// exactly as its program file would read. `Named` gives the node id, the
+// output value id and how the node's work scales.
+//
+// Layering: program (generic ProgramBuilder) ← catalog ← operations (these
+// helpers) ← families (model programs).
+//
+// Example:
+//   ValueRef q = linear(b, {"node.blk.0.attn_q", "value.blk.0.q"}, x, wq);
+//   ValueRef y = rms_norm(b, {"node.output_norm", "value.output_norm", NodeWork::kFixed}, q, g,
+//                         "1/100000");
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "ferrite/operations/operation_table.h"
+#include "ferrite/program/program_builder.h"
+
+namespace ferrite {
+
+struct Named {
+  std::string node;
+  std::string output;
+  NodeWork work = NodeWork::kTokensOfOutput;
+};
+
+struct RopeAttributes {
+  uint64_t head_dim = 0;
+  std::string_view theta;       // exact decimal or fraction text
+  std::string_view convention;  // "interleaved" or "half_split"
+};
+
+struct AttentionAttributes {
+  uint64_t n_heads = 0;
+  uint64_t n_kv_heads = 0;
+  uint64_t head_dim = 0;
+};
+
+// Any operation of the table, attributes by name (checked against the row).
+ValueRef add_operation(ProgramBuilder& b, OpKind kind, const Named& name,
+                       std::vector<ValueRef> inputs,
+                       std::map<std::string, SemanticValue> attributes = {});
+
+ValueRef token_embedding(ProgramBuilder& b, const Named& name, ValueRef tokens, ValueRef table);
+ValueRef rms_norm(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef weight,
+                  std::string_view epsilon);
+ValueRef linear(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef weight);
+ValueRef rope(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef positions,
+              const RopeAttributes& attributes);
+ValueRef attention(ProgramBuilder& b, const Named& name, ValueRef q, ValueRef k, ValueRef v,
+                   ValueRef positions, ValueRef k_cache, ValueRef v_cache,
+                   const AttentionAttributes& attributes);
+ValueRef swiglu(ProgramBuilder& b, const Named& name, ValueRef gate, ValueRef up);
+ValueRef add(ProgramBuilder& b, const Named& name, ValueRef a, ValueRef c);
+ValueRef take_last_token(ProgramBuilder& b, const Named& name, ValueRef x);
+
+}  // namespace ferrite

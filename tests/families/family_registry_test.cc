@@ -1,0 +1,61 @@
+// The family registry: the builtin rooms, lookups by GGUF and Hugging Face
+// architecture, and the generic checkpoint opener picking the family.
+#include "ferrite/families/family_registry.h"
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "families/builtin/builtin_families.h"
+#include "families/llama/llama_checkpoint.h"
+#include "models/model_test_util.h"
+
+namespace ferrite {
+namespace {
+
+TEST(FamilyRegistryTest, BuiltinFamiliesFindLlamaByArchitecture) {
+  auto families = builtin_families();
+  ASSERT_TRUE(families) << families.error().to_string();
+  EXPECT_EQ(families->names(), std::vector<std::string>{"llama"});
+  ASSERT_NE(families->find_gguf_architecture("llama"), nullptr);
+  EXPECT_EQ(families->find_gguf_architecture("llama")->name, "llama");
+  EXPECT_EQ(families->find_hf_architecture("LlamaForCausalLM")->name, "llama");
+  EXPECT_EQ(families->find_gguf_architecture("qwen2"), nullptr);
+  EXPECT_EQ(families->readers_of("llama2.c").size(), 1u);
+}
+
+TEST(FamilyRegistryTest, NamesAndArchitecturesAreClaimedOnce) {
+  FamilyRegistry registry;
+  ASSERT_TRUE(registry.add(llama_family_room()));
+  auto twice = registry.add(llama_family_room());
+  ASSERT_FALSE(twice);
+  EXPECT_EQ(twice.error().message(), "model family `llama` is registered twice");
+  FamilyRoom other = llama_family_room();
+  other.name = "other";
+  auto claimed = registry.add(other);
+  ASSERT_FALSE(claimed);
+  EXPECT_EQ(claimed.error().message(),
+            "GGUF architecture `llama` is claimed by `llama` and `other`");
+}
+
+TEST(FamilyRegistryTest, OpenCheckpointPicksTheFamilyOfTheFile) {
+  const auto path = testing::shared_model_path("stories260K.gguf");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no model files";
+  auto families = builtin_families();
+  ASSERT_TRUE(families);
+  auto checkpoint = open_checkpoint(*families, path, std::nullopt);
+  ASSERT_TRUE(checkpoint) << checkpoint.error().to_string();
+  EXPECT_EQ(checkpoint->format, "gguf");
+  EXPECT_EQ(checkpoint->family->name, "llama");
+  auto llama = open_llama_checkpoint(path, std::nullopt);
+  ASSERT_TRUE(llama);
+  const auto& config = std::any_cast<const LlamaConfig&>(checkpoint->config);
+  EXPECT_EQ(config.dim, llama->config.dim);
+  EXPECT_EQ(config.n_layers, llama->config.n_layers);
+  EXPECT_EQ(config.tied_output, llama->config.tied_output);
+  EXPECT_EQ(build_llama_family(config)->fingerprint(),
+            build_llama_family(llama->config)->fingerprint());
+}
+
+}  // namespace
+}  // namespace ferrite
