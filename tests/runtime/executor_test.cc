@@ -163,6 +163,51 @@ TEST_F(StoriesTest, PlanForAnotherKernelRevisionIsRefused) {
   EXPECT_FALSE((*ok)->run(0));
 }
 
+// The executor takes every plan resource from the providers' allocator,
+// once each, at its planned size rounded to its alignment, and gives all of
+// it back when it goes away; tokens are unchanged.
+TEST_F(StoriesTest, ResourcesComeFromTheProvidersAllocator) {
+  class CountingHost final : public DeviceAllocator {
+   public:
+    std::string_view memory_name() const override { return "counted host"; }
+    Result<DeviceBuffer> allocate(uint64_t bytes, uint64_t alignment) const override {
+      FERRITE_ASSIGN_OR_RETURN(DeviceBuffer inner, host_allocator()->allocate(bytes, alignment));
+      ++allocations;
+      bytes_allocated += inner.size();
+      std::byte* data = inner.data();
+      const uint64_t size = inner.size();
+      held.push_back(std::move(inner));
+      return adopt(data, size, alignment);
+    }
+    mutable int allocations = 0;
+    mutable int releases = 0;
+    mutable uint64_t bytes_allocated = 0;
+    mutable std::vector<DeviceBuffer> held;
+
+   private:
+    void release(std::byte*, uint64_t, uint64_t) const noexcept override { ++releases; }
+  };
+  auto c = compile_stories(kModels / "stories260K.bin", kModels / "tok512.bin", 8);
+  ASSERT_TRUE(c) << c.error().to_string();
+  auto counting = std::make_shared<CountingHost>();
+  CpuProviderRegistry providers = std::move(c->providers);
+  providers.set_allocator(counting);
+  {
+    auto executor = Executor::load(c->plan, c->family, providers, *c->checkpoint.weights);
+    ASSERT_TRUE(executor) << executor.error().to_string();
+    EXPECT_EQ(counting->allocations, static_cast<int>(c->plan.memory().resources.size()));
+    EXPECT_EQ(counting->bytes_allocated, (*executor)->allocated_bytes());
+    const uint32_t bos = 1, position = 0;
+    ASSERT_TRUE(
+        (*executor)->write_input(ProgramValueId::literal(kLlamaTokens), std::span(&bos, 1)));
+    ASSERT_TRUE((*executor)->write_input(ProgramValueId::literal(kLlamaPositions),
+                                         std::span(&position, 1)));
+    ASSERT_TRUE((*executor)->run(1));
+    EXPECT_EQ(counting->releases, 0);
+  }
+  EXPECT_EQ(counting->releases, counting->allocations);
+}
+
 // The KV caches are token-scaled states: one row of kv_dim f32 per token,
 // sized by the plan for the model's whole context and allocated once.
 TEST_F(StoriesTest, KvCachesAreTokenScaledStatesSizedForTheContext) {
