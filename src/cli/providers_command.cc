@@ -74,9 +74,11 @@ int run_providers(const ProvidersArgs& args, std::ostream& out, std::ostream& er
     if (!first) out << "\n";
     first = false;
     out << fmt::format("{}  {}\n", p["name"].get<std::string>(), p["summary"].get<std::string>());
-    out << fmt::format("  kernels {}.*, instruction set {}, {} memory, falls back to {}\n",
+    out << fmt::format("  kernels {}.*, instruction set {}, {} memory, {}\n",
                        p["id_prefix"].get<std::string>(), p["instruction_set"].get<std::string>(),
-                       p["memory"].get<std::string>(), joined(p["fallbacks"]));
+                       p["memory"].get<std::string>(),
+                       p["fallbacks"].empty() ? std::string("no fallback")
+                                              : "falls back to " + joined(p["fallbacks"]));
     TextTable table({"  OPERATION", "PROVIDER", "VERSION", "WEIGHT FORMATS",
                      "QUANTIZATION FORMATS"});
     for (const auto& op : p["operations"]) {

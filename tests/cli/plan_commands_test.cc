@@ -415,7 +415,7 @@ TEST(ProvidersCommandTest, ListsEveryProviderWithOperationsFormatsAndInstruction
   EXPECT_THAT(out.str(), HasSubstr("reference  cpu.reference: "));
   EXPECT_THAT(out.str(), HasSubstr("falls back to reference"));
   EXPECT_THAT(out.str(), HasSubstr("provider.cpu.fast.linear"));
-  EXPECT_THAT(out.str(), HasSubstr("quantization.ggml_q8_0, quantization.ggml_q4_0"));
+  EXPECT_THAT(out.str(), HasSubstr("quantization.ggml_q4_0, quantization.ggml_q8_0"));
 
   std::ostringstream json_out, json_err;
   ASSERT_EQ(run_providers(ProvidersArgs{.isa = "portable", .json = true}, json_out, json_err),

@@ -17,6 +17,7 @@
 #include "ferrite/models/gguf_writer.h"
 #include "families/llama/llama_checkpoint.h"
 #include "ferrite/plan/program_plan_compiler.h"
+#include "providers/builtin/builtin_providers.h"
 #include "providers/cpu_fast/cpu_fast.h"
 #include "providers/cpu_reference/cpu_reference.h"
 #include "ferrite/runtime/generation.h"
@@ -36,12 +37,14 @@ struct Run {
 
 Result<ExecutionPlan> compile_for(const CpuProviderRegistry& providers,
                                   const PreparedModelFamily& family, uint64_t capacity,
-                                  ActivationStorage storage, bool prefer_fast = false) {
+                                  ActivationStorage storage, bool prefer_fast = false,
+                                  const ProviderSelection* selection = nullptr) {
   FERRITE_ASSIGN_OR_RETURN(auto target, providers.target(host_cpu_device(uint64_t{1} << 32)));
   FERRITE_ASSIGN_OR_RETURN(auto options,
                            ProgramPlanCompileOptions::create(llama_compile_inputs(capacity)));
   options.set_activation_storage(storage);
   if (prefer_fast) prefer_providers(kCpuFastProviderPrefix, family, options);
+  if (selection != nullptr) selection->prefer(family, options);
   const RuntimePolicy policy{PolicyId::literal("policy.test"), {1, 0}, uint64_t{1} << 32, 0, 1,
                              capacity, {DynamicStorageProfile::linear_contiguous()}};
   FERRITE_ASSIGN_OR_RETURN(auto compiled,
@@ -161,6 +164,30 @@ TEST_F(StoriesTest, PlanForAnotherKernelRevisionIsRefused) {
   ASSERT_TRUE(ok) << ok.error().to_string();
   EXPECT_FALSE((*ok)->run(9));
   EXPECT_FALSE((*ok)->run(0));
+}
+
+// Providers chosen by name compile byte-identical plans to the ones the run
+// command compiled before the registry: `fast` registered cpu.reference and
+// cpu.fast and preferred cpu.fast; `reference` registered cpu.reference alone
+// and preferred nothing.
+TEST_F(StoriesTest, NamedProvidersCompileThePlansRegisteredByHandBefore) {
+  auto registry = builtin_providers();
+  ASSERT_TRUE(registry) << registry.error().to_string();
+  for (const bool fast : {false, true}) {
+    std::optional<CpuFastOptions> fast_options;
+    if (fast) fast_options = CpuFastOptions{.threads = 1, .isa = std::nullopt};
+    auto before = compile_stories(kModels / "stories260K.gguf", std::nullopt, 16,
+                                  ActivationStorage::kPacked, fast_options);
+    ASSERT_TRUE(before) << before.error().to_string();
+    const std::vector<std::string> names{fast ? "fast" : "reference"};
+    auto chosen = registry->select(names, ProviderSettings{.threads = 1, .isa = std::nullopt});
+    ASSERT_TRUE(chosen) << chosen.error().to_string();
+    auto plan = compile_for(chosen->kernels, before->family, 16, ActivationStorage::kPacked,
+                            false, &*chosen);
+    ASSERT_TRUE(plan) << plan.error().to_string();
+    EXPECT_EQ(plan->canonical_text(), before->plan.canonical_text())
+        << (fast ? "fast" : "reference");
+  }
 }
 
 // The executor takes every plan resource from the providers' allocator,
