@@ -122,12 +122,12 @@ int run_cli(int argc, char** argv) {
                         "Tokens per prefill step the plan is compiled for (default 64)");
     command->add_flag("--print-ids", args.print_ids,
                       "Also print the prompt and generated token ids");
-    command->add_option("--provider", args.provider,
-                        "Kernels: fast (cpu.fast, falling back to cpu.reference; default) or "
-                        "reference")
-        ->check(CLI::IsMember({"fast", "reference"}));
+    command->add_option("--provider", args.providers,
+                        "Providers by name, in preference order (repeatable or comma-separated; "
+                        "`ferrite providers` lists them): fast (cpu.fast, falling back to "
+                        "cpu.reference; default) or reference");
     command->add_option("--threads", args.threads,
-                        "cpu.fast threads (default 0 = one per hardware thread)")
+                        "Provider threads, cpu.fast's (default 0 = one per hardware thread)")
         ->check(CLI::Range(0u, 256u));
     command->add_option("--isa", args.isa,
                         "cpu.fast instruction set: avx512, avx2 or portable (default: the widest "
@@ -164,6 +164,16 @@ int run_cli(int argc, char** argv) {
                           "the materializer's contract)");
   approve_cmd->add_flag("--json", approve.json, "Print machine-readable JSON");
 
+  ProvidersArgs providers;
+  auto* providers_cmd = app.add_subcommand(
+      "providers",
+      "List the registered providers: operations, weight and quantization formats, instruction "
+      "set");
+  providers_cmd->add_option("--isa", providers.isa,
+                            "Instruction set to report for providers that choose one (default: "
+                            "the widest this CPU runs)");
+  providers_cmd->add_flag("--json", providers.json, "Print machine-readable JSON");
+
   RunArgs demo;
   auto* demo_cmd = app.add_subcommand(
       "demo",
@@ -188,6 +198,7 @@ int run_cli(int argc, char** argv) {
   if (run_cmd->parsed()) return run_run(run, std::cout, std::cerr);
   if (approve_cmd->parsed()) return run_approve_weights(approve, std::cout, std::cerr);
   if (demo_cmd->parsed()) return run_demo(demo, std::cout, std::cerr);
+  if (providers_cmd->parsed()) return run_providers(providers, std::cout, std::cerr);
   return kExitUsage;
 }
 

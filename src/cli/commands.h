@@ -61,6 +61,18 @@ struct ApproveArgs {
 };
 int run_approve_weights(const ApproveArgs& args, std::ostream& out, std::ostream& err);
 
+// `providers`: every provider registered in this binary
+// (register_builtin_providers) with its kernels per operation (provider id,
+// version and revision, weight and quantization formats), the instruction
+// set it selects on this machine (`--isa` asks for one; an unsupported one
+// is an error, exit 2), its memory and fallbacks; `--json` prints the same
+// as {"ok": true, "providers": [...]}, in registration order.
+struct ProvidersArgs {
+  std::optional<std::string> isa;
+  bool json = false;
+};
+int run_providers(const ProvidersArgs& args, std::ostream& out, std::ostream& err);
+
 // 2 for usage / unreadable / malformed input, 1 for a rejected program.
 int exit_code_for(const Status& status);
 // Prints "ferrite: error: ..." (or a JSON error object when `json`).

@@ -6,7 +6,7 @@
 
 #include "cli/model_sources.h"
 #include "families/llama/llama_checkpoint.h"
-#include "providers/cpu_reference/cpu_reference.h"
+#include "providers/builtin/builtin_providers.h"
 #include "ferrite/format/policy_file.h"
 #include "ferrite/format/weight_quality_file.h"
 #include "ferrite/materializers/ggml_block_materializer.h"
@@ -149,9 +149,10 @@ Result<CompileInputs> load_model_inputs(const PlanSourceArgs& args) {
   FERRITE_ASSIGN_OR_RETURN(PreparedModelFamily family, build_llama_family(checkpoint.config));
   auto load_model_target = [&]() -> Result<CompilationTarget> {
     if (!args.catalog_path.empty()) return read_target_catalog_file(args.catalog_path);
-    CpuProviderRegistry providers;
-    FERRITE_RETURN_IF_ERROR(add_cpu_reference_providers(providers));
-    return providers.target(host_cpu_device(kDefaultModelDeviceMemory));
+    FERRITE_ASSIGN_OR_RETURN(ProviderRegistry registry, builtin_providers());
+    const std::vector<std::string> names{kDefaultModelProvider};
+    FERRITE_ASSIGN_OR_RETURN(ProviderSelection selection, registry.select(names, {}));
+    return selection.kernels.target(host_cpu_device(kDefaultModelDeviceMemory));
   };
   FERRITE_ASSIGN_OR_RETURN(CompilationTarget target, load_model_target());
   FERRITE_ASSIGN_OR_RETURN(RuntimePolicy policy, load_policy(args, target.catalog.device()));

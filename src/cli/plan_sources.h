@@ -61,9 +61,10 @@ struct CompileInputs {
 inline constexpr uint64_t kDefaultPolicyScheduledTokens = 4096;
 // A model file given as PROGRAM (`.gguf`, llama2.c `.bin`, a directory with
 // config.json): the `llama` family is built from its config and, without
-// --catalog, compiled for this binary's CPU providers on a host device of
-// kDefaultModelDeviceMemory, with token inputs of kDefaultModelTokenCapacity
-// unless --input says otherwise.
+// --catalog, compiled for the registered provider kDefaultModelProvider on a
+// host device of kDefaultModelDeviceMemory, with token inputs of
+// kDefaultModelTokenCapacity unless --input says otherwise.
+inline constexpr const char* kDefaultModelProvider = "reference";
 inline constexpr uint64_t kDefaultModelTokenCapacity = 64;
 inline constexpr uint64_t kDefaultModelDeviceMemory = uint64_t{64} << 30;
 bool is_model_path(const std::string& path);

@@ -17,8 +17,7 @@
 #include "cli/plan_sources.h"
 #include "ferrite/materializers/ggml_block_materializer.h"
 #include "families/llama/llama_checkpoint.h"
-#include "providers/cpu_fast/cpu_fast.h"
-#include "providers/cpu_reference/cpu_reference.h"
+#include "providers/builtin/builtin_providers.h"
 #include "ferrite/runtime/generation.h"
 #include "ferrite/runtime/thread_pool.h"
 
@@ -36,7 +35,7 @@ uint64_t machine_memory_bytes() {
 
 struct Prepared {
   CpuProviderRegistry providers;
-  std::string kernels;  // "cpu.reference" or "cpu.fast (avx512, 2 threads)"
+  std::string kernels;  // the first provider's account: "cpu.fast (avx512, 2 threads)"
   PreparedModelFamily family;
   ExecutionPlan plan;
   std::unique_ptr<Executor> executor;
@@ -54,25 +53,19 @@ Result<void> select_weights(const RunArgs& args, ProgramPlanCompileOptions& opti
 
 Result<std::unique_ptr<Prepared>> prepare(PreparedModelFamily family, const LlamaConfig& config,
                                           const WeightSource& weights, const RunArgs& args) {
-  CpuProviderRegistry providers;
-  FERRITE_RETURN_IF_ERROR(add_cpu_reference_providers(providers));
-  std::string kernels = "cpu.reference";
-  const bool fast = args.provider == "fast";
-  if (fast) {
-    const CpuFastOptions fast_options{.threads = args.threads, .isa = args.isa};
-    FERRITE_RETURN_IF_ERROR(add_cpu_fast_providers(providers, fast_options));
-    FERRITE_ASSIGN_OR_RETURN(std::string isa, cpu_fast_isa(fast_options));
-    const uint32_t threads = args.threads == 0 ? ThreadPool::hardware_threads() : args.threads;
-    kernels = fmt::format("cpu.fast ({}, {} thread{})", isa, threads, threads == 1 ? "" : "s");
-  } else if (args.provider != "reference") {
-    return invalid_argument(fmt::format("unknown provider `{}` (fast or reference)", args.provider));
-  }
+  FERRITE_ASSIGN_OR_RETURN(ProviderRegistry registry, builtin_providers());
+  const std::vector<std::string> requested =
+      args.providers.empty() ? std::vector<std::string>{"fast"} : args.providers;
+  FERRITE_ASSIGN_OR_RETURN(std::vector<std::string> names, split_provider_names(requested));
+  FERRITE_ASSIGN_OR_RETURN(
+      ProviderSelection selection,
+      registry.select(names, ProviderSettings{.threads = args.threads, .isa = args.isa}));
   FERRITE_ASSIGN_OR_RETURN(CompilationTarget target,
-                           providers.target(host_cpu_device(machine_memory_bytes())));
+                           selection.kernels.target(host_cpu_device(machine_memory_bytes())));
   const uint64_t capacity = std::clamp<uint64_t>(args.token_capacity, 1, config.context_length);
   FERRITE_ASSIGN_OR_RETURN(auto options,
                            ProgramPlanCompileOptions::create(llama_compile_inputs(capacity)));
-  if (fast) prefer_providers(kCpuFastProviderPrefix, family, options);
+  selection.prefer(family, options);
   FERRITE_ASSIGN_OR_RETURN(WeightMaterializerRegistry materializers, default_weight_materializers());
   FERRITE_RETURN_IF_ERROR(select_weights(args, options));
   const RuntimePolicy policy{PolicyId::literal("policy.cpu-run"), {1, 0},
@@ -94,7 +87,7 @@ Result<std::unique_ptr<Prepared>> prepare(PreparedModelFamily family, const Llam
   const ExecutionWeightPlan& execution_weights = compiled->resolution.execution_weights;
   const WeightMaterializer* materializer = materializers.find(execution_weights.materializer().id);
   auto prepared = std::unique_ptr<Prepared>(
-      new Prepared{std::move(providers), std::move(kernels), std::move(family),
+      new Prepared{std::move(selection.kernels), std::move(selection.description), std::move(family),
                    std::move(compiled->plan), nullptr});
   FERRITE_ASSIGN_OR_RETURN(prepared->executor,
                            Executor::load(prepared->plan, prepared->family, prepared->providers,

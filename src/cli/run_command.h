@@ -6,10 +6,15 @@
 // the registered providers), loads the plan (weights placed at their planned
 // offsets) and generates: the text streams to `out`, one stats line goes to
 // `err` (load time, prefill and decode tokens/s, planned memory, peak RSS,
-// kernels). `--provider fast` (default) registers cpu.fast next to
-// cpu.reference and prefers it for every node; nodes it has no kernel for
-// fall back to cpu.reference with the reason recorded in the plan
-// (`--explain` prints the node table with it). `--weights q8_0|q4_0` compiles
+// kernels). `--provider NAME` (repeatable or comma-separated, in preference
+// order) chooses providers by name from the builtin registry
+// (providers/builtin, ProviderRegistry::select: each provider's fallbacks
+// are added; an unknown name is an error, exit 2, listing the registered
+// ones). `fast` (default) registers cpu.fast and its fallback cpu.reference
+// and prefers cpu.fast for every node; nodes it has no kernel for fall back
+// to cpu.reference with the reason recorded in the plan (`--explain` prints
+// the node table with it). `reference` alone registers cpu.reference and
+// records no preference. `--weights q8_0|q4_0` compiles
 // with the approximate ggml block materializer (f32 matrices re-quantized at
 // load time), which needs `--quality-approval FILE` from
 // `ferrite approve-weights`; without it the compile is refused (exit 1) with
@@ -25,6 +30,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ferrite::cli {
 
@@ -41,11 +47,11 @@ struct RunArgs {
   // declaring a long context (or a hostile header) does not size the cache.
   uint64_t context = 4096;
   bool print_ids = false;        // also print "prompt ids: …" and "token ids: …"
-  // Kernels: "fast" (cpu.fast preferred, cpu.reference where it has no
-  // kernel) or "reference" (cpu.reference only).
-  std::string provider = "fast";
-  uint32_t threads = 0;          // cpu.fast threads; 0 = one per hardware thread
-  std::optional<std::string> isa;  // cpu.fast instruction set; default the widest
+  // Provider names in preference order, each possibly "a,b"; empty: {"fast"}
+  // (cpu.fast preferred, cpu.reference where it has no kernel).
+  std::vector<std::string> providers;
+  uint32_t threads = 0;          // provider threads; 0 = one per hardware thread
+  std::optional<std::string> isa;  // provider instruction set; default the widest
   bool explain = false;          // print the plan's explanation before generating
   // Token ids instead of prompt text ("1 403 407" or "1,403,407"); for
   // benchmarks and oracles that must feed two engines the same ids.

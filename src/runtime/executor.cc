@@ -1,6 +1,5 @@
 #include "ferrite/runtime/executor.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -16,11 +15,43 @@ Error load_error(std::string message) {
   return make_error(Status(ErrorCode::kInvalidExecutionPlan, std::move(message)));
 }
 
+// The execution component a weight binding's storage component holds.
+Result<const WeightComponentSpec*> weight_component(const WeightSchema& schema,
+                                                    const ResolvedStorageComponent& c) {
+  if (!c.component_id) return load_error("weight component without an id");
+  const WeightComponentSpec* component = schema.find_component(*c.component_id);
+  if (component == nullptr) {
+    return load_error(fmt::format("weight component `{}` is not in the schema",
+                                  c.component_id->str()));
+  }
+  return component;
+}
+
 }  // namespace
 
-Executor::~Executor() {
-  for (auto& b : buffers_) std::free(b.data);
-}
+// The plan's resources as placed: each resource's first byte and planned
+// size (`allocate_resources`), and the token-scaled demand of state resources.
+struct Executor::Resources {
+  std::map<ResourceId, Executor::Buffer> buffers;
+  std::map<ResourceId, StateCapacityTokenScaled> token_scaled;
+
+  // The address of one storage component, checked to lie inside its resource.
+  Result<std::byte*> locate(const ResolvedStorageComponent& c) const {
+    auto it = buffers.find(c.resource_id);
+    if (it == buffers.end()) {
+      return load_error(fmt::format("resource `{}` is not in the memory summary",
+                                    c.resource_id.str()));
+    }
+    auto end = checked_add(c.offset_bytes, c.length_bytes);
+    if (!end || *end > it->second.size) {
+      return load_error(fmt::format("a binding of `{}` lies outside the resource",
+                                    c.resource_id.str()));
+    }
+    return it->second.data + c.offset_bytes;
+  }
+};
+
+Executor::~Executor() = default;
 
 Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
                                                  const PreparedModelFamily& family,
@@ -51,7 +82,98 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
                                   "planned with",
                                   materializer.descriptor().id.str()));
   }
+  if (providers.allocator() == nullptr) return load_error("the providers declare no allocator");
+  FERRITE_ASSIGN_OR_RETURN(std::vector<const CpuProviderSpec*> kernels,
+                           find_kernels(plan, providers));
+  std::unique_ptr<Executor> ex(new Executor());
+  ex->allocator_ = providers.allocator();
+  Resources resources;
+  FERRITE_RETURN_IF_ERROR(ex->allocate_resources(plan, *ex->allocator_, resources));
+  FERRITE_RETURN_IF_ERROR(
+      place_weights(plan, resources, family, weights, execution_weights, materializer));
+  FERRITE_RETURN_IF_ERROR(ex->bind_kernels(plan, resources, execution_weights.schema(), kernels));
+  // The token capacity: the leading extent of the program inputs.
+  for (const auto& input : family.program().inputs()) {
+    auto it = ex->values_.find(input);
+    if (it == ex->values_.end()) continue;
+    const uint64_t extent = it->second.tensor.dimensions().empty() ? 1 : it->second.tensor.dimensions()[0];
+    ex->token_capacity_ = ex->token_capacity_ == 0 ? extent : std::min(ex->token_capacity_, extent);
+  }
+  return ex;
+}
+
+// Step 0. One registered kernel per plan node, in plan order: the node's
+// provider must be registered for its operation and its implementation
+// fingerprint must equal the one the plan recorded; else an error naming the
+// node and provider. Reads nothing but the plan and the registry.
+Result<std::vector<const CpuProviderSpec*>> Executor::find_kernels(
+    const ExecutionPlan& plan, const CpuProviderRegistry& providers) {
+  std::vector<const CpuProviderSpec*> kernels;
+  kernels.reserve(plan.nodes().size());
+  for (const auto& node : plan.nodes()) {
+    const CpuProviderSpec* spec = providers.find(node.operation_id, node.provider_id);
+    if (spec == nullptr) {
+      return load_error(fmt::format("node `{}`: provider `{}` is not available in this binary",
+                                    node.id.str(), node.provider_id.str()));
+    }
+    if (CpuProviderRegistry::implementation_fingerprint(*spec) !=
+        node.provider_implementation_fingerprint) {
+      return load_error(fmt::format("node `{}`: provider `{}` implementation differs from the one "
+                                    "the plan was compiled for",
+                                    node.id.str(), node.provider_id.str()));
+    }
+    kernels.push_back(spec);
+  }
+  return kernels;
+}
+
+// Step 1. Every resource of the memory summary, once, from `allocator`: at
+// its planned size rounded up to its alignment (at least 64; a size of 0
+// takes one alignment), zero-filled. Fills `resources` (address and planned
+// size per resource id; the token-scaled demand of states), keeps the
+// buffers in `buffers_`, the states' views in `states_`, and adds every
+// buffer's size to `allocated_bytes_`. A size that overflows is
+// InvalidExecutionPlan; memory the allocator cannot give is its error (Io
+// for the host) naming the resource.
+Result<void> Executor::allocate_resources(const ExecutionPlan& plan,
+                                          const DeviceAllocator& allocator,
+                                          Resources& resources) {
+  buffers_.reserve(plan.memory().resources.size());
+  for (const auto& r : plan.memory().resources) {
+    if (r.token_scaled) resources.token_scaled.emplace(r.resource_id, *r.token_scaled);
+    const uint64_t alignment = std::max<uint64_t>(64, r.alignment_bytes);
+    auto size = checked_align_up(std::max<uint64_t>(r.size_bytes, 1), alignment);
+    if (!size) return load_error(fmt::format("resource `{}` size overflows", r.resource_id.str()));
+    auto allocated = allocator.allocate(*size, alignment);
+    if (!allocated) {
+      return make_error(Status(allocated.error().code(),
+                               fmt::format("{} for `{}`", allocated.error().message(),
+                                           r.resource_id.str())));
+    }
+    const Buffer buffer{allocated->data(), r.size_bytes};
+    allocated_bytes_ += allocated->size();
+    buffers_.push_back(std::move(*allocated));
+    resources.buffers.emplace(r.resource_id, buffer);
+    if (r.usage == BufferUsage::kState) states_.push_back(buffer);
+  }
+  return {};
+}
+
+// Step 2. Every weight component a node binds, once per (resource, offset),
+// in plan order, written at its planned place in `resources`: straight from
+// `weights` when the execution component is its own source, else filled from
+// its single source component into a temporary buffer, checked against the
+// plan's quality approval (source sha256) when there is one, and converted
+// by `materializer` — one such component in memory at a time. Errors name
+// the component (missing from the schema, several sources, unapproved
+// weights) or the resource (a placement outside it).
+Result<void> Executor::place_weights(const ExecutionPlan& plan, const Resources& resources,
+                                     const PreparedModelFamily& family,
+                                     const WeightSource& weights,
+                                     const ExecutionWeightPlan& execution_weights,
+                                     const WeightMaterializer& materializer) {
   const WeightSchema& source_schema = family.weight_schema();
+  const WeightSchema& schema = execution_weights.schema();
   const auto& approval = execution_weights.quality_approval();
   // Fills one execution component: straight from the weight source when it is
   // its own source, else through the materializer (load-time conversion).
@@ -89,59 +211,39 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
     }
     return materializer.materialize_component(*source, source_bytes, target, destination);
   };
-  std::unique_ptr<Executor> ex(new Executor());
-  // 1. Resources, once, at their planned size and alignment.
-  std::map<ResourceId, Executor::Buffer> resources;
-  std::map<ResourceId, StateCapacityTokenScaled> token_scaled;
-  for (const auto& r : plan.memory().resources) {
-    if (r.token_scaled) token_scaled.emplace(r.resource_id, *r.token_scaled);
-    const uint64_t alignment = std::max<uint64_t>(64, r.alignment_bytes);
-    auto size = checked_align_up(std::max<uint64_t>(r.size_bytes, 1), alignment);
-    if (!size) return load_error(fmt::format("resource `{}` size overflows", r.resource_id.str()));
-    void* data = std::aligned_alloc(alignment, *size);
-    if (data == nullptr) {
-      return make_error(Status(ErrorCode::kIo, fmt::format("cannot allocate {} bytes for `{}`",
-                                                           *size, r.resource_id.str())));
-    }
-    std::memset(data, 0, *size);
-    Buffer buffer{static_cast<std::byte*>(data), r.size_bytes};
-    ex->buffers_.push_back(buffer);
-    ex->allocated_bytes_ += *size;
-    resources.emplace(r.resource_id, buffer);
-    if (r.usage == BufferUsage::kState) ex->states_.push_back(buffer);
-  }
-  auto locate = [&](const ResolvedStorageComponent& c) -> Result<std::byte*> {
-    auto it = resources.find(c.resource_id);
-    if (it == resources.end()) {
-      return load_error(fmt::format("resource `{}` is not in the memory summary",
-                                    c.resource_id.str()));
-    }
-    auto end = checked_add(c.offset_bytes, c.length_bytes);
-    if (!end || *end > it->second.size) {
-      return load_error(fmt::format("a binding of `{}` lies outside the resource",
-                                    c.resource_id.str()));
-    }
-    return it->second.data + c.offset_bytes;
-  };
-
-  // 2. Weights and value addresses; 3. kernels.
-  const WeightSchema& schema = execution_weights.schema();
   std::set<std::pair<ResourceId, uint64_t>> filled;
-  ex->node_id_storage_.reserve(plan.nodes().size());
   for (const auto& node : plan.nodes()) {
-    const CpuProviderSpec* spec = providers.find(node.operation_id, node.provider_id);
-    if (spec == nullptr) {
-      return load_error(fmt::format("node `{}`: provider `{}` is not available in this binary",
-                                    node.id.str(), node.provider_id.str()));
+    for (const auto& binding : node.values) {
+      if (binding.usage() != BufferUsage::kWeights) continue;
+      for (const auto& c : binding.storage().components()) {
+        FERRITE_ASSIGN_OR_RETURN(const WeightComponentSpec* component,
+                                 weight_component(schema, c));
+        if (!filled.emplace(c.resource_id, c.offset_bytes).second) continue;
+        FERRITE_ASSIGN_OR_RETURN(std::byte * at, resources.locate(c));
+        FERRITE_RETURN_IF_ERROR(fill_component(*component, std::span(at, c.length_bytes)));
+      }
     }
-    if (CpuProviderRegistry::implementation_fingerprint(*spec) !=
-        node.provider_implementation_fingerprint) {
-      return load_error(fmt::format("node `{}`: provider `{}` implementation differs from the one "
-                                    "the plan was compiled for",
-                                    node.id.str(), node.provider_id.str()));
-    }
-    ex->node_id_storage_.push_back(node.id);
-    KernelNode kernel_node{.node_id = &ex->node_id_storage_.back(),
+  }
+  return {};
+}
+
+// Step 3. Every node, in plan order, bound by its kernel's factory
+// (`kernels[i]` for node i, from find_kernels): each value's single storage
+// component is located in `resources` (a token-scaled state must start at
+// offset 0 and hold all its rows), recorded in `values_` for write_input /
+// output_f32, and handed to the factory with its tensor, its token rows and,
+// for a weight, its execution component; the node's scratch resource too.
+// The bound kernels go to `kernels_` in plan order. Errors name the node and
+// value, or are the factory's.
+Result<void> Executor::bind_kernels(const ExecutionPlan& plan, const Resources& resources,
+                                    const WeightSchema& schema,
+                                    const std::vector<const CpuProviderSpec*>& kernels) {
+  node_id_storage_.reserve(plan.nodes().size());
+  kernels_.reserve(plan.nodes().size());
+  for (size_t n = 0; n < plan.nodes().size(); ++n) {
+    const auto& node = plan.nodes()[n];
+    node_id_storage_.push_back(node.id);
+    KernelNode kernel_node{.node_id = &node_id_storage_.back(),
                            .attributes = &node.attributes,
                            .inputs = {},
                            .outputs = {},
@@ -149,20 +251,11 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
                            .scratch_bytes = 0};
     for (const auto& binding : node.values) {
       const auto& components = binding.storage().components();
-      // A weight's stored component: filled once, and handed to the kernel.
-      const WeightComponentSpec* weight_component = nullptr;
+      // A weight's stored component, handed to the kernel.
+      const WeightComponentSpec* weight = nullptr;
       if (binding.usage() == BufferUsage::kWeights) {
         for (const auto& c : components) {
-          if (!c.component_id) return load_error("weight component without an id");
-          const WeightComponentSpec* component = schema.find_component(*c.component_id);
-          if (component == nullptr) {
-            return load_error(fmt::format("weight component `{}` is not in the schema",
-                                          c.component_id->str()));
-          }
-          weight_component = component;
-          if (!filled.emplace(c.resource_id, c.offset_bytes).second) continue;
-          FERRITE_ASSIGN_OR_RETURN(std::byte * at, locate(c));
-          FERRITE_RETURN_IF_ERROR(fill_component(*component, std::span(at, c.length_bytes)));
+          FERRITE_ASSIGN_OR_RETURN(weight, weight_component(schema, c));
         }
       }
       if (components.size() != 1) {
@@ -171,45 +264,38 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
                                       node.id.str(), binding.value_id().str(), components.size()));
       }
       const ResolvedStorageComponent& component = components.front();
-      FERRITE_ASSIGN_OR_RETURN(std::byte * at, locate(component));
+      FERRITE_ASSIGN_OR_RETURN(std::byte * at, resources.locate(component));
       uint64_t token_rows = 0;
-      if (auto scaled = token_scaled.find(component.resource_id); scaled != token_scaled.end()) {
+      if (auto scaled = resources.token_scaled.find(component.resource_id);
+          scaled != resources.token_scaled.end()) {
         // Rows of bytes_per_token from offset 0; the memory summary sized the
         // resource for all of them.
         const StateCapacityTokenScaled& demand = scaled->second;
         auto span = checked_mul(demand.bytes_per_token, demand.maximum_tokens);
         if (component.offset_bytes != 0 || !span ||
-            *span > resources.at(component.resource_id).size) {
+            *span > resources.buffers.at(component.resource_id).size) {
           return load_error(fmt::format("node `{}`: token-scaled state `{}` does not fit its "
                                         "resource",
                                         node.id.str(), binding.value_id().str()));
         }
         token_rows = demand.maximum_tokens;
       }
-      auto [it, _] = ex->values_.try_emplace(binding.value_id(),
-                                             BoundValue{at, binding.tensor(), token_rows});
-      KernelTensor tensor{it->second.data, &it->second.tensor, it->second.token_rows,
-                          weight_component};
+      auto [it, _] = values_.try_emplace(binding.value_id(),
+                                         BoundValue{at, binding.tensor(), token_rows});
+      KernelTensor tensor{it->second.data, &it->second.tensor, it->second.token_rows, weight};
       (binding.role() == ValueBindingRole::kInput ? kernel_node.inputs : kernel_node.outputs)
           .push_back(tensor);
     }
     if (node.scratch_resource) {
-      auto it = resources.find(*node.scratch_resource);
-      if (it == resources.end()) return load_error("scratch resource missing");
+      auto it = resources.buffers.find(*node.scratch_resource);
+      if (it == resources.buffers.end()) return load_error("scratch resource missing");
       kernel_node.scratch = it->second.data;
       kernel_node.scratch_bytes = it->second.size;
     }
-    FERRITE_ASSIGN_OR_RETURN(BoundKernel kernel, spec->factory(kernel_node));
-    ex->kernels_.push_back(std::move(kernel));
+    FERRITE_ASSIGN_OR_RETURN(BoundKernel kernel, kernels[n]->factory(kernel_node));
+    kernels_.push_back(std::move(kernel));
   }
-  // The token capacity: the leading extent of the program inputs.
-  for (const auto& input : family.program().inputs()) {
-    auto it = ex->values_.find(input);
-    if (it == ex->values_.end()) continue;
-    const uint64_t extent = it->second.tensor.dimensions().empty() ? 1 : it->second.tensor.dimensions()[0];
-    ex->token_capacity_ = ex->token_capacity_ == 0 ? extent : std::min(ex->token_capacity_, extent);
-  }
-  return ex;
+  return {};
 }
 
 Result<void> Executor::write_input(const ProgramValueId& value, std::span<const uint32_t> data) {

@@ -384,6 +384,57 @@ TEST(DemoCommandTest, CompilesExplainsAndRunsTheBundledDecoder) {
   EXPECT_EQ(out.str(), again.str());
 }
 
+// Providers by name: `--provider fast,reference` (or repeated) is today's
+// `fast`; an unknown name lists the registered ones.
+TEST(DemoCommandTest, ProvidersAreChosenByNameInPreferenceOrder) {
+  std::ostringstream fast, fast_err;
+  ASSERT_EQ(run_demo(RunArgs{.steps = 4, .providers = {"fast"}, .threads = 1}, fast, fast_err),
+            kExitOk)
+      << fast_err.str();
+  EXPECT_THAT(fast.str(), HasSubstr("compiled for cpu.fast ("));
+  for (const auto& names : {std::vector<std::string>{"fast,reference"},
+                            std::vector<std::string>{"fast", "reference"}}) {
+    std::ostringstream out, err;
+    ASSERT_EQ(run_demo(RunArgs{.steps = 4, .providers = names, .threads = 1}, out, err), kExitOk)
+        << err.str();
+    EXPECT_EQ(out.str(), fast.str());
+  }
+  std::ostringstream reference, reference_err;
+  ASSERT_EQ(run_demo(RunArgs{.steps = 4, .providers = {"reference"}}, reference, reference_err),
+            kExitOk);
+  EXPECT_THAT(reference.str(), HasSubstr("compiled for cpu.reference,"));
+  std::ostringstream unknown, unknown_err;
+  EXPECT_EQ(run_demo(RunArgs{.steps = 4, .providers = {"gpu"}}, unknown, unknown_err), kExitUsage);
+  EXPECT_THAT(unknown_err.str(), HasSubstr("unknown provider `gpu` (registered: fast, reference)"));
+}
+
+TEST(ProvidersCommandTest, ListsEveryProviderWithOperationsFormatsAndInstructionSet) {
+  std::ostringstream out, err;
+  ASSERT_EQ(run_providers(ProvidersArgs{}, out, err), kExitOk) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("fast  cpu.fast: "));
+  EXPECT_THAT(out.str(), HasSubstr("reference  cpu.reference: "));
+  EXPECT_THAT(out.str(), HasSubstr("falls back to reference"));
+  EXPECT_THAT(out.str(), HasSubstr("provider.cpu.fast.linear"));
+  EXPECT_THAT(out.str(), HasSubstr("quantization.ggml_q4_0, quantization.ggml_q8_0"));
+
+  std::ostringstream json_out, json_err;
+  ASSERT_EQ(run_providers(ProvidersArgs{.isa = "portable", .json = true}, json_out, json_err),
+            kExitOk);
+  const auto doc = nlohmann::json::parse(json_out.str());
+  ASSERT_EQ(doc["providers"].size(), 2u);
+  EXPECT_EQ(doc["providers"][0]["name"], "fast");
+  EXPECT_EQ(doc["providers"][0]["instruction_set"], "portable");
+  EXPECT_EQ(doc["providers"][0]["memory"], "host");
+  EXPECT_EQ(doc["providers"][0]["operations"].size(), 6u);
+  EXPECT_EQ(doc["providers"][1]["name"], "reference");
+  EXPECT_EQ(doc["providers"][1]["operations"].size(), 8u);
+  EXPECT_EQ(doc["providers"][1]["operations"][0]["weight_formats"].size(), 2u);
+
+  std::ostringstream bad_out, bad_err;
+  EXPECT_EQ(run_providers(ProvidersArgs{.isa = "sse9", .json = false}, bad_out, bad_err),
+            kExitUsage);
+}
+
 TEST(RunCommandTest, ModelFilesCompileAndBadFilesAreClearErrors) {
   const std::string models = std::string(FERRITE_SOURCE_DIR) + "/../shared/models/";
   if (!std::filesystem::exists(models + "stories260K.gguf")) GTEST_SKIP() << "no model files";

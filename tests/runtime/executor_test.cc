@@ -18,6 +18,7 @@
 #include "families/llama/llama_checkpoint.h"
 #include "support/sanitizers.h"
 #include "ferrite/plan/program_plan_compiler.h"
+#include "providers/builtin/builtin_providers.h"
 #include "providers/cpu_fast/cpu_fast.h"
 #include "providers/cpu_reference/cpu_reference.h"
 #include "ferrite/runtime/generation.h"
@@ -37,12 +38,14 @@ struct Run {
 
 Result<ExecutionPlan> compile_for(const CpuProviderRegistry& providers,
                                   const PreparedModelFamily& family, uint64_t capacity,
-                                  ActivationStorage storage, bool prefer_fast = false) {
+                                  ActivationStorage storage, bool prefer_fast = false,
+                                  const ProviderSelection* selection = nullptr) {
   FERRITE_ASSIGN_OR_RETURN(auto target, providers.target(host_cpu_device(uint64_t{1} << 32)));
   FERRITE_ASSIGN_OR_RETURN(auto options,
                            ProgramPlanCompileOptions::create(llama_compile_inputs(capacity)));
   options.set_activation_storage(storage);
   if (prefer_fast) prefer_providers(kCpuFastProviderPrefix, family, options);
+  if (selection != nullptr) selection->prefer(family, options);
   const RuntimePolicy policy{PolicyId::literal("policy.test"), {1, 0}, uint64_t{1} << 32, 0, 1,
                              capacity, {DynamicStorageProfile::linear_contiguous()}};
   FERRITE_ASSIGN_OR_RETURN(auto compiled,
@@ -162,6 +165,75 @@ TEST_F(StoriesTest, PlanForAnotherKernelRevisionIsRefused) {
   ASSERT_TRUE(ok) << ok.error().to_string();
   EXPECT_FALSE((*ok)->run(9));
   EXPECT_FALSE((*ok)->run(0));
+}
+
+// Providers chosen by name compile byte-identical plans to the ones the run
+// command compiled before the registry: `fast` registered cpu.reference and
+// cpu.fast and preferred cpu.fast; `reference` registered cpu.reference alone
+// and preferred nothing.
+TEST_F(StoriesTest, NamedProvidersCompileThePlansRegisteredByHandBefore) {
+  auto registry = builtin_providers();
+  ASSERT_TRUE(registry) << registry.error().to_string();
+  for (const bool fast : {false, true}) {
+    std::optional<CpuFastOptions> fast_options;
+    if (fast) fast_options = CpuFastOptions{.threads = 1, .isa = std::nullopt};
+    auto before = compile_stories(kModels / "stories260K.gguf", std::nullopt, 16,
+                                  ActivationStorage::kPacked, fast_options);
+    ASSERT_TRUE(before) << before.error().to_string();
+    const std::vector<std::string> names{fast ? "fast" : "reference"};
+    auto chosen = registry->select(names, ProviderSettings{.threads = 1, .isa = std::nullopt});
+    ASSERT_TRUE(chosen) << chosen.error().to_string();
+    auto plan = compile_for(chosen->kernels, before->family, 16, ActivationStorage::kPacked,
+                            false, &*chosen);
+    ASSERT_TRUE(plan) << plan.error().to_string();
+    EXPECT_EQ(plan->canonical_text(), before->plan.canonical_text())
+        << (fast ? "fast" : "reference");
+  }
+}
+
+// The executor takes every plan resource from the providers' allocator,
+// once each, at its planned size rounded to its alignment, and gives all of
+// it back when it goes away; tokens are unchanged.
+TEST_F(StoriesTest, ResourcesComeFromTheProvidersAllocator) {
+  class CountingHost final : public DeviceAllocator {
+   public:
+    std::string_view memory_name() const override { return "counted host"; }
+    Result<DeviceBuffer> allocate(uint64_t bytes, uint64_t alignment) const override {
+      FERRITE_ASSIGN_OR_RETURN(DeviceBuffer inner, host_allocator()->allocate(bytes, alignment));
+      ++allocations;
+      bytes_allocated += inner.size();
+      std::byte* data = inner.data();
+      const uint64_t size = inner.size();
+      held.push_back(std::move(inner));
+      return adopt(data, size, alignment);
+    }
+    mutable int allocations = 0;
+    mutable int releases = 0;
+    mutable uint64_t bytes_allocated = 0;
+    mutable std::vector<DeviceBuffer> held;
+
+   private:
+    void release(std::byte*, uint64_t, uint64_t) const noexcept override { ++releases; }
+  };
+  auto c = compile_stories(kModels / "stories260K.bin", kModels / "tok512.bin", 8);
+  ASSERT_TRUE(c) << c.error().to_string();
+  auto counting = std::make_shared<CountingHost>();
+  CpuProviderRegistry providers = std::move(c->providers);
+  providers.set_allocator(counting);
+  {
+    auto executor = Executor::load(c->plan, c->family, providers, *c->checkpoint.weights);
+    ASSERT_TRUE(executor) << executor.error().to_string();
+    EXPECT_EQ(counting->allocations, static_cast<int>(c->plan.memory().resources.size()));
+    EXPECT_EQ(counting->bytes_allocated, (*executor)->allocated_bytes());
+    const uint32_t bos = 1, position = 0;
+    ASSERT_TRUE(
+        (*executor)->write_input(ProgramValueId::literal(kLlamaTokens), std::span(&bos, 1)));
+    ASSERT_TRUE((*executor)->write_input(ProgramValueId::literal(kLlamaPositions),
+                                         std::span(&position, 1)));
+    ASSERT_TRUE((*executor)->run(1));
+    EXPECT_EQ(counting->releases, 0);
+  }
+  EXPECT_EQ(counting->releases, counting->allocations);
 }
 
 // The KV caches are token-scaled states: one row of kv_dim f32 per token,

@@ -12,6 +12,10 @@
 // node's provider up here by id and refuses a plan whose provider
 // implementation fingerprint differs from the registered one.
 // Implementation fingerprint = sha256 of "ferrite cpu provider\0<id>\0<version>\0<revision>".
+// The registry also carries the device allocator the executor takes every
+// plan resource from (runtime/device_allocator.h; the host allocator unless
+// the chosen providers declare another, runtime/provider_registry.h).
+// `specs()` lists what is registered, ordered by (operation, provider id).
 //
 // `prefer_providers(prefix, family, options)` records, for every node of the
 // family's program, a preference for provider `<prefix>.<operation name>`
@@ -26,6 +30,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +38,7 @@
 #include "ferrite/catalog/device_descriptor.h"
 #include "ferrite/compiler/compile_options.h"
 #include "ferrite/compiler/estimator_registry.h"
+#include "ferrite/runtime/device_allocator.h"
 #include "ferrite/runtime/kernel.h"
 
 namespace ferrite {
@@ -59,9 +65,18 @@ class CpuProviderRegistry {
   Result<CompilationTarget> target(const DeviceDescriptor& device) const;
   const CpuProviderSpec* find(const OperationId& operation, const ProviderId& provider) const;
   static std::string implementation_fingerprint(const CpuProviderSpec& spec);
+  const std::map<std::pair<OperationId, ProviderId>, CpuProviderSpec>& specs() const {
+    return providers_;
+  }
+
+  const std::shared_ptr<const DeviceAllocator>& allocator() const { return allocator_; }
+  void set_allocator(std::shared_ptr<const DeviceAllocator> allocator) {
+    allocator_ = std::move(allocator);
+  }
 
  private:
   std::map<std::pair<OperationId, ProviderId>, CpuProviderSpec> providers_;
+  std::shared_ptr<const DeviceAllocator> allocator_ = host_allocator();
 };
 
 // This machine as a device: `device.cpu.0`, host class, the given memory,

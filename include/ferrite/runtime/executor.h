@@ -1,26 +1,32 @@
 // ferrite/runtime/executor.h — run an execution plan on the CPU.
 //
 // Contract: `Executor::load` takes a plan, the prepared family it was compiled
-// from, the CPU providers and a weight source, and
+// from, the CPU providers and a weight source, and in named steps
+//   0. finds every node's kernel (`find_kernels`): the provider must be
+//      registered (CpuProviderRegistry) and its implementation fingerprint
+//      must equal the one the plan recorded — checked before any memory is
+//      taken;
 //   1. allocates every resource of the plan's memory summary once, at its
 //      planned size and alignment (at least 64), zero-filled: weight arenas,
-//      the activation arena(s), states (the KV cache), workspaces;
+//      the activation arena(s), states (the KV cache), workspaces
+//      (`allocate_resources`; the memory comes from the registry's
+//      DeviceAllocator, runtime/device_allocator.h — the executor never
+//      allocates plan resources itself);
 //   2. fills every weight component bound by a node at its planned offset
-//      from the weight source (`WeightSource::fill`, which converts the
-//      file's dtype to the component's physical dtype). The components are
-//      those of the execution weight plan the plan was compiled with (its
-//      fingerprint must equal the plan's `execution_weights_fingerprint`);
-//      a component whose execution spec differs from its source's is filled
-//      from its source and converted by the materializer
-//      (`materialize_component`, load-time conversion). When the plan carries
-//      a quality approval, each such source's sha256 must equal the one the
-//      approval measured, else WeightMaterializerQualityApprovalRequired
-//      naming the component (the approval is for those weights only). The
-//      four-argument `load` uses the identity materializer;
-//   3. binds every node to its provider's kernel (CpuProviderRegistry): the
-//      provider must be registered and its implementation fingerprint must
-//      equal the one the plan recorded; kernels capture their tensors'
-//      addresses here.
+//      from the weight source (`place_weights`; `WeightSource::fill`, which
+//      converts the file's dtype to the component's physical dtype). The
+//      components are those of the execution weight plan the plan was
+//      compiled with (its fingerprint must equal the plan's
+//      `execution_weights_fingerprint`); a component whose execution spec
+//      differs from its source's is filled from its source and converted by
+//      the materializer (`materialize_component`, load-time conversion). When
+//      the plan carries a quality approval, each such source's sha256 must
+//      equal the one the approval measured, else
+//      WeightMaterializerQualityApprovalRequired naming the component (the
+//      approval is for those weights only). The four-argument `load` uses the
+//      identity materializer;
+//   3. binds every node to its kernel (`bind_kernels`): kernels capture their
+//      tensors' addresses here.
 // `run(tokens)` executes the nodes in plan order for a step of `tokens`
 // tokens (1 ≤ tokens ≤ the capacity of the token inputs): no allocation and
 // no lookup happen in it. Inputs are written with `write_input` (u32 values,
@@ -92,8 +98,24 @@ class Executor {
     ResolvedTensorSpec tensor;
     uint64_t token_rows = 0;  // token-scaled states only
   };
+  struct Resources;  // the plan's resources by id (executor.cc)
 
-  std::vector<Buffer> buffers_;       // owned, freed in the destructor
+  // The load steps; each states its contract in executor.cc.
+  static Result<std::vector<const CpuProviderSpec*>> find_kernels(
+      const ExecutionPlan& plan, const CpuProviderRegistry& providers);
+  Result<void> allocate_resources(const ExecutionPlan& plan, const DeviceAllocator& allocator,
+                                  Resources& resources);
+  static Result<void> place_weights(const ExecutionPlan& plan, const Resources& resources,
+                                    const PreparedModelFamily& family,
+                                    const WeightSource& weights,
+                                    const ExecutionWeightPlan& execution_weights,
+                                    const WeightMaterializer& materializer);
+  Result<void> bind_kernels(const ExecutionPlan& plan, const Resources& resources,
+                            const WeightSchema& schema,
+                            const std::vector<const CpuProviderSpec*>& kernels);
+
+  std::shared_ptr<const DeviceAllocator> allocator_;  // outlives buffers_
+  std::vector<DeviceBuffer> buffers_;  // every plan resource, owned
   std::vector<Buffer> states_;        // views of state buffers
   std::map<ProgramValueId, BoundValue> values_;
   std::vector<BoundKernel> kernels_;  // plan order

@@ -33,6 +33,10 @@
 // of this registration; `threads` 0 means one per hardware thread. Neither the
 // thread count nor the instruction set is part of the plan: they do not change
 // results.
+// `cpu_fast_provider()` is the named provider `fast` (host memory; reads
+// ProviderSettings threads and isa; its instruction set is the one the isa
+// setting selects on this machine; it falls back to `reference` for
+// token_embedding and take_last_token).
 //
 // Example:
 //   CpuProviderRegistry registry;
@@ -46,6 +50,7 @@
 #include <string>
 
 #include "ferrite/runtime/cpu_provider_registry.h"
+#include "ferrite/runtime/provider_registry.h"
 
 namespace ferrite {
 
@@ -61,5 +66,7 @@ Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFast
 
 // The instruction set `options` resolves to on this machine ("avx512", ...).
 Result<std::string> cpu_fast_isa(const CpuFastOptions& options);
+
+NamedProvider cpu_fast_provider();
 
 }  // namespace ferrite

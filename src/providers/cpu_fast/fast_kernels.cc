@@ -299,4 +299,28 @@ Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFast
   return {};
 }
 
+NamedProvider cpu_fast_provider() {
+  auto options = [](const ProviderSettings& settings) {
+    return CpuFastOptions{.threads = settings.threads, .isa = settings.isa};
+  };
+  return NamedProvider{
+      .name = "fast",
+      .id_prefix = std::string(kCpuFastProviderPrefix),
+      .summary = "cpu.fast: vectorized, multi-threaded f32 kernels with one fixed summation order",
+      .allocator = host_allocator(),
+      .fallbacks = {"reference"},
+      .add_kernels = [options](CpuProviderRegistry& kernels, const ProviderSettings& settings) {
+        return add_cpu_fast_providers(kernels, options(settings));
+      },
+      .instruction_set = [options](const ProviderSettings& settings) {
+        return cpu_fast_isa(options(settings));
+      },
+      .describe = [options](const ProviderSettings& settings) -> Result<std::string> {
+        FERRITE_ASSIGN_OR_RETURN(std::string isa, cpu_fast_isa(options(settings)));
+        const uint32_t threads =
+            settings.threads == 0 ? ThreadPool::hardware_threads() : settings.threads;
+        return fmt::format("cpu.fast ({}, {} thread{})", isa, threads, threads == 1 ? "" : "s");
+      }};
+}
+
 }  // namespace ferrite

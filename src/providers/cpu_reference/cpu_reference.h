@@ -15,16 +15,24 @@
 // cache rows 0..position with grouped-query head sharing
 // (kv head = head / (n_heads / n_kv_heads)). Token ids or positions outside
 // the tensors they index are errors naming the node.
+// `cpu_reference_provider()` is the named provider `reference` (host memory,
+// instruction set `portable`, no fallbacks; it reads no settings).
 //
 // Example:
 //   CpuProviderRegistry registry;
 //   FERRITE_RETURN_IF_ERROR(add_cpu_reference_providers(registry));
+//   // or: FERRITE_RETURN_IF_ERROR(providers.add(cpu_reference_provider()));
 #pragma once
 
 #include "ferrite/runtime/cpu_provider_registry.h"
+#include "ferrite/runtime/provider_registry.h"
 
 namespace ferrite {
 
+inline constexpr std::string_view kCpuReferenceProviderPrefix = "provider.cpu.reference";
+
 Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry);
+
+NamedProvider cpu_reference_provider();
 
 }  // namespace ferrite

@@ -231,7 +231,7 @@ Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
     }
     const std::string name = op.id.str().substr(std::string_view("operation.").size());
     FERRITE_RETURN_IF_ERROR(registry.add(CpuProviderSpec{
-        .provider_id = ProviderId::literal("provider.cpu.reference." + name),
+        .provider_id = ProviderId::literal(fmt::format("{}.{}", kCpuReferenceProviderPrefix, name)),
         .operation = std::move(op),
         .version = {1, 0},
         .revision = "1",
@@ -247,6 +247,19 @@ Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
         .factory = factory->second}));
   }
   return {};
+}
+
+NamedProvider cpu_reference_provider() {
+  return NamedProvider{
+      .name = "reference",
+      .id_prefix = std::string(kCpuReferenceProviderPrefix),
+      .summary = "cpu.reference: plain f32 kernels accumulating in double (the yardstick)",
+      .allocator = host_allocator(),
+      .fallbacks = {},
+      .add_kernels = [](CpuProviderRegistry& kernels,
+                        const ProviderSettings&) { return add_cpu_reference_providers(kernels); },
+      .instruction_set = [](const ProviderSettings&) -> Result<std::string> { return "portable"; },
+      .describe = [](const ProviderSettings&) -> Result<std::string> { return "cpu.reference"; }};
 }
 
 }  // namespace ferrite
