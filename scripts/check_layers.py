@@ -2,7 +2,8 @@
 """Checks every #include in src/ and include/ against the stage graph.
 
 The graph is read from the `ferrite_stage(TARGET SOURCES dir [HEADERS dir]
-[DEPS ...] [EXTERNAL ...])` calls in src/**/CMakeLists.txt (the same calls
+[DEPS ...] [EXTERNAL ...])`, `ferrite_family(NAME [DEPS ...])` and
+`ferrite_builtin_families()` calls in src/**/CMakeLists.txt (the same calls
 that build the stage libraries, cmake/FerriteStages.cmake). A file belongs to
 the stage whose SOURCES folder (src/<dir>) or HEADERS folder (include/<dir>)
 holds it; the CLI (src/cli) sits on top and may include any stage. An include
@@ -23,7 +24,7 @@ import os
 import re
 import sys
 
-STAGE_CALL = re.compile(r"ferrite_stage\(([^)]*)\)", re.S)
+STAGE_CALL = re.compile(r"(ferrite_stage|ferrite_family|ferrite_builtin_families)\(([^)]*)\)", re.S)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 KEYWORDS = {"SOURCES", "HEADERS", "DEPS", "EXTERNAL"}
 
@@ -37,7 +38,16 @@ def read_stages(root):
         path = os.path.join(folder, "CMakeLists.txt")
         text = re.sub(r"#[^\n]*", "", open(path, encoding="utf-8").read())
         for call in STAGE_CALL.finditer(text):
-            words = call.group(1).split()
+            kind, words = call.group(1), call.group(2).split()
+            # ferrite_family(NAME [DEPS ...]) and ferrite_builtin_families() are
+            # the two stage-declaring functions of cmake/FerriteStages.cmake.
+            if kind == "ferrite_family":
+                words = [f"ferrite_family_{words[0]}", "SOURCES", f"families/{words[0]}",
+                         "DEPS", "ferrite_families", "ferrite_operations"] + \
+                        [w for w in words[1:] if w != "DEPS"]
+            elif kind == "ferrite_builtin_families":
+                words = ["ferrite_families_builtin", "SOURCES", "families/builtin", "DEPS"] + \
+                        [name for name, stage in stages.items() if stage.get("family")]
             target, fields, key = words[0], {"DEPS": [], "EXTERNAL": []}, None
             for word in words[1:]:
                 if word in KEYWORDS:
@@ -52,6 +62,7 @@ def read_stages(root):
                 "sources": "src/" + fields["SOURCES"],
                 "headers": "include/" + fields["HEADERS"] if "HEADERS" in fields else None,
                 "deps": fields["DEPS"],
+                "family": kind == "ferrite_family",
             }
             order.append(target)
     return stages, order
@@ -138,6 +149,8 @@ def main():
                     line = text.count("\n", 0, match.start()) + 1
                     target = resolve(root, stages, relpath, match.group(1))
                     where = f"{relpath}:{line}: #include \"{match.group(1)}\""
+                    if target is None and match.group(1).endswith(".inc"):
+                        continue  # generated into the build tree (cmake/FerriteStages.cmake)
                     if target is None:
                         violations.append(f"{where}: no stage owns this header")
                         continue
