@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 
 #include "ferrite/format/catalog_file.h"
-#include "ferrite/format/program_file.h"
 #include "ferrite/compiler/program_node_bindings.h"
 #include "ferrite/plan/program_plan_compiler.h"
+#include "ferrite/program/program_builder.h"
 #include "support/fixtures.h"
 
 namespace ferrite {
@@ -96,49 +96,30 @@ struct Node {
   std::string output;
 };
 
-// A program over input `value.in` whose first node scales it by weight `w`.
+// A program over input `value.in` whose first node scales it by weight `w`
+// (ferrite/program/program_builder.h; node i is `node.i`, work fixed).
 PreparedModelFamily program(const std::vector<Node>& nodes, std::vector<std::string> outputs) {
-  json list = json::array();
+  ProgramBuilder b("family.test");
+  std::map<std::string, ValueRef> values{{"value.in", b.input("value.in")}};
+  values["value.w"] = b.dense_f32_weight("weight.w", "value.w", {16}, "component.w", "w");
+  b.block("block.main");
   for (size_t i = 0; i < nodes.size(); ++i) {
-    list.push_back({{"id", "node." + std::to_string(i)},
-                    {"operation", "operation." + nodes[i].op},
-                    {"version", "1.0"},
-                    {"work", "fixed"},
-                    {"inputs", nodes[i].inputs},
-                    {"outputs", {nodes[i].output}},
-                    {"attributes", json::object()}});
+    std::vector<ValueRef> inputs;
+    for (const std::string& input : nodes[i].inputs) inputs.push_back(values[input]);
+    const std::string id = "node." + std::to_string(i);
+    const std::string operation = "operation." + nodes[i].op;
+    const std::vector<ValueRef> made = b.add_node({.id = id,
+                                                   .operation = operation,
+                                                   .version = {1, 0},
+                                                   .inputs = std::move(inputs),
+                                                   .outputs = {nodes[i].output},
+                                                   .work = NodeWork::kFixed});
+    if (!made.empty()) values[nodes[i].output] = made[0];
   }
-  const json tensor = {{"dimensions", {16}}, {"element_type", "f32"}, {"layout", "contiguous"}};
-  const json file = {
-      {"format", "ferrite.program"},
-      {"format_version", 1},
-      {"family", "family.test"},
-      {"config", json::object()},
-      {"weight_schema",
-       {{"format_id", "weight-format.dense"},
-        {"layout_id", "weight-layout.dense"},
-        {"version", {{"major", 1}, {"minor", 0}}},
-        {"components",
-         {{{"id", "component.w"},
-           {"role", "values"},
-           {"external_names", {"w"}},
-           {"dimensions", {16}},
-           {"encoding", {{"kind", "dense"}, {"element_type", "f32"}}},
-           {"required", true}}}},
-        {"tensors",
-         {{{"id", "weight.w"},
-           {"dimensions", {16}},
-           {"logical_element_type", "f32"},
-           {"physical_layout", {{"kind", "dense"}, {"component_id", "component.w"}}},
-           {"required", true}}}}}},
-      {"program",
-       {{"family", "family.test"},
-        {"inputs", {"value.in"}},
-        {"blocks", {{{"id", "block.main"}, {"nodes", list}}}},
-        {"states", json::array()},
-        {"weights", {{{"weight", "weight.w"}, {"value", "value.w"}, {"tensor", tensor}}}},
-        {"outputs", outputs}}}};
-  return unwrap(read_program_file_json(file));
+  for (const std::string& output : outputs) b.output(values[output]);
+  return unwrap(std::move(b).finish({WeightFormatId::literal("weight-format.dense"),
+                                     WeightLayoutId::literal("weight-layout.dense"), {1, 0}},
+                                    json::object()));
 }
 
 struct Compiled {
