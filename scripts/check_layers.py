@@ -2,8 +2,8 @@
 """Checks every #include in src/ and include/ against the stage graph.
 
 The graph is read from the `ferrite_stage(TARGET SOURCES dir [HEADERS dir]
-[DEPS ...] [EXTERNAL ...])`, `ferrite_family(NAME [DEPS ...])` and
-`ferrite_builtin_families()` calls in src/**/CMakeLists.txt (the same calls
+[DEPS ...] [EXTERNAL ...])`, `ferrite_family/ferrite_provider(NAME [DEPS ...])` and
+`ferrite_builtin_families/providers()` calls in src/**/CMakeLists.txt (the same calls
 that build the stage libraries, cmake/FerriteStages.cmake). A file belongs to
 the stage whose SOURCES folder (src/<dir>) or HEADERS folder (include/<dir>)
 holds it; the CLI (src/cli) sits on top and may include any stage. An include
@@ -24,7 +24,23 @@ import os
 import re
 import sys
 
-STAGE_CALL = re.compile(r"(ferrite_stage|ferrite_family|ferrite_builtin_families)\(([^)]*)\)", re.S)
+STAGE_CALL = re.compile(
+    r"(ferrite_stage|ferrite_family|ferrite_provider|ferrite_builtin_families|ferrite_builtin_providers)"
+    r"\(([^)]*)\)", re.S)
+# The other stage-declaring functions of cmake/FerriteStages.cmake.
+# Rooms: function → (room kind, stage prefix, folder under src/, implicit deps).
+ROOM_FUNCTIONS = {
+    "ferrite_family": ("family", "ferrite_family_", "families",
+                       ["ferrite_families", "ferrite_operations"]),
+    "ferrite_provider": ("provider", "ferrite_provider_", "providers",
+                         ["ferrite_provider_support", "ferrite_operations"]),
+}
+# Builtin lists: function → (room kind, stage, folder under src/); they depend
+# on every room of their kind declared before them.
+BUILTIN_FUNCTIONS = {
+    "ferrite_builtin_families": ("family", "ferrite_families_builtin", "families/builtin"),
+    "ferrite_builtin_providers": ("provider", "ferrite_builtin_providers", "providers/builtin"),
+}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 KEYWORDS = {"SOURCES", "HEADERS", "DEPS", "EXTERNAL"}
 
@@ -39,15 +55,15 @@ def read_stages(root):
         text = re.sub(r"#[^\n]*", "", open(path, encoding="utf-8").read())
         for call in STAGE_CALL.finditer(text):
             kind, words = call.group(1), call.group(2).split()
-            # ferrite_family(NAME [DEPS ...]) and ferrite_builtin_families() are
-            # the two stage-declaring functions of cmake/FerriteStages.cmake.
-            if kind == "ferrite_family":
-                words = [f"ferrite_family_{words[0]}", "SOURCES", f"families/{words[0]}",
-                         "DEPS", "ferrite_families", "ferrite_operations"] + \
-                        [w for w in words[1:] if w != "DEPS"]
-            elif kind == "ferrite_builtin_families":
-                words = ["ferrite_families_builtin", "SOURCES", "families/builtin", "DEPS"] + \
-                        [name for name, stage in stages.items() if stage.get("family")]
+            room = None
+            if kind in ROOM_FUNCTIONS:
+                room, prefix, folder, implicit = ROOM_FUNCTIONS[kind]
+                words = [prefix + words[0], "SOURCES", f"{folder}/{words[0]}", "DEPS"] + \
+                        implicit + [w for w in words[1:] if w != "DEPS"]
+            elif kind in BUILTIN_FUNCTIONS:
+                kind_of_room, target, folder = BUILTIN_FUNCTIONS[kind]
+                words = [target, "SOURCES", folder, "DEPS"] + \
+                        [name for name, stage in stages.items() if stage["room"] == kind_of_room]
             target, fields, key = words[0], {"DEPS": [], "EXTERNAL": []}, None
             for word in words[1:]:
                 if word in KEYWORDS:
@@ -62,7 +78,7 @@ def read_stages(root):
                 "sources": "src/" + fields["SOURCES"],
                 "headers": "include/" + fields["HEADERS"] if "HEADERS" in fields else None,
                 "deps": fields["DEPS"],
-                "family": kind == "ferrite_family",
+                "room": room,
             }
             order.append(target)
     return stages, order

@@ -1,13 +1,18 @@
 #include "providers/builtin/builtin_providers.h"
 
-#include "providers/cpu_fast/cpu_fast.h"
-#include "providers/cpu_reference/cpu_reference.h"
-
 namespace ferrite {
 
+// builtin_provider_list.inc is generated from the ferrite_provider() lines of
+// src/providers/CMakeLists.txt: one FERRITE_PROVIDER(name) per room, whose
+// `name_provider()` is its named provider.
+#define FERRITE_PROVIDER(name) NamedProvider name##_provider();
+#include "builtin_provider_list.inc"
+#undef FERRITE_PROVIDER
+
 Result<void> register_builtin_providers(ProviderRegistry& registry) {
-  FERRITE_RETURN_IF_ERROR(registry.add(cpu_fast_provider()));
-  FERRITE_RETURN_IF_ERROR(registry.add(cpu_reference_provider()));
+#define FERRITE_PROVIDER(name) FERRITE_RETURN_IF_ERROR(registry.add(name##_provider()));
+#include "builtin_provider_list.inc"
+#undef FERRITE_PROVIDER
   return {};
 }
 
