@@ -32,41 +32,46 @@ std::string id_set_text(const std::set<Id>& ids) {
 }
 
 // "operation `op` is unsupported on device `d`: reason".
-Error operation_unsupported(const DeviceId& device, const OperationId& op, std::string_view reason) {
-  return make_error(Status(ErrorCode::kUnsupportedOperation,
-                           fmt::format("operation `{}` is unsupported on device `{}`: {}",
-                                       op.str(), device.str(), reason))
-                        .with_field("operation_id", op.str())
-                        .with_field("device_id", device.str()));
+Error operation_unsupported(const DeviceId& device, const OperationId& op, std::string_view reason,
+                            SourceLocation location = SourceLocation::current()) {
+  return make_error(ErrorCode::kUnsupportedOperation,
+                    fmt::format("operation `{}` is unsupported on device `{}`: {}", op.str(),
+                                device.str(), reason),
+                    location)
+      .with_field("operation_id", op.str())
+      .with_field("device_id", device.str());
 }
 
 // "provider `p` of operation `op` is unsupported on device `d`: reason".
 Error provider_unsupported(const DeviceId& device, const OperationProviderDescriptor& provider,
-                           std::string_view reason) {
-  return make_error(
-      Status(ErrorCode::kUnsupportedOperation,
-             fmt::format("provider `{}` of operation `{}` is unsupported on device `{}`: {}",
-                         provider.provider_id.str(), provider.operation_id.str(), device.str(),
-                         reason))
-          .with_field("provider_id", provider.provider_id.str())
-          .with_field("operation_id", provider.operation_id.str())
-          .with_field("device_id", device.str()));
+                           std::string_view reason,
+                           SourceLocation location = SourceLocation::current()) {
+  return make_error(ErrorCode::kUnsupportedOperation,
+                    fmt::format("provider `{}` of operation `{}` is unsupported on device `{}`: {}",
+                                provider.provider_id.str(), provider.operation_id.str(),
+                                device.str(), reason),
+                    location)
+      .with_field("provider_id", provider.provider_id.str())
+      .with_field("operation_id", provider.operation_id.str())
+      .with_field("device_id", device.str());
 }
 
 Error provider_version_incompatible(const DeviceId& device,
                                     const OperationProviderDescriptor& provider,
-                                    const ContractVersion& required, std::string_view what) {
-  return make_error(
-      Status(ErrorCode::kIncompatibleOperationVersion,
-             fmt::format("provider `{}` of operation `{}` on device `{}` has version {}, which "
-                         "does not satisfy {} {}",
-                         provider.provider_id.str(), provider.operation_id.str(), device.str(),
-                         provider.version.to_string(), what, required.to_string()))
-          .with_field("provider_id", provider.provider_id.str())
-          .with_field("operation_id", provider.operation_id.str())
-          .with_field("device_id", device.str())
-          .with_field("required_version", required.to_string())
-          .with_field("available_version", provider.version.to_string()));
+                                    const ContractVersion& required, std::string_view what,
+                                    SourceLocation location = SourceLocation::current()) {
+  return make_error(ErrorCode::kIncompatibleOperationVersion,
+                    fmt::format("provider `{}` of operation `{}` on device `{}` has version {}, "
+                                "which does not satisfy {} {}",
+                                provider.provider_id.str(), provider.operation_id.str(),
+                                device.str(), provider.version.to_string(), what,
+                                required.to_string()),
+                    location)
+      .with_field("provider_id", provider.provider_id.str())
+      .with_field("operation_id", provider.operation_id.str())
+      .with_field("device_id", device.str())
+      .with_field("required_version", required.to_string())
+      .with_field("available_version", provider.version.to_string());
 }
 
 // Checks 4b–4f of the header contract for one (normalized, validated) provider.
@@ -191,7 +196,7 @@ Result<const OperationDescriptor*> CapabilityCatalog::operation_for_node(
   auto op = operations_.operation_for_node(node_id, id);
   if (op) return op;
   return make_error(std::move(op.error())
-                        .with_context(fmt::format("device `{}`", device_.id.str()))
+                        .annotate("device `{}`", device_.id.str())
                         .with_field("device_id", device_.id.str()));
 }
 
@@ -269,7 +274,7 @@ Result<std::vector<ProviderId>> CapabilityCatalog::require_compatible_for_node(
     const NodeId& node_id, const ProviderCompatibilityRequest& request) const {
   if (auto valid = request.validate(); !valid) {
     return make_error(std::move(valid.error())
-                          .with_context(fmt::format("node `{}`", node_id.str()))
+                          .annotate("node `{}`", node_id.str())
                           .with_field("node_id", node_id.str()));
   }
   FERRITE_RETURN_IF_ERROR(operation_for_node(node_id, request.operation_id));

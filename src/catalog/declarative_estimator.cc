@@ -31,8 +31,7 @@ Result<void> validate_slot(std::string_view slot, const ProviderWorkspaceRequire
         "declarative {} workspace has scope `invocation` (must outlive one invocation)", slot));
   }
   if (auto valid = workspace.validate(); !valid) {
-    return make_error(std::move(valid).error().with_context(
-        fmt::format("declarative {} workspace", slot)));
+    return make_error(std::move(valid).error().annotate("declarative {} workspace", slot));
   }
   return {};
 }
@@ -168,9 +167,9 @@ Result<DeclarativeResourceEstimator> DeclarativeResourceEstimator::create(
     OperationProviderDescriptor descriptor, DeclarativeEstimateSpec spec) {
   FERRITE_RETURN_IF_ERROR(descriptor.validate());
   if (auto valid = spec.validate(); !valid) {
-    return make_error(std::move(valid).error().with_context(
-        fmt::format("provider `{}` estimator `{}`", descriptor.provider_id.str(),
-                    descriptor.resource_estimator_id)));
+    return make_error(std::move(valid).error().annotate("provider `{}` estimator `{}`",
+                                                        descriptor.provider_id.str(),
+                                                        descriptor.resource_estimator_id));
   }
   const std::string implementation = declarative_estimator_implementation_fingerprint(spec);
   if (descriptor.resource_estimator_implementation_fingerprint != implementation) {

@@ -3,33 +3,32 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/fingerprint.h"
+#include "ferrite/core/enum_names.h"
 
 namespace ferrite {
 
 using nlohmann::json;
 
+constexpr EnumNames<DeviceClass, 3> kDeviceClassNames{
+    "device class",
+    {{{DeviceClass::kHost, "host"}, {DeviceClass::kAccelerator, "accelerator"},
+      {DeviceClass::kReference, "reference"}}}};
+static_assert(kDeviceClassNames.covers_in_order(DeviceClass::kReference));
+
 std::string_view device_class_name(DeviceClass device_class) {
-  switch (device_class) {
-    case DeviceClass::kHost: return "host";
-    case DeviceClass::kAccelerator: return "accelerator";
-    case DeviceClass::kReference: return "reference";
-  }
-  return "?";
+  return kDeviceClassNames.name(device_class);
 }
 
 Result<DeviceClass> parse_device_class(std::string_view name) {
-  if (name == "host") return DeviceClass::kHost;
-  if (name == "accelerator") return DeviceClass::kAccelerator;
-  if (name == "reference") return DeviceClass::kReference;
-  return invalid_argument(fmt::format(
-      "unknown device class `{}` (expected host, accelerator or reference)", name));
+  return kDeviceClassNames.parse(name);
 }
 
 Result<void> DeviceDescriptor::validate() const {
-  const auto device_error = [&](std::string problem) {
-    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                             fmt::format("device `{}` {}", id.str(), problem))
-                          .with_field("device_id", id.str()));
+  const auto device_error = [&](std::string_view problem,
+                                SourceLocation location = SourceLocation::current()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      fmt::format("device `{}` {}", id.str(), problem), location)
+        .with_field("device_id", id.str());
   };
   if (total_memory_bytes == 0) return device_error("has zero total memory");
   if (!is_canonical_sha256(runtime_implementation_fingerprint)) {

@@ -5,26 +5,24 @@
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/fingerprint.h"
 #include "ferrite/core/tensor_json.h"
+#include "ferrite/core/enum_names.h"
 
 namespace ferrite {
 
 using nlohmann::json;
 
+constexpr EnumNames<ResourcePresence, 3> kResourcePresenceNames{
+    "resource presence",
+    {{{ResourcePresence::kForbidden, "forbidden"}, {ResourcePresence::kOptional, "optional"},
+      {ResourcePresence::kRequired, "required"}}}};
+static_assert(kResourcePresenceNames.covers_in_order(ResourcePresence::kRequired));
+
 std::string_view resource_presence_name(ResourcePresence presence) {
-  switch (presence) {
-    case ResourcePresence::kForbidden: return "forbidden";
-    case ResourcePresence::kOptional: return "optional";
-    case ResourcePresence::kRequired: return "required";
-  }
-  return "?";
+  return kResourcePresenceNames.name(presence);
 }
 
 Result<ResourcePresence> parse_resource_presence(std::string_view name) {
-  if (name == "forbidden") return ResourcePresence::kForbidden;
-  if (name == "optional") return ResourcePresence::kOptional;
-  if (name == "required") return ResourcePresence::kRequired;
-  return invalid_argument(fmt::format(
-      "unknown resource presence `{}` (expected forbidden, optional or required)", name));
+  return kResourcePresenceNames.parse(name);
 }
 
 Result<void> OperationDescriptor::validate() const {

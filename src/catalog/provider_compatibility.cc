@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/core/overloaded.h"
+
 namespace ferrite {
 namespace {
 
@@ -31,13 +33,6 @@ json id_array(const std::set<Id>& ids) {
 json version_pair(const ContractVersion& required, const ContractVersion& available) {
   return json{{"required", required.to_string()}, {"available", available.to_string()}};
 }
-
-template <class... Fs>
-struct Overloaded : Fs... {
-  using Fs::operator()...;
-};
-template <class... Fs>
-Overloaded(Fs...) -> Overloaded<Fs...>;
 
 Error node_version_incompatible(const NodeId& node, const OperationId& op,
                                 const ContractVersion& required, const ContractVersion& available,

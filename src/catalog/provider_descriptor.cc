@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/fingerprint.h"
+#include "ferrite/core/enum_names.h"
 
 namespace ferrite {
 namespace {
@@ -25,19 +26,17 @@ json id_array(const std::set<Id>& ids) {
 
 }  // namespace
 
+constexpr EnumNames<ValueBindingRole, 2> kValueBindingRoleNames{
+    "value binding role",
+    {{{ValueBindingRole::kInput, "input"}, {ValueBindingRole::kOutput, "output"}}}};
+static_assert(kValueBindingRoleNames.covers_in_order(ValueBindingRole::kOutput));
+
 std::string_view value_binding_role_name(ValueBindingRole role) {
-  switch (role) {
-    case ValueBindingRole::kInput: return "input";
-    case ValueBindingRole::kOutput: return "output";
-  }
-  return "?";
+  return kValueBindingRoleNames.name(role);
 }
 
 Result<ValueBindingRole> parse_value_binding_role(std::string_view name) {
-  if (name == "input") return ValueBindingRole::kInput;
-  if (name == "output") return ValueBindingRole::kOutput;
-  return invalid_argument(
-      fmt::format("unknown value binding role `{}` (expected input or output)", name));
+  return kValueBindingRoleNames.parse(name);
 }
 
 json DynamicStorageRequirement::to_json() const {
@@ -74,8 +73,7 @@ Result<void> OperationProviderDescriptor::validate() const {
   if (auto valid = validate_identity("resource estimator", resource_estimator_id); !valid) {
     return make_error(
         std::move(valid.error())
-            .with_context(fmt::format("provider `{}` of operation `{}`", provider_id.str(),
-                                      operation_id.str()))
+            .annotate("provider `{}` of operation `{}`", provider_id.str(), operation_id.str())
             .with_field("provider_id", provider_id.str())
             .with_field("operation_id", operation_id.str()));
   }

@@ -5,32 +5,20 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/checked_math.h"
+#include "ferrite/core/text.h"
 
 namespace ferrite {
 namespace {
 
-// Plain decimal u64: digits only, no leading zeros (except "0"), no overflow.
-std::optional<uint64_t> parse_decimal_u64(std::string_view text) {
-  if (text.empty() || text.size() > 20) return std::nullopt;
-  if (text.size() > 1 && text.front() == '0') return std::nullopt;
-  uint64_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    auto times_ten = checked_mul(value, 10);
-    auto next = times_ten ? checked_add(*times_ten, static_cast<uint64_t>(c - '0')) : std::nullopt;
-    if (!next) return std::nullopt;
-    value = *next;
-  }
-  return value;
-}
-
-Error profile_error(std::string_view text, std::string_view problem) {
-  return make_error(Status(ErrorCode::kInvalidArgument,
-                           fmt::format("storage profile `{}` is invalid: {} (expected "
-                                       "linear/contiguous, fixed_block:<bytes>/contiguous or "
-                                       "fixed_block:<bytes>/paged:<bytes>)",
-                                       text, problem))
-                        .with_field("profile", std::string(text)));
+Error profile_error(std::string_view text, std::string_view problem,
+                    SourceLocation location = SourceLocation::current()) {
+  return make_error(ErrorCode::kInvalidArgument,
+                    fmt::format("storage profile `{}` is invalid: {} (expected "
+                                "linear/contiguous, fixed_block:<bytes>/contiguous or "
+                                "fixed_block:<bytes>/paged:<bytes>)",
+                                text, problem),
+                    location)
+      .with_field("profile", std::string(text));
 }
 
 }  // namespace

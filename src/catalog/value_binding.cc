@@ -68,12 +68,11 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
     if (!weight) return fail("has usage `weights` but carries no weight contract");
     const std::string& weight_id = weight->weight_id.str();
     if (auto valid = weight->validate(); !valid) {
-      return make_error(std::move(valid).error().with_context(fmt::format("value binding {}", slot)));
+      return make_error(std::move(valid).error().annotate("value binding {}", slot));
     }
     if (auto logical = weight->validate_logical(tensor.dimensions(), tensor.element_type());
         !logical) {
-      return make_error(
-          std::move(logical).error().with_context(fmt::format("value binding {}", slot)));
+      return make_error(std::move(logical).error().annotate("value binding {}", slot));
     }
     if (components.size() != weight->components.size()) {
       return fail(fmt::format("has {} storage components but weight `{}` declares {}",

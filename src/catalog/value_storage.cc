@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/checked_math.h"
+#include "ferrite/core/enum_names.h"
 
 namespace ferrite {
 namespace {
@@ -29,30 +30,20 @@ bool component_less(const ResolvedStorageComponent& a, const ResolvedStorageComp
 
 }  // namespace
 
+constexpr EnumNames<BufferUsage, 7> kBufferUsageNames{
+    "buffer usage",
+    {{{BufferUsage::kWeights, "weights"}, {BufferUsage::kActivations, "activations"},
+      {BufferUsage::kState, "state"}, {BufferUsage::kPersistent, "persistent"},
+      {BufferUsage::kBinding, "binding"}, {BufferUsage::kScratch, "scratch"},
+      {BufferUsage::kTransfer, "transfer"}}}};
+static_assert(kBufferUsageNames.covers_in_order(BufferUsage::kTransfer));
+
 std::string_view buffer_usage_name(BufferUsage usage) {
-  switch (usage) {
-    case BufferUsage::kWeights: return "weights";
-    case BufferUsage::kActivations: return "activations";
-    case BufferUsage::kState: return "state";
-    case BufferUsage::kPersistent: return "persistent";
-    case BufferUsage::kBinding: return "binding";
-    case BufferUsage::kScratch: return "scratch";
-    case BufferUsage::kTransfer: return "transfer";
-  }
-  return "?";
+  return kBufferUsageNames.name(usage);
 }
 
 Result<BufferUsage> parse_buffer_usage(std::string_view name) {
-  for (BufferUsage usage :
-       {BufferUsage::kWeights, BufferUsage::kActivations, BufferUsage::kState,
-        BufferUsage::kPersistent, BufferUsage::kBinding, BufferUsage::kScratch,
-        BufferUsage::kTransfer}) {
-    if (buffer_usage_name(usage) == name) return usage;
-  }
-  return invalid_argument(fmt::format(
-      "unknown buffer usage `{}` (expected weights, activations, state, persistent, binding, "
-      "scratch or transfer)",
-      name));
+  return kBufferUsageNames.parse(name);
 }
 
 Result<ResolvedStorageComponent> ResolvedStorageComponent::create(

@@ -6,20 +6,18 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/checked_math.h"
+#include "ferrite/core/enum_names.h"
+#include "ferrite/core/overloaded.h"
 
 namespace ferrite {
 namespace {
 
-template <class... Fs>
-struct Overloaded : Fs... {
-  using Fs::operator()...;
-};
-template <class... Fs>
-Overloaded(Fs...) -> Overloaded<Fs...>;
-
-Error formula_error(const ProviderWorkspaceSizeFormula& formula, std::string_view reason) {
-  return invalid_plan(fmt::format("provider workspace formula `{}` {}",
-                                  workspace_formula_kind(formula), reason));
+Error formula_error(const ProviderWorkspaceSizeFormula& formula, std::string_view reason,
+                    SourceLocation location = SourceLocation::current()) {
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    fmt::format("provider workspace formula `{}` {}",
+                                workspace_formula_kind(formula), reason),
+                    location);
 }
 
 // a × b + c, or nullopt on overflow.
@@ -30,28 +28,19 @@ std::optional<uint64_t> multiply_add(uint64_t a, uint64_t b, uint64_t c) {
 
 }  // namespace
 
+constexpr EnumNames<ProviderWorkspaceScope, 5> kWorkspaceScopeNames{
+    "provider workspace scope",
+    {{{ProviderWorkspaceScope::kPlan, "plan"}, {ProviderWorkspaceScope::kRequest, "request"},
+      {ProviderWorkspaceScope::kSequence, "sequence"}, {ProviderWorkspaceScope::kStep, "step"},
+      {ProviderWorkspaceScope::kInvocation, "invocation"}}}};
+static_assert(kWorkspaceScopeNames.covers_in_order(ProviderWorkspaceScope::kInvocation));
+
 std::string_view provider_workspace_scope_name(ProviderWorkspaceScope scope) {
-  switch (scope) {
-    case ProviderWorkspaceScope::kPlan: return "plan";
-    case ProviderWorkspaceScope::kRequest: return "request";
-    case ProviderWorkspaceScope::kSequence: return "sequence";
-    case ProviderWorkspaceScope::kStep: return "step";
-    case ProviderWorkspaceScope::kInvocation: return "invocation";
-  }
-  return "?";
+  return kWorkspaceScopeNames.name(scope);
 }
 
 Result<ProviderWorkspaceScope> parse_provider_workspace_scope(std::string_view name) {
-  for (ProviderWorkspaceScope scope :
-       {ProviderWorkspaceScope::kPlan, ProviderWorkspaceScope::kRequest,
-        ProviderWorkspaceScope::kSequence, ProviderWorkspaceScope::kStep,
-        ProviderWorkspaceScope::kInvocation}) {
-    if (provider_workspace_scope_name(scope) == name) return scope;
-  }
-  return invalid_argument(fmt::format(
-      "unknown provider workspace scope `{}` (expected plan, request, sequence, step or "
-      "invocation)",
-      name));
+  return kWorkspaceScopeNames.parse(name);
 }
 
 std::string_view workspace_formula_kind(const ProviderWorkspaceSizeFormula& formula) {

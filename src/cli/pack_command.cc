@@ -24,8 +24,8 @@ Status with_csv_location(Status status, const MinimallocInstance& instance) {
   uint64_t row = 0;
   for (char c : field->second) row = row * 10 + static_cast<uint64_t>(c - '0');
   if (row >= instance.ids.size()) return status;
-  return std::move(status).with_context(
-      fmt::format("buffer `{}` (line {})", instance.ids[row], instance.lines[row]));
+  return std::move(status).annotate("buffer `{}` (line {})", instance.ids[row],
+                                    instance.lines[row]);
 }
 
 }  // namespace
@@ -49,9 +49,8 @@ int run_pack(const PackArgs& args, std::ostream& out, std::ostream& err) {
                                                   "peak is {}",
                                                   solution->peak, *verified))
                              : with_csv_location(verified.error(), *instance);
-    return report_error(
-        std::move(status).with_context("internal error: packing failed verification"), false, out,
-        err);
+    return report_error(std::move(status).annotate("internal error: packing failed verification"),
+                        false, out, err);
   }
   if (args.output_path) {
     auto text = write_minimalloc_csv(*instance, solution->offsets);

@@ -14,11 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-Error node_error(const NodeId& node, std::string message) {
-  return make_error(
-      Status(ErrorCode::kInvalidExecutionPlan, std::move(message)).with_field("node_id", node.str()));
-}
-
 // Byte-range overlap of two storages in a shared resource.
 bool storages_overlap(const ResolvedValueStorage& a, const ResolvedValueStorage& b) {
   return a.overlaps(b);
@@ -33,8 +28,10 @@ Result<void> check_weight_requirements(const NodeResolutionContext& context, con
     if (binding.usage() != BufferUsage::kWeights) continue;
     const WeightReference* weight = program.find_weight_by_value(binding.value_id());
     if (!weight || !binding.weight() || binding.weight()->weight_id != weight->weight_id) {
-      return node_error(node.id, fmt::format("node `{}` {} is not bound to its program weight",
-                                             node.id.str(), binding.describe()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` {} is not bound to its program weight", node.id.str(),
+                        binding.describe())
+          .with_field("node_id", node.id.str());
     }
     if (binding.weight()->has_quantized_components()) {
       weight_formats.insert(binding.weight()->format_id);
@@ -57,19 +54,24 @@ Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
                                                   context.execution_weight_schema, weight->weight_id));
       if (binding.usage() != BufferUsage::kWeights || binding.access() != TensorAccess::kRead ||
           !(binding.tensor() == tensor) || binding.weight() != contract) {
-        return node_error(node.id, fmt::format("node `{}` {} differs from weight `{}` semantics",
-                                               node.id.str(), binding.describe(),
-                                               weight->weight_id.str()));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "node `{}` {} differs from weight `{}` semantics", node.id.str(),
+                          binding.describe(), weight->weight_id.str())
+            .with_field("node_id", node.id.str());
       }
     } else if (const StateSpec* state = program.find_state_by_value(binding.value_id())) {
       FERRITE_ASSIGN_OR_RETURN(auto tensor, state->tensor.resolve());
       if (binding.usage() != BufferUsage::kState || !(binding.tensor() == tensor)) {
-        return node_error(node.id, fmt::format("node `{}` {} differs from state `{}` semantics",
-                                               node.id.str(), binding.describe(), state->id.str()));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "node `{}` {} differs from state `{}` semantics", node.id.str(),
+                          binding.describe(), state->id.str())
+            .with_field("node_id", node.id.str());
       }
     } else if (binding.usage() != BufferUsage::kActivations) {
-      return node_error(node.id, fmt::format("node `{}` {} must be bound as an activation",
-                                             node.id.str(), binding.describe()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` {} must be bound as an activation", node.id.str(),
+                        binding.describe())
+          .with_field("node_id", node.id.str());
     }
   }
   return {};
@@ -78,17 +80,19 @@ Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
 Result<void> validate_program_bindings(const ProgramNode& node,
                                        const std::vector<ResolvedValueBinding>& bindings) {
   if (bindings.size() != node.inputs.size() + node.outputs.size()) {
-    return node_error(node.id, fmt::format("node `{}` has {} bindings for {} inputs and {} outputs",
-                                           node.id.str(), bindings.size(), node.inputs.size(),
-                                           node.outputs.size()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "node `{}` has {} bindings for {} inputs and {} outputs", node.id.str(),
+                      bindings.size(), node.inputs.size(), node.outputs.size())
+        .with_field("node_id", node.id.str());
   }
   for (size_t i = 0; i < bindings.size(); ++i) {
     const bool input = i < node.inputs.size();
     const auto& expected = input ? node.inputs[i] : node.outputs[i - node.inputs.size()];
     if (bindings[i].value_id() != expected) {
-      return node_error(node.id, fmt::format("node `{}` binding {} names `{}`, expected `{}`",
-                                             node.id.str(), i, bindings[i].value_id().str(),
-                                             expected.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` binding {} names `{}`, expected `{}`", node.id.str(), i,
+                        bindings[i].value_id().str(), expected.str())
+          .with_field("node_id", node.id.str());
     }
   }
   return {};
@@ -100,11 +104,11 @@ Result<void> check_workspace_presence(const NodeId& node, const OperationDescrip
                                       const ProviderResourcePlan& plan) {
   auto check = [&](std::string_view kind, ResourcePresence presence, bool present) -> Result<void> {
     if (!presence_accepts(presence, present)) {
-      return node_error(node, fmt::format("node `{}` provider `{}` {} the {} workspace that operation "
-                                          "`{}` marks {}",
-                                          node.str(), plan.provider_id().str(),
-                                          present ? "requests" : "omits", kind, op.id.str(),
-                                          resource_presence_name(presence)));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` provider `{}` {} the {} workspace that operation `{}` marks {}",
+                        node.str(), plan.provider_id().str(), present ? "requests" : "omits", kind,
+                        op.id.str(), resource_presence_name(presence))
+          .with_field("node_id", node.str());
     }
     return {};
   };
@@ -196,9 +200,11 @@ Result<PlanNodeResolution> PlanNodeResolution::create(
     std::vector<ProviderResourcePlan> candidates,
     std::map<ProviderId, PlanProviderRejectReason> rejections) {
   if (candidates.empty()) {
-    return node_error(node_id, fmt::format("node `{}` has no provider whose binding and workspace "
-                                           "storage requirements intersect runtime offers and policy",
-                                           node_id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "node `{}` has no provider whose binding and workspace storage requirements "
+                      "intersect runtime offers and policy",
+                      node_id.str())
+        .with_field("node_id", node_id.str());
   }
   std::sort(candidates.begin(), candidates.end(),
             [](const ProviderResourcePlan& a, const ProviderResourcePlan& b) {
@@ -207,13 +213,15 @@ Result<PlanNodeResolution> PlanNodeResolution::create(
   for (size_t i = 0; i < candidates.size(); ++i) {
     FERRITE_RETURN_IF_ERROR(candidates[i].validate_shape());
     if (i > 0 && candidates[i - 1].provider_id() == candidates[i].provider_id()) {
-      return node_error(node_id, fmt::format("node `{}` lists provider `{}` twice", node_id.str(),
-                                             candidates[i].provider_id().str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` lists provider `{}` twice",
+                        node_id.str(), candidates[i].provider_id().str())
+          .with_field("node_id", node_id.str());
     }
     if (rejections.contains(candidates[i].provider_id())) {
-      return node_error(node_id, fmt::format("node `{}` provider `{}` is both a candidate and "
-                                             "rejected",
-                                             node_id.str(), candidates[i].provider_id().str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` provider `{}` is both a candidate and rejected", node_id.str(),
+                        candidates[i].provider_id().str())
+          .with_field("node_id", node_id.str());
     }
   }
   for (const auto& [provider, reason] : rejections) {
@@ -222,9 +230,11 @@ Result<PlanNodeResolution> PlanNodeResolution::create(
         !std::is_sorted(storage->resource_ids.begin(), storage->resource_ids.end()) ||
         std::adjacent_find(storage->resource_ids.begin(), storage->resource_ids.end()) !=
             storage->resource_ids.end()) {
-      return node_error(node_id, fmt::format("node `{}` resolution rejection of `{}` must be a "
-                                             "sorted, non-empty storage incompatibility",
-                                             node_id.str(), provider.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` resolution rejection of `{}` must be a sorted, non-empty "
+                        "storage incompatibility",
+                        node_id.str(), provider.str())
+          .with_field("node_id", node_id.str());
     }
   }
   PlanNodeResolution resolution(std::move(node_id), std::move(operation_id));
@@ -253,9 +263,10 @@ Result<void> validate_resolved_bindings(const NodeId& node_id, const OperationDe
                                         const std::vector<ResolvedValueBinding>& bindings) {
   const size_t inputs = op.inputs.size();
   if (bindings.size() != inputs + op.outputs.size()) {
-    return node_error(node_id, fmt::format("node `{}` binds {} values; operation `{}` has {} slots",
-                                           node_id.str(), bindings.size(), op.id.str(),
-                                           inputs + op.outputs.size()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "node `{}` binds {} values; operation `{}` has {} slots", node_id.str(),
+                      bindings.size(), op.id.str(), inputs + op.outputs.size())
+        .with_field("node_id", node_id.str());
   }
   TensorSymbols symbols;
   for (size_t i = 0; i < bindings.size(); ++i) {
@@ -265,14 +276,17 @@ Result<void> validate_resolved_bindings(const NodeId& node_id, const OperationDe
     const TensorContract& contract = is_input ? op.inputs[ordinal] : op.outputs[ordinal];
     if (b.role() != (is_input ? ValueBindingRole::kInput : ValueBindingRole::kOutput) ||
         b.ordinal() != ordinal) {
-      return node_error(node_id, fmt::format("node `{}` binding {} is {}, out of slot order",
-                                             node_id.str(), i, b.describe()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` binding {} is {}, out of slot order", node_id.str(), i,
+                        b.describe())
+          .with_field("node_id", node_id.str());
     }
     const AliasPolicy expected_alias = is_input ? AliasPolicy(NoAlias{}) : contract.alias();
     if (b.access() != contract.access() || b.alias() != expected_alias) {
-      return node_error(node_id, fmt::format("node `{}` {} access or alias differs from operation "
-                                             "`{}`",
-                                             node_id.str(), b.describe(), op.id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` {} access or alias differs from operation `{}`", node_id.str(),
+                        b.describe(), op.id.str())
+          .with_field("node_id", node_id.str());
     }
     FERRITE_RETURN_IF_ERROR(unify_tensor(contract, b.tensor(), symbols, node_id,
                                          is_input ? "input" : "output", ordinal, b.value_id()));
@@ -288,8 +302,10 @@ Result<void> validate_resolved_bindings(const NodeId& node_id, const OperationDe
                                    b.access() == TensorAccess::kRead && a.tensor() == b.tensor() &&
                                    a.storage() == b.storage() && a.usage() == b.usage();
       if (!same_read_value) {
-        return node_error(node_id, fmt::format("node `{}` {} and {} overlap in storage",
-                                               node_id.str(), a.describe(), b.describe()));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "node `{}` {} and {} overlap in storage", node_id.str(), a.describe(),
+                          b.describe())
+            .with_field("node_id", node_id.str());
       }
     }
   }
@@ -316,16 +332,17 @@ Result<void> validate_resolved_bindings(const NodeId& node_id, const OperationDe
     }
     if (must && overlapping.empty()) ok = false;
     if (!ok) {
-      return node_error(node_id, fmt::format("node `{}` {} storage overlap violates its alias "
-                                             "policy {}",
-                                             node_id.str(), out.describe(),
-                                             describe_alias_policy(out.alias())));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` {} storage overlap violates its alias policy {}", node_id.str(),
+                        out.describe(), describe_alias_policy(out.alias()))
+          .with_field("node_id", node_id.str());
     }
     for (size_t p = o + 1; p < bindings.size(); ++p) {
       if (storages_overlap(out.storage(), bindings[p].storage())) {
-        return node_error(node_id, fmt::format("node `{}` outputs {} and {} overlap in storage",
-                                               node_id.str(), out.describe(),
-                                               bindings[p].describe()));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "node `{}` outputs {} and {} overlap in storage", node_id.str(),
+                          out.describe(), bindings[p].describe())
+            .with_field("node_id", node_id.str());
       }
     }
   }
@@ -339,9 +356,12 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                                         std::optional<ProviderId> preferred_provider) {
   // 1. Policy, node, operation.
   FERRITE_RETURN_IF_ERROR(context.policy.validate());
-  if (bindings.empty()) return node_error(node.id, "node resolution requires bindings");
+  if (bindings.empty())
+    return make_error(ErrorCode::kInvalidExecutionPlan, "node resolution requires bindings")
+        .with_field("node_id", node.id.str());
   if (!context.family.program().find_node(node.id)) {
-    return node_error(node.id, fmt::format("program has no node `{}`", node.id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan, "program has no node `{}`", node.id.str())
+        .with_field("node_id", node.id.str());
   }
   FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
                            context.catalog.operation_for_node(node.id, node.operation_id));
@@ -375,8 +395,9 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
     const OperationProviderDescriptor* descriptor =
         context.catalog.find_provider(node.operation_id, provider_id);
     if (!descriptor) {
-      return node_error(node.id, fmt::format("provider `{}` vanished from the catalog",
-                                             provider_id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan, "provider `{}` vanished from the catalog",
+                        provider_id.str())
+          .with_field("node_id", node.id.str());
     }
     std::set<ResourceId> blocked;
     for (const auto& binding : bindings) {
@@ -393,9 +414,11 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
     }
     const OperationResourceEstimator* estimator = context.estimators.find(provider_id);
     if (!estimator || !(estimator->descriptor() == *descriptor)) {
-      return node_error(node.id, fmt::format("node `{}` provider `{}` has no registered estimator "
-                                             "whose descriptor equals the catalog's",
-                                             node.id.str(), provider_id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` provider `{}` has no registered estimator whose descriptor "
+                        "equals the catalog's",
+                        node.id.str(), provider_id.str())
+          .with_field("node_id", node.id.str());
     }
     FERRITE_ASSIGN_OR_RETURN(
         std::string input_fingerprint,
@@ -419,10 +442,11 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                                             *descriptor, input_fingerprint, estimate));
     const uint64_t minimum = op->resources.minimum_value_alignment_bytes;
     if (plan.value_alignment_bytes() < minimum || plan.value_alignment_bytes() % minimum != 0) {
-      return node_error(node.id, fmt::format("node `{}` provider `{}` value alignment {} does not "
-                                             "honour operation minimum {}",
-                                             node.id.str(), provider_id.str(),
-                                             plan.value_alignment_bytes(), minimum));
+      return make_error(
+                 ErrorCode::kInvalidExecutionPlan,
+                 "node `{}` provider `{}` value alignment {} does not honour operation minimum {}",
+                 node.id.str(), provider_id.str(), plan.value_alignment_bytes(), minimum)
+          .with_field("node_id", node.id.str());
     }
     FERRITE_RETURN_IF_ERROR(check_workspace_presence(node.id, *op, plan));
     std::set<ResourceId> blocked_workspaces;

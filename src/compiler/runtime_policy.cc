@@ -9,12 +9,14 @@
 namespace ferrite {
 namespace {
 
-Error policy_error(const RuntimePolicy& policy, std::string_view field, std::string_view reason) {
-  return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                           fmt::format("runtime policy `{}` field `policy.{}` is invalid: {}",
-                                       policy.id.str(), field, reason))
-                        .with_field("policy_id", policy.id.str())
-                        .with_field("field", fmt::format("policy.{}", field)));
+Error policy_error(const RuntimePolicy& policy, std::string_view field, std::string_view reason,
+                   SourceLocation location = SourceLocation::current()) {
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    fmt::format("runtime policy `{}` field `policy.{}` is invalid: {}",
+                                policy.id.str(), field, reason),
+                    location)
+      .with_field("policy_id", policy.id.str())
+      .with_field("field", fmt::format("policy.{}", field));
 }
 
 }  // namespace

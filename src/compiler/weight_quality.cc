@@ -13,12 +13,14 @@ namespace {
 
 using nlohmann::json;
 
-Error refused(const WeightMaterializerDescriptor& descriptor, std::string reason) {
-  return make_error(Status(ErrorCode::kWeightMaterializerQualityApprovalRequired,
-                           fmt::format("weight materializer `{}` requires explicit "
-                                       "numerical-quality approval: {}",
-                                       descriptor.id.str(), std::move(reason)))
-                        .with_field("materializer_id", descriptor.id.str()));
+Error refused(const WeightMaterializerDescriptor& descriptor, std::string reason,
+              SourceLocation location = SourceLocation::current()) {
+  return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                    fmt::format("weight materializer `{}` requires explicit "
+                                "numerical-quality approval: {}",
+                                descriptor.id.str(), std::move(reason)),
+                    location)
+      .with_field("materializer_id", descriptor.id.str());
 }
 
 }  // namespace

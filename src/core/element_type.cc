@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/core/enum_names.h"
+
 namespace ferrite {
 
 uint64_t element_type_size_bytes(ElementType type) {
@@ -18,41 +20,31 @@ uint64_t element_type_size_bytes(ElementType type) {
   return 1;
 }
 
+constexpr EnumNames<ElementType, 8> kElementTypeNames{
+    "element type",
+    {{{ElementType::kBool, "bool"}, {ElementType::kU8, "u8"}, {ElementType::kU32, "u32"},
+      {ElementType::kI8, "i8"}, {ElementType::kI32, "i32"}, {ElementType::kF16, "f16"},
+      {ElementType::kBf16, "bf16"}, {ElementType::kF32, "f32"}}},
+    EnumListStyle::kOneOf};
+static_assert(kElementTypeNames.covers_in_order(ElementType::kF32));
+
 std::string_view element_type_name(ElementType type) {
-  switch (type) {
-    case ElementType::kBool: return "bool";
-    case ElementType::kU8: return "u8";
-    case ElementType::kU32: return "u32";
-    case ElementType::kI8: return "i8";
-    case ElementType::kI32: return "i32";
-    case ElementType::kF16: return "f16";
-    case ElementType::kBf16: return "bf16";
-    case ElementType::kF32: return "f32";
-  }
-  return "?";
+  return kElementTypeNames.name(type);
 }
 
+constexpr EnumNames<ElementType, 8> kElementTypeDebugNames{
+    "element type",
+    {{{ElementType::kBool, "Bool"}, {ElementType::kU8, "U8"}, {ElementType::kU32, "U32"},
+      {ElementType::kI8, "I8"}, {ElementType::kI32, "I32"}, {ElementType::kF16, "F16"},
+      {ElementType::kBf16, "Bf16"}, {ElementType::kF32, "F32"}}}};
+static_assert(kElementTypeDebugNames.covers_in_order(ElementType::kF32));
+
 std::string_view element_type_debug_name(ElementType type) {
-  switch (type) {
-    case ElementType::kBool: return "Bool";
-    case ElementType::kU8: return "U8";
-    case ElementType::kU32: return "U32";
-    case ElementType::kI8: return "I8";
-    case ElementType::kI32: return "I32";
-    case ElementType::kF16: return "F16";
-    case ElementType::kBf16: return "Bf16";
-    case ElementType::kF32: return "F32";
-  }
-  return "?";
+  return kElementTypeDebugNames.name(type);
 }
 
 Result<ElementType> parse_element_type(std::string_view name) {
-  for (ElementType type : kAllElementTypes) {
-    if (element_type_name(type) == name) return type;
-  }
-  return invalid_argument(fmt::format(
-      "unknown element type `{}` (expected one of bool, u8, u32, i8, i32, f16, bf16, f32)",
-      name));
+  return kElementTypeNames.parse(name);
 }
 
 }  // namespace ferrite

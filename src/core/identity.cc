@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/core/text.h"
+
 namespace ferrite {
 namespace {
 
@@ -13,22 +15,12 @@ bool is_portable_byte(unsigned char c) {
          c == '_' || c == '-' || c == ':' || c == '/';
 }
 
-Error identity_error(std::string_view kind, std::string_view value, std::string_view reason) {
-  // Render the offending value safely: non-printable bytes as \xNN, cut long values.
-  std::string shown;
-  for (size_t i = 0; i < value.size() && i < 64; ++i) {
-    auto c = static_cast<unsigned char>(value[i]);
-    if (c >= 0x20 && c < 0x7f && c != '`') {
-      shown.push_back(static_cast<char>(c));
-    } else {
-      shown += fmt::format("\\x{:02x}", c);
-    }
-  }
-  if (value.size() > 64) shown += "...";
-  return make_error(Status(ErrorCode::kInvalidIdentity,
-                           fmt::format("{} identity `{}` {}", kind, shown, reason))
-                        .with_field("kind", std::string(kind))
-                        .with_field("reason", std::string(reason)));
+Error identity_error(std::string_view kind, std::string_view value, std::string_view reason,
+                     SourceLocation location = SourceLocation::current()) {
+  return make_error(ErrorCode::kInvalidIdentity,
+                    fmt::format("{} identity `{}` {}", kind, shown_text(value), reason), location)
+      .with_field("kind", kind)
+      .with_field("reason", reason);
 }
 
 }  // namespace

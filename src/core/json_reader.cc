@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/core/text.h"
+
 namespace ferrite {
 namespace {
 
@@ -193,7 +195,7 @@ Status json_error_at(std::string_view path, std::string_view message) {
 }
 
 Status with_json_path(Status status, std::string_view path) {
-  status.with_context(fmt::format("`{}`", path));
+  status.annotate("`{}`", path);
   if (!status.fields().contains("path")) status.with_field("path", std::string(path));
   return status;
 }
@@ -501,16 +503,11 @@ Result<ContractVersion> JsonCursor::version_text() const {
   if (!value_->is_string()) return make_error(type_error("a version string \"MAJOR.MINOR\""));
   const auto& text = value_->get_ref<const std::string&>();
   auto parse_part = [](std::string_view part) -> std::optional<uint16_t> {
-    if (part.empty() || part.size() > 5) return std::nullopt;
-    if (part.size() > 1 && part.front() == '0') return std::nullopt;
-    uint32_t value = 0;
-    for (char c : part) {
-      if (c < '0' || c > '9') return std::nullopt;
-      value = value * 10 + static_cast<uint32_t>(c - '0');
-    }
-    if (value > std::numeric_limits<uint16_t>::max()) return std::nullopt;
-    return static_cast<uint16_t>(value);
+    auto value = parse_decimal_u64(part);
+    if (!value || *value > std::numeric_limits<uint16_t>::max()) return std::nullopt;
+    return static_cast<uint16_t>(*value);
   };
+
   const auto dot = text.find('.');
   std::optional<uint16_t> major;
   std::optional<uint16_t> minor;

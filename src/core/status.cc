@@ -2,36 +2,66 @@
 
 #include <fmt/format.h>
 
-namespace ferrite {
+#include "ferrite/core/enum_names.h"
 
-std::string_view error_code_name(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidIdentity: return "invalid_identity";
-    case ErrorCode::kInvalidModelConfig: return "invalid_model_config";
-    case ErrorCode::kUnknownWeightLayout: return "unknown_weight_layout";
-    case ErrorCode::kIncompatibleOperationVersion: return "incompatible_operation_version";
-    case ErrorCode::kUnsupportedOperation: return "unsupported_operation";
-    case ErrorCode::kInvalidExecutionPlan: return "invalid_execution_plan";
-    case ErrorCode::kUnsupportedPlanSchema: return "unsupported_plan_schema";
-    case ErrorCode::kPlanHashMismatch: return "plan_hash_mismatch";
-    case ErrorCode::kSerialization: return "serialization";
-    case ErrorCode::kWeightMaterializerQualityApprovalRequired:
-      return "weight_materializer_quality_approval_required";
-    case ErrorCode::kInvalidArgument: return "invalid_argument";
-    case ErrorCode::kIo: return "io";
-  }
-  return "unknown";
+namespace ferrite {
+namespace {
+
+constexpr EnumNames<ErrorCode, 12> kErrorCodeNames{
+    "error code",
+    {{{ErrorCode::kInvalidIdentity, "invalid_identity"},
+      {ErrorCode::kInvalidModelConfig, "invalid_model_config"},
+      {ErrorCode::kUnknownWeightLayout, "unknown_weight_layout"},
+      {ErrorCode::kIncompatibleOperationVersion, "incompatible_operation_version"},
+      {ErrorCode::kUnsupportedOperation, "unsupported_operation"},
+      {ErrorCode::kInvalidExecutionPlan, "invalid_execution_plan"},
+      {ErrorCode::kUnsupportedPlanSchema, "unsupported_plan_schema"},
+      {ErrorCode::kPlanHashMismatch, "plan_hash_mismatch"},
+      {ErrorCode::kSerialization, "serialization"},
+      {ErrorCode::kWeightMaterializerQualityApprovalRequired,
+       "weight_materializer_quality_approval_required"},
+      {ErrorCode::kInvalidArgument, "invalid_argument"},
+      {ErrorCode::kIo, "io"}}}};
+static_assert(kErrorCodeNames.covers_in_order(ErrorCode::kIo));
+
+std::string located(std::string_view verb, SourceLocation location) {
+  std::string text = fmt::format("{} {}", verb, location.to_string());
+  if (*location.function != '\0') text += fmt::format(" in {}", location.function);
+  return text;
+}
+
+}  // namespace
+
+std::string_view error_code_name(ErrorCode code) { return kErrorCodeNames.name(code, "unknown"); }
+
+std::string SourceLocation::to_string() const {
+  if (*file == '\0') return "";
+  return fmt::format("{}:{}", file, line);
+}
+
+void Status::add_annotation(std::string text, SourceLocation location) {
+  message_ = text + ": " + message_;
+  annotations_.push_back(Annotation{std::move(text), location});
 }
 
 std::string Status::to_string() const {
   return fmt::format("{}: {}", error_code_name(code_), message_);
 }
 
+std::string Status::debug_string() const {
+  std::string text = to_string() + " (" + located("made at", location_);
+  for (const Annotation& annotation : annotations_) {
+    text += "; " + located("annotated at", annotation.location);
+  }
+  return text + ")";
+}
+
 Error invalid_model_config(std::string_view family_id, std::string_view field,
-                           std::string_view reason) {
+                           std::string_view reason, SourceLocation location) {
   return make_error(Status(ErrorCode::kInvalidModelConfig,
                            fmt::format("model family `{}` field `{}` is invalid: {}", family_id,
-                                       field, reason))
+                                       field, reason),
+                           location)
                         .with_field("family_id", std::string(family_id))
                         .with_field("field", std::string(field)));
 }

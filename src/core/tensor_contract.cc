@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ferrite/core/enum_names.h"
+#include "ferrite/core/tensor_spec.h"
+
 namespace ferrite {
 namespace {
 
@@ -23,33 +26,20 @@ std::string describe_stride(const StrideConstraint& stride) {
   return fmt::format("Symbol(\"{}\")", std::get<StrideSymbol>(stride).name);
 }
 
-bool is_axis_permutation(const std::vector<uint32_t>& order, size_t rank) {
-  if (order.size() != rank) return false;
-  std::vector<bool> seen(rank, false);
-  for (uint32_t axis : order) {
-    if (axis >= rank || seen[axis]) return false;
-    seen[axis] = true;
-  }
-  return true;
-}
-
 }  // namespace
 
+constexpr EnumNames<TensorAccess, 3> kTensorAccessNames{
+    "tensor access",
+    {{{TensorAccess::kRead, "read"}, {TensorAccess::kWrite, "write"},
+      {TensorAccess::kReadWrite, "read_write"}}}};
+static_assert(kTensorAccessNames.covers_in_order(TensorAccess::kReadWrite));
+
 std::string_view tensor_access_name(TensorAccess access) {
-  switch (access) {
-    case TensorAccess::kRead: return "read";
-    case TensorAccess::kWrite: return "write";
-    case TensorAccess::kReadWrite: return "read_write";
-  }
-  return "?";
+  return kTensorAccessNames.name(access);
 }
 
 Result<TensorAccess> parse_tensor_access(std::string_view name) {
-  if (name == "read") return TensorAccess::kRead;
-  if (name == "write") return TensorAccess::kWrite;
-  if (name == "read_write") return TensorAccess::kReadWrite;
-  return invalid_argument(
-      fmt::format("unknown tensor access `{}` (expected read, write or read_write)", name));
+  return kTensorAccessNames.parse(name);
 }
 
 bool access_reads(TensorAccess access) { return access != TensorAccess::kWrite; }

@@ -8,9 +8,8 @@
 #include "ferrite/core/checked_math.h"
 
 namespace ferrite {
-namespace {
 
-bool is_permutation_of_rank(const std::vector<uint32_t>& order, size_t rank) {
+bool is_axis_permutation(const std::vector<uint32_t>& order, size_t rank) {
   if (order.size() != rank) return false;
   std::vector<bool> seen(rank, false);
   for (uint32_t axis : order) {
@@ -19,6 +18,8 @@ bool is_permutation_of_rank(const std::vector<uint32_t>& order, size_t rank) {
   }
   return true;
 }
+
+namespace {
 
 Result<uint64_t> product_bytes(const std::vector<uint64_t>& extents, uint64_t elem) {
   auto count = checked_product(extents);
@@ -40,7 +41,7 @@ Result<std::vector<uint64_t>> blocked_storage_extents(const std::vector<uint64_t
       return invalid_plan(fmt::format("blocked layout block[{}] must be greater than zero", axis));
     }
   }
-  if (!is_permutation_of_rank(blocked.axis_order, rank)) {
+  if (!is_axis_permutation(blocked.axis_order, rank)) {
     return invalid_plan(fmt::format("blocked layout axis_order [{}] is not a permutation of 0..{}",
                                     fmt::join(blocked.axis_order, ","), rank));
   }

@@ -49,7 +49,7 @@ Result<uint64_t> check_envelope_range(const JsonCursor& root, std::string_view f
 }
 
 Status with_file_context(Status status, const std::filesystem::path& path) {
-  status.with_context(fmt::format("`{}`", path.string()));
+  status.annotate("`{}`", path.string());
   status.with_field("file", path.string());
   return status;
 }

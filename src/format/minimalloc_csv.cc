@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ferrite/core/checked_math.h"
+#include "ferrite/core/text.h"
 
 namespace ferrite {
 namespace {
@@ -13,9 +14,11 @@ namespace {
 constexpr std::string_view kHeader = "id,lower,upper,size";
 constexpr std::string_view kHeaderWithOffset = "id,lower,upper,size,offset";
 
-Error line_error(size_t line, std::string message) {
-  return make_error(Status(ErrorCode::kSerialization, fmt::format("line {}: {}", line, message))
-                        .with_field("line", std::to_string(line)));
+// "line N: message", made at the caller's location.
+Error line_error(size_t line, std::string_view message,
+                 SourceLocation location = SourceLocation::current()) {
+  return make_error(ErrorCode::kSerialization, fmt::format("line {}: {}", line, message), location)
+      .with_field("line", line);
 }
 
 bool is_id_char(char c) {
@@ -24,24 +27,18 @@ bool is_id_char(char c) {
 }
 
 Result<uint64_t> parse_u64(std::string_view field, size_t line, std::string_view column) {
-  if (field.empty()) return line_error(line, fmt::format("column `{}` is empty", column));
-  if (field.size() > 1 && field[0] == '0') {
-    return line_error(line, fmt::format("column `{}`: `{}` has a leading zero", column, field));
-  }
-  uint64_t value = 0;
-  for (char c : field) {
-    if (c < '0' || c > '9') {
+  auto value = parse_decimal_u64(field);
+  if (value) return *value;
+  switch (value.error()) {
+    case DecimalError::kEmpty: return line_error(line, fmt::format("column `{}` is empty", column));
+    case DecimalError::kLeadingZero:
+      return line_error(line, fmt::format("column `{}`: `{}` has a leading zero", column, field));
+    case DecimalError::kNotDigit:
       return line_error(
           line, fmt::format("column `{}`: `{}` is not a decimal unsigned integer", column, field));
-    }
-    auto scaled = checked_mul(value, 10);
-    auto next = scaled ? checked_add(*scaled, static_cast<uint64_t>(c - '0')) : std::nullopt;
-    if (!next) {
-      return line_error(line, fmt::format("column `{}`: `{}` exceeds 2^64 - 1", column, field));
-    }
-    value = *next;
+    case DecimalError::kOverflow: break;
   }
-  return value;
+  return line_error(line, fmt::format("column `{}`: `{}` exceeds 2^64 - 1", column, field));
 }
 
 // Splits one line (without its terminator) at commas.
@@ -186,8 +183,10 @@ Result<MinimallocInstance> read_minimalloc_csv(const std::filesystem::path& path
   if (in.bad()) return io_error("read failed");
   auto instance = parse_minimalloc_csv(text);
   if (!instance) {
-    return make_error(
-        std::move(instance).error().with_context(path.string()).with_field("file", path.string()));
+    return make_error(std::move(instance)
+                          .error()
+                          .annotate("{}", path.string())
+                          .with_field("file", path.string()));
   }
   return instance;
 }

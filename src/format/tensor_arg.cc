@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "ferrite/core/checked_math.h"
+#include "ferrite/core/text.h"
 
 namespace ferrite {
 namespace {
@@ -61,7 +62,7 @@ class ArgParser {
     while (true) {
       const size_t start = position_;
       const std::string_view item = token(",[]|@");
-      auto value = parse_u64(item);
+      auto value = parse_decimal_u64(item);
       if (!value) {
         return fail(start, item.empty()
                                ? fmt::format("{} {} is empty", what, out.size())
@@ -75,20 +76,6 @@ class ArgParser {
   }
 
  private:
-  static std::optional<uint64_t> parse_u64(std::string_view text) {
-    if (text.empty() || text.size() > 20) return std::nullopt;
-    if (text.size() > 1 && text.front() == '0') return std::nullopt;
-    uint64_t value = 0;
-    for (char c : text) {
-      if (c < '0' || c > '9') return std::nullopt;
-      auto times_ten = checked_mul(value, 10);
-      auto next = times_ten ? checked_add(*times_ten, static_cast<uint64_t>(c - '0')) : std::nullopt;
-      if (!next) return std::nullopt;
-      value = *next;
-    }
-    return value;
-  }
-
   std::string_view text_;
   size_t position_ = 0;
 };

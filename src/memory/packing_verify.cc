@@ -14,35 +14,31 @@
 namespace ferrite {
 namespace {
 
-Error buffer_error(ErrorCode code, uint64_t id, std::string message) {
-  return make_error(Status(code, std::move(message)).with_field("buffer_id", std::to_string(id)));
-}
-
 }  // namespace
 
 Result<void> validate_packing_buffers(std::span<const PackingBuffer> buffers) {
   uint64_t total = 0;
   for (const PackingBuffer& b : buffers) {
     if (b.lower >= b.upper) {
-      return buffer_error(
-          ErrorCode::kInvalidArgument, b.id,
-          fmt::format("buffer {}: lower {} must be below upper {}", b.id, b.lower, b.upper));
+      return make_error(ErrorCode::kInvalidArgument, "buffer {}: lower {} must be below upper {}",
+                        b.id, b.lower, b.upper)
+          .with_field("buffer_id", b.id);
     }
     if (b.size == 0) {
-      return buffer_error(ErrorCode::kInvalidArgument, b.id,
-                          fmt::format("buffer {}: size must be positive", b.id));
+      return make_error(ErrorCode::kInvalidArgument, "buffer {}: size must be positive", b.id)
+          .with_field("buffer_id", b.id);
     }
     if (!is_power_of_two(b.alignment)) {
-      return buffer_error(
-          ErrorCode::kInvalidArgument, b.id,
-          fmt::format("buffer {}: alignment {} is not a power of two", b.id, b.alignment));
+      return make_error(ErrorCode::kInvalidArgument,
+                        "buffer {}: alignment {} is not a power of two", b.id, b.alignment)
+          .with_field("buffer_id", b.id);
     }
     auto padded = checked_add(b.size, b.alignment - 1);
     auto sum = padded ? checked_add(total, *padded) : std::nullopt;
     if (!sum) {
-      return buffer_error(
-          ErrorCode::kInvalidArgument, b.id,
-          fmt::format("buffer {}: the sum of sizes plus alignment padding overflows u64", b.id));
+      return make_error(ErrorCode::kInvalidArgument,
+                        "buffer {}: the sum of sizes plus alignment padding overflows u64", b.id)
+          .with_field("buffer_id", b.id);
     }
     total = *sum;
   }
@@ -67,15 +63,16 @@ Result<uint64_t> verify_packing(std::span<const PackingBuffer> buffers,
       FERRITE_RETURN_IF_ERROR(validate_packing_buffers(buffers.subspan(i, 1)));
     }
     if (offsets[i] % b.alignment != 0) {
-      return buffer_error(ErrorCode::kInvalidExecutionPlan, b.id,
-                          fmt::format("buffer {}: offset {} is not a multiple of its alignment {}",
-                                      b.id, offsets[i], b.alignment));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "buffer {}: offset {} is not a multiple of its alignment {}", b.id,
+                        offsets[i], b.alignment)
+          .with_field("buffer_id", b.id);
     }
     auto end = checked_add(offsets[i], b.size);
     if (!end) {
-      return buffer_error(
-          ErrorCode::kInvalidExecutionPlan, b.id,
-          fmt::format("buffer {}: offset {} + size {} overflows u64", b.id, offsets[i], b.size));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "buffer {}: offset {} + size {} overflows u64", b.id, offsets[i], b.size)
+          .with_field("buffer_id", b.id);
     }
     peak = std::max(peak, *end);
   }

@@ -21,10 +21,11 @@
 namespace ferrite::models_detail {
 
 inline Error format_error_at(ErrorCode code, std::string_view source, uint64_t offset,
-                             std::string_view message) {
-  return make_error(Status(code, fmt::format("{}: offset {}: {}", source, offset, message))
-                        .with_field("file", std::string(source))
-                        .with_field("offset", std::to_string(offset)));
+                             std::string_view message,
+                             SourceLocation location = SourceLocation::current()) {
+  return make_error(code, fmt::format("{}: offset {}: {}", source, offset, message), location)
+      .with_field("file", source)
+      .with_field("offset", offset);
 }
 
 class ByteReader {

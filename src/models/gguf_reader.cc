@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/checked_math.h"
+#include "ferrite/core/enum_names.h"
 #include "models/byte_reader.h"
 
 namespace ferrite {
@@ -433,23 +434,19 @@ Result<GgufModel> GgufParser::parse() {
 
 }  // namespace
 
+constexpr EnumNames<GgufValueType, 13> kGgufValueTypeNames{
+    "GGUF value type",
+    {{{GgufValueType::kUint8, "uint8"}, {GgufValueType::kInt8, "int8"},
+      {GgufValueType::kUint16, "uint16"}, {GgufValueType::kInt16, "int16"},
+      {GgufValueType::kUint32, "uint32"}, {GgufValueType::kInt32, "int32"},
+      {GgufValueType::kFloat32, "float32"}, {GgufValueType::kBool, "bool"},
+      {GgufValueType::kString, "string"}, {GgufValueType::kArray, "array"},
+      {GgufValueType::kUint64, "uint64"}, {GgufValueType::kInt64, "int64"},
+      {GgufValueType::kFloat64, "float64"}}}};
+static_assert(kGgufValueTypeNames.covers_in_order(GgufValueType::kFloat64));
+
 std::string_view gguf_value_type_name(GgufValueType type) {
-  switch (type) {
-    case GgufValueType::kUint8: return "uint8";
-    case GgufValueType::kInt8: return "int8";
-    case GgufValueType::kUint16: return "uint16";
-    case GgufValueType::kInt16: return "int16";
-    case GgufValueType::kUint32: return "uint32";
-    case GgufValueType::kInt32: return "int32";
-    case GgufValueType::kFloat32: return "float32";
-    case GgufValueType::kBool: return "bool";
-    case GgufValueType::kString: return "string";
-    case GgufValueType::kArray: return "array";
-    case GgufValueType::kUint64: return "uint64";
-    case GgufValueType::kInt64: return "int64";
-    case GgufValueType::kFloat64: return "float64";
-  }
-  return "unknown";
+  return kGgufValueTypeNames.name(type, "unknown");
 }
 
 std::optional<std::string_view> ggml_type_name(uint32_t type) {

@@ -16,10 +16,11 @@ using models_detail::ByteReader;
 using models_detail::format_error_at;
 
 Error config_error(std::string_view source, uint64_t offset, std::string_view field,
-                   std::string_view message) {
+                   std::string_view message, SourceLocation location = SourceLocation::current()) {
   auto error = format_error_at(ErrorCode::kInvalidModelConfig, source, offset,
-                               fmt::format("llama2.c header field `{}` {}", field, message));
-  return make_error(std::move(error).value().with_field("field", std::string(field)));
+                               fmt::format("llama2.c header field `{}` {}", field, message),
+                               location);
+  return std::move(error).with_field("field", field);
 }
 
 Result<uint32_t> positive_field(std::string_view source, uint64_t offset, std::string_view field,

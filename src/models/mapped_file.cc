@@ -15,10 +15,13 @@
 namespace ferrite {
 namespace {
 
-Error io_error(const std::filesystem::path& path, std::string_view what, int error_number) {
-  return make_error(Status(ErrorCode::kIo, fmt::format("cannot map `{}`: {}: {}", path.string(),
-                                                       what, std::strerror(error_number)))
-                        .with_field("file", path.string()));
+Error io_error(const std::filesystem::path& path, std::string_view what, int error_number,
+               SourceLocation location = SourceLocation::current()) {
+  return make_error(ErrorCode::kIo,
+                    fmt::format("cannot map `{}`: {}: {}", path.string(), what,
+                                std::strerror(error_number)),
+                    location)
+      .with_field("file", path.string());
 }
 
 // Closes a descriptor on every path out of `open`.

@@ -21,7 +21,7 @@ using models_detail::format_error_at;
 // Re-labels a JSON-path error as coming from the header of `source`.
 Error header_error(std::string_view source, Status status) {
   return make_error(std::move(status)
-                        .with_context(fmt::format("{}: offset 8: safetensors header", source))
+                        .annotate("{}: offset 8: safetensors header", source)
                         .with_field("file", std::string(source))
                         .with_field("offset", "8"));
 }
@@ -226,18 +226,20 @@ Result<std::span<const std::byte>> SafetensorsFile::tensor_data(std::string_view
 
 namespace {
 
-Error config_serialization(std::string_view source, std::string_view key, std::string message) {
-  return make_error(Status(ErrorCode::kSerialization,
-                           fmt::format("{}: `{}` {}", source, key, message))
-                        .with_field("file", std::string(source))
-                        .with_field("key", std::string(key)));
+Error config_serialization(std::string_view source, std::string_view key, std::string message,
+                           SourceLocation location = SourceLocation::current()) {
+  return make_error(ErrorCode::kSerialization, fmt::format("{}: `{}` {}", source, key, message),
+                    location)
+      .with_field("file", std::string(source))
+      .with_field("key", std::string(key));
 }
 
-Error config_invalid(std::string_view source, std::string_view key, std::string message) {
-  return make_error(Status(ErrorCode::kInvalidModelConfig,
-                           fmt::format("{}: `{}` {}", source, key, message))
-                        .with_field("file", std::string(source))
-                        .with_field("key", std::string(key)));
+Error config_invalid(std::string_view source, std::string_view key, std::string message,
+                     SourceLocation location = SourceLocation::current()) {
+  return make_error(ErrorCode::kInvalidModelConfig,
+                    fmt::format("{}: `{}` {}", source, key, message), location)
+      .with_field("file", std::string(source))
+      .with_field("key", std::string(key));
 }
 
 const nlohmann::json* member(const nlohmann::json& doc, std::string_view key) {

@@ -5,19 +5,21 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/checked_math.h"
+#include "ferrite/core/enum_names.h"
 
 namespace ferrite {
 
 using nlohmann::json;
 
+constexpr EnumNames<PlanResourceKind, 4> kPlanResourceKindNames{
+    "plan resource kind",
+    {{{PlanResourceKind::kStatic, "static"}, {PlanResourceKind::kState, "state"},
+      {PlanResourceKind::kActivation, "activation"},
+      {PlanResourceKind::kWorkspace, "workspace"}}}};
+static_assert(kPlanResourceKindNames.covers_in_order(PlanResourceKind::kWorkspace));
+
 std::string_view plan_resource_kind_name(PlanResourceKind kind) {
-  switch (kind) {
-    case PlanResourceKind::kStatic: return "static";
-    case PlanResourceKind::kState: return "state";
-    case PlanResourceKind::kActivation: return "activation";
-    case PlanResourceKind::kWorkspace: return "workspace";
-  }
-  return "unknown";
+  return kPlanResourceKindNames.name(kind, "unknown");
 }
 
 json PlanResourceSummary::to_json() const {
@@ -54,11 +56,6 @@ struct Accumulator {
   uint64_t minimum_bytes = 0;  // workspaces: bytes at 1 sequence / 1 token
 };
 
-Error resource_error(const ResourceId& id, std::string message) {
-  return make_error(Status(ErrorCode::kInvalidExecutionPlan, std::move(message))
-                        .with_field("resource_id", id.str()));
-}
-
 Result<void> merge(std::map<ResourceId, Accumulator>& rows, const ResourceId& id, BufferUsage usage,
                    ElementType type, uint64_t end, uint64_t alignment, PlanResourceKind kind,
                    uint64_t minimum_bytes) {
@@ -74,9 +71,9 @@ Result<void> merge(std::map<ResourceId, Accumulator>& rows, const ResourceId& id
     if (it->second.summary.element_type != type) it->second.summary.element_type = ElementType::kU8;
   } else if (it->second.summary.usage != usage || it->second.summary.element_type != type ||
              it->second.summary.kind != kind) {
-    return resource_error(id, fmt::format("resource `{}` has conflicting usage, dtype, lifetime, "
-                                          "or demand",
-                                          id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "resource `{}` has conflicting usage, dtype, lifetime, or demand", id.str())
+        .with_field("resource_id", id.str());
   }
   Accumulator& row = it->second;
   row.end = std::max(row.end, end);
@@ -105,16 +102,18 @@ Result<PlanMemorySummary> build_memory_summary(
     for (const auto& binding : node.values) {
       for (const auto& c : binding.storage().components()) {
         if (alignment == 0 || c.offset_bytes % alignment != 0) {
-          return resource_error(c.resource_id,
-                                fmt::format("node `{}` {} offset {} in resource `{}` is not a "
-                                            "multiple of provider `{}` value alignment {}",
-                                            node.id.str(), binding.describe(), c.offset_bytes,
-                                            c.resource_id.str(), node.provider_id.str(), alignment));
+          return make_error(ErrorCode::kInvalidExecutionPlan,
+                            "node `{}` {} offset {} in resource `{}` is not a multiple of provider "
+                            "`{}` value alignment {}",
+                            node.id.str(), binding.describe(), c.offset_bytes, c.resource_id.str(),
+                            node.provider_id.str(), alignment)
+              .with_field("resource_id", c.resource_id.str());
         }
         auto end = checked_add(c.offset_bytes, c.length_bytes);
         if (!end) {
-          return resource_error(c.resource_id, fmt::format("resource `{}` range overflows",
-                                                           c.resource_id.str()));
+          return make_error(ErrorCode::kInvalidExecutionPlan, "resource `{}` range overflows",
+                            c.resource_id.str())
+              .with_field("resource_id", c.resource_id.str());
         }
         FERRITE_RETURN_IF_ERROR(merge(rows, c.resource_id, binding.usage(), c.element_type, *end,
                                       alignment, kind_of(binding.usage()), 0));
@@ -144,26 +143,29 @@ Result<PlanMemorySummary> build_memory_summary(
   for (auto& [id, row] : rows) {
     auto size = checked_align_up(row.end, row.summary.alignment_bytes);
     if (!size) {
-      return resource_error(id, fmt::format("resource `{}` size overflows or alignment {} is not "
-                                            "a power of two",
-                                            id.str(), row.summary.alignment_bytes));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "resource `{}` size overflows or alignment {} is not a power of two",
+                        id.str(), row.summary.alignment_bytes)
+          .with_field("resource_id", id.str());
     }
     row.summary.size_bytes = *size;
     uint64_t minimum = *size;  // bytes the smallest runnable scope needs
     if (auto scaled = token_scaled_states.find(id); scaled != token_scaled_states.end()) {
       const StateCapacityTokenScaled& demand = scaled->second;
       if (row.summary.kind != PlanResourceKind::kState || demand.bytes_per_token < row.end) {
-        return resource_error(id, fmt::format("token-scaled state demand is smaller than its "
-                                              "resolved resource range: `{}` binds {} bytes, "
-                                              "{} bytes per token",
-                                              id.str(), row.end, demand.bytes_per_token));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "token-scaled state demand is smaller than its resolved resource range: "
+                          "`{}` binds {} bytes, {} bytes per token",
+                          id.str(), row.end, demand.bytes_per_token)
+            .with_field("resource_id", id.str());
       }
       auto capacity = checked_mul(demand.bytes_per_token, demand.maximum_tokens);
       auto full = capacity ? checked_align_up(*capacity, row.summary.alignment_bytes) : std::nullopt;
       auto one = checked_align_up(demand.bytes_per_token, row.summary.alignment_bytes);
       if (!full || !one) {
-        return resource_error(id, fmt::format("token-scaled state `{}` capacity overflows u64",
-                                              id.str()));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "token-scaled state `{}` capacity overflows u64", id.str())
+            .with_field("resource_id", id.str());
       }
       row.summary.size_bytes = *full;
       row.summary.token_scaled = demand;
@@ -180,7 +182,9 @@ Result<PlanMemorySummary> build_memory_summary(
                                         ? checked_add(out.static_bytes, bytes)
                                         : checked_add(out.minimum_runnable_bytes, bytes);
     auto allocated = checked_add(out.allocated_bytes, row.summary.size_bytes);
-    if (!total || !allocated) return resource_error(id, "plan memory total overflows");
+    if (!total || !allocated)
+      return make_error(ErrorCode::kInvalidExecutionPlan, "plan memory total overflows")
+          .with_field("resource_id", id.str());
     out.allocated_bytes = *allocated;
     (row.summary.kind == PlanResourceKind::kStatic ? out.static_bytes : out.minimum_runnable_bytes) =
         *total;

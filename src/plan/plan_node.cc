@@ -1,16 +1,20 @@
 #include "ferrite/plan/plan_node.h"
 
+#include "ferrite/core/enum_names.h"
+
 namespace ferrite {
 
 using nlohmann::json;
 
+constexpr EnumNames<PlanSelectionReason, 3> kSelectionReasonNames{
+    "plan selection reason",
+    {{{PlanSelectionReason::kPreferredCompatible, "preferred_compatible"},
+      {PlanSelectionReason::kFallbackFromPreferred, "fallback_from_preferred"},
+      {PlanSelectionReason::kDeterministicCompatible, "deterministic_compatible"}}}};
+static_assert(kSelectionReasonNames.covers_in_order(PlanSelectionReason::kDeterministicCompatible));
+
 std::string_view plan_selection_reason_name(PlanSelectionReason reason) {
-  switch (reason) {
-    case PlanSelectionReason::kPreferredCompatible: return "preferred_compatible";
-    case PlanSelectionReason::kFallbackFromPreferred: return "fallback_from_preferred";
-    case PlanSelectionReason::kDeterministicCompatible: return "deterministic_compatible";
-  }
-  return "unknown";
+  return kSelectionReasonNames.name(reason, "unknown");
 }
 
 std::string_view plan_alias_kind_name(PlanAliasKind kind) {

@@ -9,11 +9,6 @@
 namespace ferrite {
 namespace {
 
-Error node_error(const NodeId& node, std::string message) {
-  return make_error(Status(ErrorCode::kInvalidExecutionPlan, std::move(message))
-                        .with_field("node_id", node.str()));
-}
-
 // The compatibility request resolution used (spec §6.5 step 3).
 ProviderCompatibilityRequest compatibility_request(const ProgramNode& node,
                                                    const OperationDescriptor& op,
@@ -50,24 +45,27 @@ Result<Selection> select_provider(const PlanNodeBuildContext& context, const Pro
                                   const PlanNodeResolution& resolution) {
   auto chosen = context.selection.chosen.find(node.id);
   if (chosen == context.selection.chosen.end()) {
-    return node_error(node.id, fmt::format("node `{}` has no jointly selected provider",
-                                           node.id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "node `{}` has no jointly selected provider", node.id.str())
+        .with_field("node_id", node.id.str());
   }
   const ProviderCompatibilityReport report =
       context.catalog.provider_compatibility(compatibility_request(node, op, resolution));
   if (std::find(report.compatible.begin(), report.compatible.end(), chosen->second) ==
           report.compatible.end() ||
       resolution.candidate(chosen->second) == nullptr) {
-    return node_error(node.id, fmt::format("node `{}` selected provider `{}` is not a compatible "
-                                           "resolution candidate",
-                                           node.id.str(), chosen->second.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "node `{}` selected provider `{}` is not a compatible resolution candidate",
+                      node.id.str(), chosen->second.str())
+        .with_field("node_id", node.id.str());
   }
   Selection out{chosen->second, PlanSelectionReason::kDeterministicCompatible, {}};
   auto add = [&](const ProviderId& id, PlanProviderRejectReason reason) -> Result<void> {
     if (!out.rejected.emplace(id, std::move(reason)).second) {
-      return node_error(node.id, fmt::format("node `{}` has duplicate rejection evidence for "
-                                             "provider `{}`",
-                                             node.id.str(), id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` has duplicate rejection evidence for provider `{}`",
+                        node.id.str(), id.str())
+          .with_field("node_id", node.id.str());
     }
     return {};
   };
@@ -86,9 +84,11 @@ Result<Selection> select_provider(const PlanNodeBuildContext& context, const Pro
     out.reason = *preferred == out.provider ? PlanSelectionReason::kPreferredCompatible
                                             : PlanSelectionReason::kFallbackFromPreferred;
     if (*preferred != out.provider && !out.rejected.contains(*preferred)) {
-      return node_error(node.id, fmt::format("node `{}` fallback from preferred provider `{}` "
-                                             "lacks typed rejection evidence",
-                                             node.id.str(), preferred->str()));
+      return make_error(
+                 ErrorCode::kInvalidExecutionPlan,
+                 "node `{}` fallback from preferred provider `{}` lacks typed rejection evidence",
+                 node.id.str(), preferred->str())
+          .with_field("node_id", node.id.str());
     }
   }
   // Every provider resolution dropped for storage stays visible in the plan,
@@ -124,9 +124,10 @@ Result<std::vector<PlanExactAlias>> exact_aliases(const PlanNodeBuildContext& co
     const bool equal = input != nullptr && input->storage() == output.storage();
     if (!equal) {
       if (kind == PlanAliasKind::kMust) {
-        return node_error(node.id, fmt::format("node `{}` {} must alias input[{}] but its storage "
-                                               "differs",
-                                               node.id.str(), output.describe(), *target));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "node `{}` {} must alias input[{}] but its storage differs",
+                          node.id.str(), output.describe(), *target)
+            .with_field("node_id", node.id.str());
       }
       continue;
     }
@@ -137,9 +138,10 @@ Result<std::vector<PlanExactAlias>> exact_aliases(const PlanNodeBuildContext& co
                            program.outputs().end();
     if (program.find_state_by_value(in) != nullptr || input->usage() != BufferUsage::kActivations ||
         last == context.last_consumers.end() || last->second != node_index || is_output) {
-      return node_error(node.id, fmt::format("node `{}` {} aliases {} which is still live, a "
-                                             "state or a program output",
-                                             node.id.str(), output.describe(), input->describe()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` {} aliases {} which is still live, a state or a program output",
+                        node.id.str(), output.describe(), input->describe())
+          .with_field("node_id", node.id.str());
     }
     out.push_back(PlanExactAlias{output.value_id(), output.ordinal(), in, input->ordinal(), kind});
   }
@@ -209,8 +211,10 @@ Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t nod
   }
   const ProgramNode& node = *context.program_nodes[node_index];
   if (resolution.node_id() != node.id) {
-    return node_error(node.id, fmt::format("resolution for node `{}` is out of program order",
-                                           resolution.node_id().str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "resolution for node `{}` is out of program order",
+                      resolution.node_id().str())
+        .with_field("node_id", node.id.str());
   }
   FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
                            context.catalog.operation_for_node(node.id, node.operation_id));
@@ -232,17 +236,19 @@ Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t nod
   const OperationProviderDescriptor* descriptor =
       context.catalog.find_provider(node.operation_id, selection.provider);
   if (plan == nullptr || descriptor == nullptr) {
-    return node_error(node.id, fmt::format("node `{}` provider `{}` vanished", node.id.str(),
-                                           selection.provider.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` provider `{}` vanished",
+                      node.id.str(), selection.provider.str())
+        .with_field("node_id", node.id.str());
   }
   FERRITE_RETURN_IF_ERROR(plan->validate_shape());
   if (plan->estimator_id() != descriptor->resource_estimator_id ||
       plan->estimator_version() != descriptor->resource_estimator_version ||
       plan->estimator_implementation_fingerprint() !=
           descriptor->resource_estimator_implementation_fingerprint) {
-    return node_error(node.id, fmt::format("node `{}` provider `{}` estimate does not come from "
-                                           "the catalog's estimator",
-                                           node.id.str(), selection.provider.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "node `{}` provider `{}` estimate does not come from the catalog's estimator",
+                      node.id.str(), selection.provider.str())
+        .with_field("node_id", node.id.str());
   }
 
   // Dependencies: producers of inputs ∪ state hazards.
@@ -250,8 +256,9 @@ Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t nod
   for (const auto& input : node.inputs) {
     if (auto it = context.producers.find(input); it != context.producers.end()) {
       if (it->second >= node_index) {
-        return node_error(node.id, fmt::format("node `{}` reads `{}` before it is produced",
-                                               node.id.str(), input.str()));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "node `{}` reads `{}` before it is produced", node.id.str(), input.str())
+            .with_field("node_id", node.id.str());
       }
       waits.insert(it->second);
     }

@@ -18,31 +18,30 @@ nlohmann::json RetainedCompletionValue::to_json() const {
 
 namespace {
 
-Error retention_error(const ProgramValueId& value, std::string message) {
-  return make_error(Status(ErrorCode::kInvalidExecutionPlan, std::move(message))
-                        .with_field("value_id", value.str()));
-}
-
 }  // namespace
 
 Result<CompletionReadback> RetainedCompletionValue::readback_request(
     const ResolvedTensorSpec& requested) const {
   if (!requested.is_contiguous()) {
-    return retention_error(value_id, fmt::format("readback of retained value `{}` must request a "
-                                                 "contiguous tensor, not {}",
-                                                 value_id.str(), requested.to_string()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "readback of retained value `{}` must request a contiguous tensor, not {}",
+                      value_id.str(), requested.to_string())
+        .with_field("value_id", value_id.str());
   }
   if (requested.element_type() != tensor.element_type()) {
-    return retention_error(value_id, fmt::format("readback of retained value `{}`: element type "
-                                                 "differs (requested {}, retained {})",
-                                                 value_id.str(), requested.to_string(),
-                                                 tensor.to_string()));
+    return make_error(
+               ErrorCode::kInvalidExecutionPlan,
+               "readback of retained value `{}`: element type differs (requested {}, retained {})",
+               value_id.str(), requested.to_string(), tensor.to_string())
+        .with_field("value_id", value_id.str());
   }
   if (requested.minimum_storage_bytes() > tensor.minimum_storage_bytes()) {
-    return retention_error(value_id, fmt::format("readback of retained value `{}`: {} bytes "
-                                                 "exceeds retained activation capacity of {} bytes",
-                                                 value_id.str(), requested.minimum_storage_bytes(),
-                                                 tensor.minimum_storage_bytes()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "readback of retained value `{}`: {} bytes exceeds retained activation "
+                      "capacity of {} bytes",
+                      value_id.str(), requested.minimum_storage_bytes(),
+                      tensor.minimum_storage_bytes())
+        .with_field("value_id", value_id.str());
   }
   return CompletionReadback{value_id,
                             producer_node_id,
@@ -57,22 +56,26 @@ Result<CompletionReadback> RetainedCompletionValue::readback_for_work(
   std::vector<uint64_t> dims = tensor.dimensions();
   if (const auto* tokens = std::get_if<WorkTokens>(&producer_work)) {
     if (tokens->value_id != value_id || tokens->axis >= dims.size() || !tensor.is_contiguous()) {
-      return retention_error(value_id, fmt::format("retained value `{}` has no contiguous token "
-                                                   "axis for a work-shaped readback",
-                                                   value_id.str()));
+      return make_error(
+                 ErrorCode::kInvalidExecutionPlan,
+                 "retained value `{}` has no contiguous token axis for a work-shaped readback",
+                 value_id.str())
+          .with_field("value_id", value_id.str());
     }
     for (uint32_t a = 0; a < tokens->axis; ++a) {
       if (dims[a] != 1) {
-        return retention_error(value_id, fmt::format("retained value `{}` token axis {} is not a "
-                                                     "contiguous prefix",
-                                                     value_id.str(), tokens->axis));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "retained value `{}` token axis {} is not a contiguous prefix",
+                          value_id.str(), tokens->axis)
+            .with_field("value_id", value_id.str());
       }
     }
     if (scheduled_tokens == 0 || scheduled_tokens > dims[tokens->axis]) {
-      return retention_error(value_id, fmt::format("readback of retained value `{}` for {} "
-                                                   "tokens is outside its capacity of {}",
-                                                   value_id.str(), scheduled_tokens,
-                                                   dims[tokens->axis]));
+      return make_error(
+                 ErrorCode::kInvalidExecutionPlan,
+                 "readback of retained value `{}` for {} tokens is outside its capacity of {}",
+                 value_id.str(), scheduled_tokens, dims[tokens->axis])
+          .with_field("value_id", value_id.str());
     }
     dims[tokens->axis] = scheduled_tokens;
   }
@@ -88,9 +91,10 @@ Result<std::vector<RetainedCompletionValue>> resolve_retained_completion_values(
   std::vector<RetainedCompletionValue> out;
   for (const ProgramValueId& value : retention.values()) {
     if (family.program().value_kind(value) != ProgramValueKind::kNodeOutput) {
-      return retention_error(value, fmt::format("completion retention must reference a semantic "
-                                                "node output: `{}`",
-                                                value.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "completion retention must reference a semantic node output: `{}`",
+                        value.str())
+          .with_field("value_id", value.str());
     }
     size_t producer = nodes.size();
     const ResolvedValueBinding* binding = nullptr;
@@ -105,20 +109,26 @@ Result<std::vector<RetainedCompletionValue>> resolve_retained_completion_values(
       }
     }
     if (count != 1 || binding == nullptr) {
-      return retention_error(value, fmt::format("retained value `{}` has {} producing output "
-                                                "bindings, expected exactly one",
-                                                value.str(), count));
+      return make_error(
+                 ErrorCode::kInvalidExecutionPlan,
+                 "retained value `{}` has {} producing output bindings, expected exactly one",
+                 value.str(), count)
+          .with_field("value_id", value.str());
     }
     if (binding->usage() != BufferUsage::kActivations ||
         binding->storage().components().size() != 1) {
-      return retention_error(value, fmt::format("retained value `{}` must be an Activations value "
-                                                "with exactly one storage component",
-                                                value.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "retained value `{}` must be an Activations value with exactly one storage "
+                        "component",
+                        value.str())
+          .with_field("value_id", value.str());
     }
     const ResolvedStorageComponent& component = binding->storage().components()[0];
     auto end = checked_add(component.offset_bytes, binding->tensor().minimum_storage_bytes());
-    if (!end) return retention_error(value, fmt::format("retained value `{}` range overflows",
-                                                        value.str()));
+    if (!end)
+      return make_error(ErrorCode::kInvalidExecutionPlan, "retained value `{}` range overflows",
+                        value.str())
+          .with_field("value_id", value.str());
     const ResolvedStorageComponent range{std::nullopt, component.resource_id, component.offset_bytes,
                                          binding->tensor().minimum_storage_bytes(),
                                          component.element_type};
@@ -127,10 +137,10 @@ Result<std::vector<RetainedCompletionValue>> resolve_retained_completion_values(
         if (&b == binding || !access_writes(b.access())) continue;
         for (const auto& c : b.storage().components()) {
           if (c.overlaps(range)) {
-            return retention_error(value, fmt::format("retained value `{}` is overwritten by node "
-                                                      "`{}` {}",
-                                                      value.str(), nodes[i].id.str(),
-                                                      b.describe()));
+            return make_error(ErrorCode::kInvalidExecutionPlan,
+                              "retained value `{}` is overwritten by node `{}` {}", value.str(),
+                              nodes[i].id.str(), b.describe())
+                .with_field("value_id", value.str());
           }
         }
       }

@@ -20,13 +20,15 @@ struct Piece {
   const ResolvedValueBinding* binding;
 };
 
-Error sharing_error(const ProgramValueId& a, const ProgramValueId& b, std::string_view why) {
+Error sharing_error(const ProgramValueId& a, const ProgramValueId& b, std::string_view why,
+                    SourceLocation location = SourceLocation::current()) {
   const auto& [first, second] = std::minmax(a, b);
-  return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                           fmt::format("values `{}` and `{}` overlap in storage {}", first.str(),
-                                       second.str(), why))
-                        .with_field("value_id", first.str())
-                        .with_field("other_value_id", second.str()));
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    fmt::format("values `{}` and `{}` overlap in storage {}", first.str(),
+                                second.str(), why),
+                    location)
+      .with_field("value_id", first.str())
+      .with_field("other_value_id", second.str());
 }
 
 // Non-activation resources: any byte overlap between different values must be

@@ -35,18 +35,21 @@ bool is_inverted(const AttributeConstraint& constraint) {
 }
 
 Error spec_error(const AttributeId& id, const AttributeConstraint& constraint,
-                 std::string_view reason) {
-  return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                           fmt::format("attribute `{}` constraint {} {}", id.str(),
-                                       describe_attribute_constraint(constraint), reason))
-                        .with_field("attribute", id.str()));
+                 std::string_view reason, SourceLocation location = SourceLocation::current()) {
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    fmt::format("attribute `{}` constraint {} {}", id.str(),
+                                describe_attribute_constraint(constraint), reason),
+                    location)
+      .with_field("attribute", id.str());
 }
 
-Error value_error(std::string message, const AttributeId& id, std::string_view context) {
-  Status status(ErrorCode::kInvalidExecutionPlan, std::move(message));
-  status.with_field("attribute", id.str());
-  if (!context.empty()) status.with_field("context", std::string(context));
-  return make_error(std::move(status));
+Error value_error(std::string message, const AttributeId& id, std::string_view context,
+                  SourceLocation location = SourceLocation::current()) {
+  Error error =
+      make_error(ErrorCode::kInvalidExecutionPlan, std::move(message), location)
+          .with_field("attribute", id.str());
+  if (context.empty()) return error;
+  return std::move(error).with_field("context", context);
 }
 
 // "node `a` attribute `x`", or "attribute `x`" without a context.

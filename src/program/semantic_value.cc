@@ -9,6 +9,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ferrite/core/enum_names.h"
+#include "ferrite/core/text.h"
+
 namespace ferrite {
 namespace {
 
@@ -57,27 +60,12 @@ std::optional<int64_t> signed_from_magnitude(bool negative, UInt128 magnitude) {
   return static_cast<int64_t>(magnitude);
 }
 
-// Renders untrusted text for a message: printable ASCII except '`' verbatim,
-// everything else as \xNN; long text is cut.
-std::string shown_text(std::string_view text) {
-  std::string shown;
-  for (size_t i = 0; i < text.size() && i < 64; ++i) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7f && c != '`') {
-      shown.push_back(static_cast<char>(c));
-    } else {
-      shown += fmt::format("\\x{:02x}", c);
-    }
-  }
-  if (text.size() > 64) shown += "...";
-  return shown;
-}
-
-Error parse_error(std::string_view text, std::string_view reason) {
+Error parse_error(std::string_view text, std::string_view reason,
+                  SourceLocation location = SourceLocation::current()) {
   std::string shown = shown_text(text);
-  return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                           fmt::format("rational `{}` {}", shown, reason))
-                        .with_field("text", shown));
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    fmt::format("rational `{}` {}", shown, reason), location)
+      .with_field("text", shown);
 }
 
 Error malformed(std::string_view text) {
@@ -241,28 +229,22 @@ SemanticValueKind kind_of(const SemanticValue& value) {
   return static_cast<SemanticValueKind>(value.index());
 }
 
+constexpr EnumNames<SemanticValueKind, 6> kSemanticValueKindNames{
+    "semantic value kind",
+    {{{SemanticValueKind::kBool, "bool"}, {SemanticValueKind::kInteger, "integer"},
+      {SemanticValueKind::kUnsigned, "unsigned"}, {SemanticValueKind::kRational, "rational"},
+      {SemanticValueKind::kText, "text"}, {SemanticValueKind::kIntegers, "integers"}}}};
+static_assert(kSemanticValueKindNames.covers_in_order(SemanticValueKind::kIntegers));
+
 std::string_view semantic_value_kind_name(SemanticValueKind kind) {
-  switch (kind) {
-    case SemanticValueKind::kBool: return "bool";
-    case SemanticValueKind::kInteger: return "integer";
-    case SemanticValueKind::kUnsigned: return "unsigned";
-    case SemanticValueKind::kRational: return "rational";
-    case SemanticValueKind::kText: return "text";
-    case SemanticValueKind::kIntegers: return "integers";
-  }
-  return "?";
+  return kSemanticValueKindNames.name(kind);
 }
 
 Result<SemanticValueKind> parse_semantic_value_kind(std::string_view name) {
-  for (auto kind : {SemanticValueKind::kBool, SemanticValueKind::kInteger,
-                    SemanticValueKind::kUnsigned, SemanticValueKind::kRational,
-                    SemanticValueKind::kText, SemanticValueKind::kIntegers}) {
-    if (semantic_value_kind_name(kind) == name) return kind;
-  }
-  return invalid_argument(fmt::format(
-      "unknown semantic value kind `{}` (expected bool, integer, unsigned, rational, text or "
-      "integers)",
-      shown_text(name)));
+  if (auto kind = kSemanticValueKindNames.find(name)) return *kind;
+  return invalid_argument(fmt::format("unknown {} `{}` (expected {})",
+                                      kSemanticValueKindNames.noun, shown_text(name),
+                                      kSemanticValueKindNames.expected_list()));
 }
 
 Result<void> validate_semantic_value(const SemanticValue& value) {

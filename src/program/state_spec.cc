@@ -3,35 +3,35 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/checked_math.h"
+#include "ferrite/core/enum_names.h"
 
 namespace ferrite {
 
+constexpr EnumNames<StateLifetime, 3> kStateLifetimeNames{
+    "state lifetime",
+    {{{StateLifetime::kRequest, "request"}, {StateLifetime::kSequence, "sequence"},
+      {StateLifetime::kStep, "step"}}}};
+static_assert(kStateLifetimeNames.covers_in_order(StateLifetime::kStep));
+
 std::string_view state_lifetime_name(StateLifetime lifetime) {
-  switch (lifetime) {
-    case StateLifetime::kRequest: return "request";
-    case StateLifetime::kSequence: return "sequence";
-    case StateLifetime::kStep: return "step";
-  }
-  return "?";
+  return kStateLifetimeNames.name(lifetime);
 }
 
 Result<StateLifetime> parse_state_lifetime(std::string_view name) {
-  if (name == "request") return StateLifetime::kRequest;
-  if (name == "sequence") return StateLifetime::kSequence;
-  if (name == "step") return StateLifetime::kStep;
-  return invalid_argument(
-      fmt::format("unknown state lifetime `{}` (expected request, sequence or step)", name));
+  return kStateLifetimeNames.parse(name);
 }
 
+constexpr EnumNames<StateInitialization, 2> kStateInitializationNames{
+    "state initialization",
+    {{{StateInitialization::kNone, "none"}, {StateInitialization::kZero, "zero"}}}};
+static_assert(kStateInitializationNames.covers_in_order(StateInitialization::kZero));
+
 std::string_view state_initialization_name(StateInitialization init) {
-  return init == StateInitialization::kZero ? "zero" : "none";
+  return kStateInitializationNames.name(init);
 }
 
 Result<StateInitialization> parse_state_initialization(std::string_view name) {
-  if (name == "none") return StateInitialization::kNone;
-  if (name == "zero") return StateInitialization::kZero;
-  return invalid_argument(
-      fmt::format("unknown state initialization `{}` (expected none or zero)", name));
+  return kStateInitializationNames.parse(name);
 }
 
 Result<void> validate_capacity_demand(const StateCapacityDemand& demand,

@@ -5,16 +5,11 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/checked_math.h"
+#include "ferrite/core/enum_names.h"
+#include "ferrite/core/overloaded.h"
 
 namespace ferrite {
 namespace {
-
-template <class... Fs>
-struct Overloaded : Fs... {
-  using Fs::operator()...;
-};
-template <class... Fs>
-Overloaded(Fs...) -> Overloaded<Fs...>;
 
 bool is_float_type(ElementType type) {
   return type == ElementType::kF16 || type == ElementType::kBf16 || type == ElementType::kF32;
@@ -38,47 +33,41 @@ std::optional<std::string> rational_problem(std::string_view what, const AffineR
 
 }  // namespace
 
+constexpr EnumNames<WeightComponentRole, 8> kWeightComponentRoleNames{
+    "weight component role",
+    {{{WeightComponentRole::kValues, "values"},
+      {WeightComponentRole::kPackedValues, "packed_values"},
+      {WeightComponentRole::kScales, "scales"},
+      {WeightComponentRole::kZeroPoints, "zero_points"},
+      {WeightComponentRole::kIndices, "indices"},
+      {WeightComponentRole::kPermutation, "permutation"},
+      {WeightComponentRole::kCodebook, "codebook"},
+      {WeightComponentRole::kMetadata, "metadata"}}},
+    EnumListStyle::kOneOf};
+static_assert(kWeightComponentRoleNames.covers_in_order(WeightComponentRole::kMetadata));
+
 std::string_view weight_component_role_name(WeightComponentRole role) {
-  switch (role) {
-    case WeightComponentRole::kValues: return "values";
-    case WeightComponentRole::kPackedValues: return "packed_values";
-    case WeightComponentRole::kScales: return "scales";
-    case WeightComponentRole::kZeroPoints: return "zero_points";
-    case WeightComponentRole::kIndices: return "indices";
-    case WeightComponentRole::kPermutation: return "permutation";
-    case WeightComponentRole::kCodebook: return "codebook";
-    case WeightComponentRole::kMetadata: return "metadata";
-  }
-  return "?";
+  return kWeightComponentRoleNames.name(role);
 }
 
 Result<WeightComponentRole> parse_weight_component_role(std::string_view name) {
-  for (WeightComponentRole role : kAllWeightComponentRoles) {
-    if (weight_component_role_name(role) == name) return role;
-  }
-  return invalid_argument(fmt::format(
-      "unknown weight component role `{}` (expected one of values, packed_values, scales, "
-      "zero_points, indices, permutation, codebook, metadata)",
-      name));
+  return kWeightComponentRoleNames.parse(name);
 }
 
+constexpr EnumNames<QuantizationPacking, 3> kQuantizationPackingNames{
+    "quantization packing",
+    {{{QuantizationPacking::kLinear, "linear"},
+      {QuantizationPacking::kInterleaved, "interleaved"},
+      {QuantizationPacking::kTiled, "tiled"}}},
+    EnumListStyle::kOneOf};
+static_assert(kQuantizationPackingNames.covers_in_order(QuantizationPacking::kTiled));
+
 std::string_view quantization_packing_name(QuantizationPacking packing) {
-  switch (packing) {
-    case QuantizationPacking::kLinear: return "linear";
-    case QuantizationPacking::kInterleaved: return "interleaved";
-    case QuantizationPacking::kTiled: return "tiled";
-  }
-  return "?";
+  return kQuantizationPackingNames.name(packing);
 }
 
 Result<QuantizationPacking> parse_quantization_packing(std::string_view name) {
-  for (QuantizationPacking packing :
-       {QuantizationPacking::kLinear, QuantizationPacking::kInterleaved,
-        QuantizationPacking::kTiled}) {
-    if (quantization_packing_name(packing) == name) return packing;
-  }
-  return invalid_argument(fmt::format(
-      "unknown quantization packing `{}` (expected one of linear, interleaved, tiled)", name));
+  return kQuantizationPackingNames.parse(name);
 }
 
 bool AffineRational::is_canonical() const {

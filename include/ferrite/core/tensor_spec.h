@@ -53,6 +53,8 @@ struct BlockedLayout {
   friend auto operator<=>(const BlockedLayout&, const BlockedLayout&) = default;
 };
 using ResolvedTensorLayout = std::variant<ContiguousLayout, StridedLayout, BlockedLayout>;
+// True when `order` holds each axis 0..rank-1 exactly once (a BlockedLayout's axis_order).
+bool is_axis_permutation(const std::vector<uint32_t>& order, size_t rank);
 
 // Seed-style debug rendering, e.g. "Strided { byte_strides: [16] }".
 std::string describe_layout(const ResolvedTensorLayout& layout);
