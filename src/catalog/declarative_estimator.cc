@@ -104,14 +104,12 @@ Result<ProviderWorkspaceRequirement> read_workspace(const JsonCursor& cursor,
   FERRITE_ASSIGN_OR_RETURN(ProviderWorkspaceSizeFormula formula, read_formula(formula_cursor));
   FERRITE_ASSIGN_OR_RETURN(uint64_t alignment_bytes, object.required_u64("alignment_bytes"));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor scope_cursor, object.required("scope"));
-  FERRITE_ASSIGN_OR_RETURN(std::string scope_text, scope_cursor.string());
-  auto scope = parse_provider_workspace_scope(scope_text);
-  if (!scope) {
-    return make_error(scope_cursor.wrap_error("is not a valid workspace scope", scope.error()));
-  }
+  FERRITE_ASSIGN_OR_RETURN(
+      ProviderWorkspaceScope scope,
+      scope_cursor.parsed_string(parse_provider_workspace_scope, "workspace scope"));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor storage_cursor, object.required("storage"));
   FERRITE_ASSIGN_OR_RETURN(DynamicStorageRequirement storage, read_storage(storage_cursor));
-  ProviderWorkspaceRequirement workspace{std::move(formula), alignment_bytes, *scope,
+  ProviderWorkspaceRequirement workspace{std::move(formula), alignment_bytes, scope,
                                          std::move(storage)};
   if (auto valid = validate_slot(slot, workspace); !valid) {
     return make_error(with_json_path(std::move(valid).error(), cursor.path()));

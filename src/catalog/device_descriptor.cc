@@ -1,5 +1,6 @@
 #include "ferrite/catalog/device_descriptor.h"
 
+#include "ferrite/core/json_array.h"
 #include <fmt/format.h>
 
 #include "ferrite/core/fingerprint.h"
@@ -13,15 +14,8 @@ constexpr EnumNames<DeviceClass, 3> kDeviceClassNames{
     "device class",
     {{{DeviceClass::kHost, "host"}, {DeviceClass::kAccelerator, "accelerator"},
       {DeviceClass::kReference, "reference"}}}};
-static_assert(kDeviceClassNames.covers_in_order(DeviceClass::kReference));
-
-std::string_view device_class_name(DeviceClass device_class) {
-  return kDeviceClassNames.name(device_class);
-}
-
-Result<DeviceClass> parse_device_class(std::string_view name) {
-  return kDeviceClassNames.parse(name);
-}
+FERRITE_ENUM_NAME_FUNCTIONS(kDeviceClassNames, DeviceClass::kReference,
+                            device_class_name, parse_device_class)
 
 Result<void> DeviceDescriptor::validate() const {
   const auto device_error = [&](std::string_view problem,
@@ -44,10 +38,11 @@ Result<void> DeviceDescriptor::validate() const {
 }
 
 json DeviceDescriptor::to_json() const {
-  json capability_list = json::array();
-  for (const auto& capability : capabilities) capability_list.push_back(capability.str());
-  json profiles = json::array();
-  for (const auto& profile : dynamic_storage_profiles) profiles.push_back(profile.to_string());
+  json capability_list =
+      json_array_of(capabilities, [&](const auto& capability) { return capability.str(); });
+  json profiles = json_array_of(dynamic_storage_profiles, [&](const auto& profile) {
+    return profile.to_string();
+  });
   return json{{"id", id.str()},
               {"class", device_class_name(device_class)},
               {"ordinal", ordinal},

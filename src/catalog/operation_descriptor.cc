@@ -1,5 +1,6 @@
 #include "ferrite/catalog/operation_descriptor.h"
 
+#include "ferrite/core/json_array.h"
 #include <fmt/format.h>
 
 #include "ferrite/core/checked_math.h"
@@ -15,15 +16,8 @@ constexpr EnumNames<ResourcePresence, 3> kResourcePresenceNames{
     "resource presence",
     {{{ResourcePresence::kForbidden, "forbidden"}, {ResourcePresence::kOptional, "optional"},
       {ResourcePresence::kRequired, "required"}}}};
-static_assert(kResourcePresenceNames.covers_in_order(ResourcePresence::kRequired));
-
-std::string_view resource_presence_name(ResourcePresence presence) {
-  return kResourcePresenceNames.name(presence);
-}
-
-Result<ResourcePresence> parse_resource_presence(std::string_view name) {
-  return kResourcePresenceNames.parse(name);
-}
+FERRITE_ENUM_NAME_FUNCTIONS(kResourcePresenceNames, ResourcePresence::kRequired,
+                            resource_presence_name, parse_resource_presence)
 
 Result<void> OperationDescriptor::validate() const {
   const std::string& op = id.str();
@@ -74,12 +68,10 @@ Result<void> OperationDescriptor::validate_attributes(
 }
 
 json OperationDescriptor::to_json() const {
-  json in = json::array();
-  for (const auto& c : inputs) in.push_back(tensor_contract_to_json(c));
-  json out = json::array();
-  for (const auto& c : outputs) out.push_back(tensor_contract_to_json(c));
-  json capabilities = json::array();
-  for (const auto& c : provider.required_capabilities) capabilities.push_back(c.str());
+  json in = json_array_of(inputs, [&](const auto& c) { return tensor_contract_to_json(c); });
+  json out = json_array_of(outputs, [&](const auto& c) { return tensor_contract_to_json(c); });
+  json capabilities =
+      json_array_of(provider.required_capabilities, [&](const auto& c) { return c.str(); });
   return json{
       {"id", id.str()},
       {"version", version.to_string()},

@@ -1,5 +1,6 @@
 #include "ferrite/catalog/provider_compatibility.h"
 
+#include "ferrite/core/json_array.h"
 #include <optional>
 
 #include <fmt/format.h>
@@ -25,8 +26,7 @@ std::string id_set_text(const std::set<Id>& ids) {
 
 template <class Id>
 json id_array(const std::set<Id>& ids) {
-  json out = json::array();
-  for (const auto& id : ids) out.push_back(id.str());
+  json out = json_array_of(ids, [&](const auto& id) { return id.str(); });
   return out;
 }
 
@@ -108,16 +108,16 @@ json reject_reason_to_json(const ProviderCompatibilityRejectReason& reason) {
 json ProviderCompatibilityReport::rejected_to_json() const {
   json out = json::array();
   for (const auto& [provider_id, reasons] : rejected) {
-    json reason_list = json::array();
-    for (const auto& reason : reasons) reason_list.push_back(reject_reason_to_json(reason));
+    json reason_list =
+        json_array_of(reasons, [&](const auto& reason) { return reject_reason_to_json(reason); });
     out.push_back(json{{"provider_id", provider_id.str()}, {"reasons", reason_list}});
   }
   return out;
 }
 
 json ProviderCompatibilityReport::to_json() const {
-  json compatible_list = json::array();
-  for (const auto& provider_id : compatible) compatible_list.push_back(provider_id.str());
+  json compatible_list =
+      json_array_of(compatible, [&](const auto& provider_id) { return provider_id.str(); });
   return json{{"compatible", compatible_list}, {"rejected", rejected_to_json()}};
 }
 

@@ -1,5 +1,6 @@
 #include "ferrite/catalog/provider_descriptor.h"
 
+#include "ferrite/core/json_array.h"
 #include <algorithm>
 #include <tuple>
 
@@ -19,8 +20,7 @@ auto binding_key(const ProviderStorageBindingRequirement& binding) {
 
 template <class Id>
 json id_array(const std::set<Id>& ids) {
-  json out = json::array();
-  for (const auto& id : ids) out.push_back(id.str());
+  json out = json_array_of(ids, [&](const auto& id) { return id.str(); });
   return out;
 }
 
@@ -29,19 +29,12 @@ json id_array(const std::set<Id>& ids) {
 constexpr EnumNames<ValueBindingRole, 2> kValueBindingRoleNames{
     "value binding role",
     {{{ValueBindingRole::kInput, "input"}, {ValueBindingRole::kOutput, "output"}}}};
-static_assert(kValueBindingRoleNames.covers_in_order(ValueBindingRole::kOutput));
-
-std::string_view value_binding_role_name(ValueBindingRole role) {
-  return kValueBindingRoleNames.name(role);
-}
-
-Result<ValueBindingRole> parse_value_binding_role(std::string_view name) {
-  return kValueBindingRoleNames.parse(name);
-}
+FERRITE_ENUM_NAME_FUNCTIONS(kValueBindingRoleNames, ValueBindingRole::kOutput,
+                            value_binding_role_name, parse_value_binding_role)
 
 json DynamicStorageRequirement::to_json() const {
-  json profiles = json::array();
-  for (const auto& profile : accepted_profiles) profiles.push_back(profile.to_string());
+  json profiles =
+      json_array_of(accepted_profiles, [&](const auto& profile) { return profile.to_string(); });
   return json{{"accepted_profiles", profiles}};
 }
 
@@ -122,8 +115,9 @@ const DynamicStorageRequirement* OperationProviderDescriptor::dynamic_storage_fo
 }
 
 json OperationProviderDescriptor::to_json() const {
-  json bindings = json::array();
-  for (const auto& binding : dynamic_storage_bindings) bindings.push_back(binding.to_json());
+  json bindings = json_array_of(dynamic_storage_bindings, [&](const auto& binding) {
+    return binding.to_json();
+  });
   return json{{"provider_id", provider_id.str()},
               {"operation_id", operation_id.str()},
               {"operation_fingerprint", operation_fingerprint},

@@ -36,15 +36,8 @@ constexpr EnumNames<BufferUsage, 7> kBufferUsageNames{
       {BufferUsage::kState, "state"}, {BufferUsage::kPersistent, "persistent"},
       {BufferUsage::kBinding, "binding"}, {BufferUsage::kScratch, "scratch"},
       {BufferUsage::kTransfer, "transfer"}}}};
-static_assert(kBufferUsageNames.covers_in_order(BufferUsage::kTransfer));
-
-std::string_view buffer_usage_name(BufferUsage usage) {
-  return kBufferUsageNames.name(usage);
-}
-
-Result<BufferUsage> parse_buffer_usage(std::string_view name) {
-  return kBufferUsageNames.parse(name);
-}
+FERRITE_ENUM_NAME_FUNCTIONS(kBufferUsageNames, BufferUsage::kTransfer,
+                            buffer_usage_name, parse_buffer_usage)
 
 Result<ResolvedStorageComponent> ResolvedStorageComponent::create(
     std::optional<WeightId> component_id, ResourceId resource_id, uint64_t offset_bytes,

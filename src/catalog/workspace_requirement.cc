@@ -33,15 +33,8 @@ constexpr EnumNames<ProviderWorkspaceScope, 5> kWorkspaceScopeNames{
     {{{ProviderWorkspaceScope::kPlan, "plan"}, {ProviderWorkspaceScope::kRequest, "request"},
       {ProviderWorkspaceScope::kSequence, "sequence"}, {ProviderWorkspaceScope::kStep, "step"},
       {ProviderWorkspaceScope::kInvocation, "invocation"}}}};
-static_assert(kWorkspaceScopeNames.covers_in_order(ProviderWorkspaceScope::kInvocation));
-
-std::string_view provider_workspace_scope_name(ProviderWorkspaceScope scope) {
-  return kWorkspaceScopeNames.name(scope);
-}
-
-Result<ProviderWorkspaceScope> parse_provider_workspace_scope(std::string_view name) {
-  return kWorkspaceScopeNames.parse(name);
-}
+FERRITE_ENUM_NAME_FUNCTIONS(kWorkspaceScopeNames, ProviderWorkspaceScope::kInvocation,
+                            provider_workspace_scope_name, parse_provider_workspace_scope)
 
 std::string_view workspace_formula_kind(const ProviderWorkspaceSizeFormula& formula) {
   return std::visit(Overloaded{

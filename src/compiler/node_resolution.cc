@@ -1,5 +1,6 @@
 #include "ferrite/compiler/node_resolution.h"
 
+#include "ferrite/core/json_array.h"
 #include <algorithm>
 #include <tuple>
 
@@ -139,8 +140,9 @@ std::string describe_plan_reject_reason(const PlanProviderRejectReason& reason) 
 json plan_reject_reason_to_json(const PlanProviderRejectReason& reason) {
   if (std::holds_alternative<ProviderNotRegistered>(reason)) return "not_registered";
   if (const auto* incompatible = std::get_if<ProviderIncompatible>(&reason)) {
-    json reasons = json::array();
-    for (const auto& r : incompatible->reasons) reasons.push_back(reject_reason_to_json(r));
+    json reasons = json_array_of(incompatible->reasons, [&](const auto& r) {
+      return reject_reason_to_json(r);
+    });
     return json{{"incompatible", reasons}};
   }
   json ids = json::array();

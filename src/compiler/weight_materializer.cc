@@ -1,5 +1,6 @@
 #include "ferrite/compiler/weight_materializer.h"
 
+#include "ferrite/core/json_array.h"
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -70,8 +71,7 @@ Result<void> WeightMaterializerDescriptor::validate() const {
 }
 
 json WeightMaterializerDescriptor::to_json() const {
-  json capabilities = json::array();
-  for (const auto& c : required_capabilities) capabilities.push_back(c.str());
+  json capabilities = json_array_of(required_capabilities, [&](const auto& c) { return c.str(); });
   json out{{"id", id.str()},
            {"version", version.to_string()},
            {"implementation_fingerprint", implementation_fingerprint},
@@ -199,8 +199,7 @@ ExecutionWeightPlan::ExecutionWeightPlan(std::string source_fp,
 json ExecutionWeightPlan::to_json() const {
   json sources = json::object();
   for (const auto& [id, list] : sources_) {
-    json ids = json::array();
-    for (const auto& s : list) ids.push_back(s.str());
+    json ids = json_array_of(list, [&](const auto& s) { return s.str(); });
     sources[id.str()] = ids;
   }
   json out{{"source_schema_fingerprint", source_schema_fingerprint_},

@@ -1,5 +1,6 @@
 #include "ferrite/compiler/weight_quality.h"
 
+#include "ferrite/core/json_array.h"
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -69,8 +70,7 @@ const ComponentQuality* WeightQualityApproval::find(const WeightId& id) const {
 }
 
 json WeightQualityApproval::to_json() const {
-  json list = json::array();
-  for (const auto& c : components) list.push_back(c.to_json());
+  json list = json_array_of(components, [&](const auto& c) { return c.to_json(); });
   return json{{"materializer_id", materializer_id.str()},
               {"materializer_version", materializer_version.to_string()},
               {"materializer_implementation_fingerprint", materializer_implementation_fingerprint},

@@ -26,22 +26,14 @@ constexpr EnumNames<ElementType, 8> kElementTypeNames{
       {ElementType::kI8, "i8"}, {ElementType::kI32, "i32"}, {ElementType::kF16, "f16"},
       {ElementType::kBf16, "bf16"}, {ElementType::kF32, "f32"}}},
     EnumListStyle::kOneOf};
-static_assert(kElementTypeNames.covers_in_order(ElementType::kF32));
-
-std::string_view element_type_name(ElementType type) {
-  return kElementTypeNames.name(type);
-}
+FERRITE_ENUM_NAME_FUNCTION(kElementTypeNames, ElementType::kF32, element_type_name)
 
 constexpr EnumNames<ElementType, 8> kElementTypeDebugNames{
     "element type",
     {{{ElementType::kBool, "Bool"}, {ElementType::kU8, "U8"}, {ElementType::kU32, "U32"},
       {ElementType::kI8, "I8"}, {ElementType::kI32, "I32"}, {ElementType::kF16, "F16"},
       {ElementType::kBf16, "Bf16"}, {ElementType::kF32, "F32"}}}};
-static_assert(kElementTypeDebugNames.covers_in_order(ElementType::kF32));
-
-std::string_view element_type_debug_name(ElementType type) {
-  return kElementTypeDebugNames.name(type);
-}
+FERRITE_ENUM_NAME_FUNCTION(kElementTypeDebugNames, ElementType::kF32, element_type_debug_name)
 
 Result<ElementType> parse_element_type(std::string_view name) {
   return kElementTypeNames.parse(name);

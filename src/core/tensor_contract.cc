@@ -32,15 +32,8 @@ constexpr EnumNames<TensorAccess, 3> kTensorAccessNames{
     "tensor access",
     {{{TensorAccess::kRead, "read"}, {TensorAccess::kWrite, "write"},
       {TensorAccess::kReadWrite, "read_write"}}}};
-static_assert(kTensorAccessNames.covers_in_order(TensorAccess::kReadWrite));
-
-std::string_view tensor_access_name(TensorAccess access) {
-  return kTensorAccessNames.name(access);
-}
-
-Result<TensorAccess> parse_tensor_access(std::string_view name) {
-  return kTensorAccessNames.parse(name);
-}
+FERRITE_ENUM_NAME_FUNCTIONS(kTensorAccessNames, TensorAccess::kReadWrite,
+                            tensor_access_name, parse_tensor_access)
 
 bool access_reads(TensorAccess access) { return access != TensorAccess::kWrite; }
 bool access_writes(TensorAccess access) { return access != TensorAccess::kRead; }

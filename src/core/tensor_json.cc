@@ -1,5 +1,7 @@
 #include "ferrite/core/tensor_json.h"
 
+#include "ferrite/core/json_array.h"
+
 namespace ferrite {
 
 using nlohmann::json;
@@ -61,12 +63,14 @@ json alias_policy_to_json(const AliasPolicy& alias) {
 }
 
 json tensor_contract_to_json(const TensorContract& contract) {
-  json dims = json::array();
-  for (const auto& d : contract.dimensions()) dims.push_back(dimension_constraint_to_json(d));
+  json dims = json_array_of(contract.dimensions(), [&](const auto& d) {
+    return dimension_constraint_to_json(d);
+  });
   json types = json::array();
   for (ElementType t : contract.element_types()) types.push_back(element_type_name(t));
-  json layouts = json::array();
-  for (const auto& l : contract.layouts()) layouts.push_back(layout_constraint_to_json(l));
+  json layouts = json_array_of(contract.layouts(), [&](const auto& l) {
+    return layout_constraint_to_json(l);
+  });
   return json{{"dimensions", dims},
               {"element_types", types},
               {"layouts", layouts},

@@ -13,10 +13,7 @@ Result<CanonicalRational> read_rational(const JsonCursor& cursor) {
   if (!cursor.is_string()) {
     return make_error(cursor.type_error("a rational written as a string (e.g. \"1/100000\")"));
   }
-  FERRITE_ASSIGN_OR_RETURN(std::string text, cursor.string());
-  auto value = CanonicalRational::parse_decimal(text);
-  if (!value) return make_error(cursor.wrap_error("is not a valid rational", value.error()));
-  return *value;
+  return cursor.parsed_string(CanonicalRational::parse_decimal, "rational");
 }
 
 Result<SemanticValue> read_semantic_value(const JsonCursor& cursor) {
@@ -62,10 +59,7 @@ Result<std::map<AttributeId, SemanticValue>> read_attribute_values(const JsonCur
 }
 
 Result<SemanticValueKind> read_semantic_value_kind(const JsonCursor& cursor) {
-  FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-  auto kind = parse_semantic_value_kind(name);
-  if (!kind) return make_error(cursor.wrap_error("is not a valid value kind", kind.error()));
-  return *kind;
+  return cursor.parsed_string(parse_semantic_value_kind, "value kind");
 }
 
 namespace {

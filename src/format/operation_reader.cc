@@ -58,12 +58,7 @@ Result<ProviderRequirement> read_provider(const JsonCursor& cursor) {
 }  // namespace
 
 Result<ResourcePresence> read_resource_presence(const JsonCursor& cursor) {
-  FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-  auto presence = parse_resource_presence(name);
-  if (!presence) {
-    return make_error(cursor.wrap_error("is not a valid resource presence", presence.error()));
-  }
-  return *presence;
+  return cursor.parsed_string(parse_resource_presence, "resource presence");
 }
 
 Result<OperationDescriptor> read_operation_descriptor(const JsonCursor& cursor) {

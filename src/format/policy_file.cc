@@ -50,12 +50,7 @@ Result<RuntimePolicy> read_policy_fields(const JsonCursor& cursor, bool with_env
 }  // namespace
 
 Result<DynamicStorageProfile> read_storage_profile(const JsonCursor& cursor) {
-  FERRITE_ASSIGN_OR_RETURN(std::string text, cursor.string());
-  auto profile = DynamicStorageProfile::parse(text);
-  if (!profile) {
-    return make_error(cursor.wrap_error("is not a valid storage profile", profile.error()));
-  }
-  return *profile;
+  return cursor.parsed_string(DynamicStorageProfile::parse, "storage profile");
 }
 
 Result<RuntimePolicy> read_runtime_policy(const JsonCursor& cursor) {

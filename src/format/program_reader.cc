@@ -53,22 +53,16 @@ Result<StateSpec> read_state_spec(const JsonCursor& cursor) {
   FERRITE_ASSIGN_OR_RETURN(JsonCursor tensor_cursor, object.required("tensor"));
   FERRITE_ASSIGN_OR_RETURN(ProgramTensorSpec tensor, read_program_tensor_spec(tensor_cursor));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor lifetime_cursor, object.required("lifetime"));
-  FERRITE_ASSIGN_OR_RETURN(std::string lifetime_name, lifetime_cursor.string());
-  auto lifetime = parse_state_lifetime(lifetime_name);
-  if (!lifetime) {
-    return make_error(lifetime_cursor.wrap_error("is not a valid state lifetime", lifetime.error()));
-  }
+  FERRITE_ASSIGN_OR_RETURN(StateLifetime lifetime,
+                           lifetime_cursor.parsed_string(parse_state_lifetime, "state lifetime"));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor demand_cursor, object.required("capacity_demand"));
   FERRITE_ASSIGN_OR_RETURN(StateCapacityDemand demand, read_capacity_demand(demand_cursor));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor init_cursor, object.required("initialization"));
-  FERRITE_ASSIGN_OR_RETURN(std::string init_name, init_cursor.string());
-  auto initialization = parse_state_initialization(init_name);
-  if (!initialization) {
-    return make_error(
-        init_cursor.wrap_error("is not a valid state initialization", initialization.error()));
-  }
-  return StateSpec{std::move(id),  std::move(value), std::move(tensor),
-                   *lifetime,      demand,           *initialization};
+  FERRITE_ASSIGN_OR_RETURN(
+      StateInitialization initialization,
+      init_cursor.parsed_string(parse_state_initialization, "state initialization"));
+  return StateSpec{std::move(id), std::move(value), std::move(tensor),
+                   lifetime,      demand,           initialization};
 }
 
 // GCC 12 reports a false -Wmaybe-uninitialized when it inlines the move of a

@@ -10,10 +10,7 @@
 namespace ferrite {
 
 Result<ElementType> read_element_type(const JsonCursor& cursor) {
-  FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-  auto type = parse_element_type(name);
-  if (!type) return make_error(cursor.wrap_error("is not a valid element type", type.error()));
-  return *type;
+  return cursor.parsed_string(parse_element_type, "element type");
 }
 
 namespace {
@@ -143,10 +140,7 @@ Result<LayoutConstraint> read_layout_constraint(const JsonCursor& cursor) {
 }
 
 Result<TensorAccess> read_tensor_access(const JsonCursor& cursor) {
-  FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-  auto access = parse_tensor_access(name);
-  if (!access) return make_error(cursor.wrap_error("is not a valid tensor access", access.error()));
-  return *access;
+  return cursor.parsed_string(parse_tensor_access, "tensor access");
 }
 
 Result<AliasPolicy> read_alias_policy(const JsonCursor& cursor) {

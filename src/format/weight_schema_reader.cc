@@ -39,19 +39,11 @@ Result<AffineRational> read_affine_rational(const JsonCursor& cursor) {
 }
 
 Result<WeightComponentRole> read_role(const JsonCursor& cursor) {
-  FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-  auto role = parse_weight_component_role(name);
-  if (!role) return make_error(cursor.wrap_error("is not a valid component role", role.error()));
-  return *role;
+  return cursor.parsed_string(parse_weight_component_role, "component role");
 }
 
 Result<QuantizationPacking> read_packing(const JsonCursor& cursor) {
-  FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
-  auto packing = parse_quantization_packing(name);
-  if (!packing) {
-    return make_error(cursor.wrap_error("is not a valid quantization packing", packing.error()));
-  }
-  return *packing;
+  return cursor.parsed_string(parse_quantization_packing, "quantization packing");
 }
 
 Result<PhysicalWeightLayout> read_layout_at_depth(const JsonCursor& cursor, size_t depth) {

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/core/checked_math.h"
 #include "ferrite/core/status.h"
 
 namespace ferrite::models_detail {
@@ -26,6 +27,35 @@ inline Error format_error_at(ErrorCode code, std::string_view source, uint64_t o
   return make_error(code, fmt::format("{}: offset {}: {}", source, offset, message), location)
       .with_field("file", source)
       .with_field("offset", offset);
+}
+
+// The bytes [offset, offset + size) of a mapped model file, for a tensor its
+// reader located there; kInvalidArgument "<source>: tensor `name` lies outside
+// this file" when they are not all inside `file` (a tensor of another file).
+inline Result<std::span<const std::byte>> tensor_bytes(std::span<const std::byte> file,
+                                                       std::string_view source,
+                                                       std::string_view name, uint64_t offset,
+                                                       uint64_t size) {
+  const auto end = checked_add(offset, size);
+  if (!end || *end > file.size()) {
+    return make_error(ErrorCode::kInvalidArgument, "{}: tensor `{}` lies outside this file",
+                      source, name)
+        .with_field("tensor", name);
+  }
+  return file.subspan(static_cast<size_t>(offset), static_cast<size_t>(size));
+}
+
+// A model file's tensor looked up by name: the bytes of `tensor`, or
+// kInvalidArgument "<source>: no tensor named `name`" when it is null.
+template <class Tensor, class File>
+Result<std::span<const std::byte>> named_tensor_bytes(const File& file, const Tensor* tensor,
+                                                      std::string_view source,
+                                                      std::string_view name) {
+  if (tensor == nullptr) {
+    return make_error(ErrorCode::kInvalidArgument, "{}: no tensor named `{}`", source, name)
+        .with_field("tensor", name);
+  }
+  return file.tensor_data(*tensor);
 }
 
 class ByteReader {

@@ -546,25 +546,12 @@ Result<std::span<const std::byte>> GgufFile::tensor_data(const GgufTensorInfo& t
   }
   // Bounds were checked by parse_gguf; re-check cheaply in case `tensor`
   // belongs to another file.
-  const auto end = checked_add(tensor.offset, *tensor.byte_size);
-  if (!end || *end > file_.size()) {
-    return make_error(Status(ErrorCode::kInvalidArgument,
-                             fmt::format("{}: tensor `{}` lies outside this file", model_.source,
-                                         tensor.name))
-                          .with_field("tensor", tensor.name));
-  }
-  return file_.bytes().subspan(static_cast<size_t>(tensor.offset),
-                               static_cast<size_t>(*tensor.byte_size));
+  return models_detail::tensor_bytes(file_.bytes(), model_.source, tensor.name, tensor.offset,
+                                     *tensor.byte_size);
 }
 
 Result<std::span<const std::byte>> GgufFile::tensor_data(std::string_view name) const {
-  const GgufTensorInfo* tensor = model_.find_tensor(name);
-  if (tensor == nullptr) {
-    return make_error(Status(ErrorCode::kInvalidArgument,
-                             fmt::format("{}: no tensor named `{}`", model_.source, name))
-                          .with_field("tensor", std::string(name)));
-  }
-  return tensor_data(*tensor);
+  return models_detail::named_tensor_bytes(*this, model_.find_tensor(name), model_.source, name);
 }
 
 }  // namespace ferrite

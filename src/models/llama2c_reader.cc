@@ -212,25 +212,13 @@ Result<Llama2cFile> Llama2cFile::open(const std::filesystem::path& path) {
 }
 
 Result<std::span<const std::byte>> Llama2cFile::tensor_data(const Llama2cTensor& tensor) const {
-  const auto end = checked_add(tensor.offset, tensor.byte_size);
-  if (!end || *end > file_.size()) {
-    return make_error(Status(ErrorCode::kInvalidArgument,
-                             fmt::format("{}: tensor `{}` lies outside this file",
-                                         checkpoint_.source, tensor.name))
-                          .with_field("tensor", tensor.name));
-  }
-  return file_.bytes().subspan(static_cast<size_t>(tensor.offset),
-                               static_cast<size_t>(tensor.byte_size));
+  return models_detail::tensor_bytes(file_.bytes(), checkpoint_.source, tensor.name, tensor.offset,
+                                     tensor.byte_size);
 }
 
 Result<std::span<const std::byte>> Llama2cFile::tensor_data(std::string_view name) const {
-  const Llama2cTensor* tensor = checkpoint_.find_tensor(name);
-  if (tensor == nullptr) {
-    return make_error(Status(ErrorCode::kInvalidArgument,
-                             fmt::format("{}: no tensor named `{}`", checkpoint_.source, name))
-                          .with_field("tensor", std::string(name)));
-  }
-  return tensor_data(*tensor);
+  return models_detail::named_tensor_bytes(*this, checkpoint_.find_tensor(name), checkpoint_.source,
+                                            name);
 }
 
 Result<Llama2cTokenizer> parse_llama2c_tokenizer(std::span<const std::byte> file,

@@ -1,5 +1,6 @@
 #include "ferrite/plan/execution_plan.h"
 
+#include "ferrite/core/json_array.h"
 #include <algorithm>
 #include <map>
 #include <set>
@@ -94,8 +95,7 @@ Result<std::map<ResourceId, StateCapacityTokenScaled>> token_scaled_state_resour
 }
 
 json weight_format_set(const std::set<QuantizationFormatId>& formats) {
-  json out = json::array();
-  for (const auto& f : formats) out.push_back(f.str());
+  json out = json_array_of(formats, [&](const auto& f) { return f.str(); });
   return out;
 }
 
@@ -160,10 +160,8 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   plan.memory_.activation_arenas = resolution.activation_arenas;
 
   const WeightSchema& weights = resolution.execution_weights.schema();
-  json nodes = json::array();
-  for (const auto& n : plan.nodes_) nodes.push_back(n.to_json());
-  json retained = json::array();
-  for (const auto& r : plan.retained_) retained.push_back(r.to_json());
+  json nodes = json_array_of(plan.nodes_, [&](const auto& n) { return n.to_json(); });
+  json retained = json_array_of(plan.retained_, [&](const auto& r) { return r.to_json(); });
   json payload{
       {"schema", kPlanSchema},
       {"plan_id", ""},

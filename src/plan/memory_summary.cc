@@ -1,5 +1,6 @@
 #include "ferrite/plan/memory_summary.h"
 
+#include "ferrite/core/json_array.h"
 #include <map>
 
 #include <fmt/format.h>
@@ -36,10 +37,8 @@ json PlanResourceSummary::to_json() const {
 }
 
 json PlanMemorySummary::to_json() const {
-  json rows = json::array();
-  for (const auto& r : resources) rows.push_back(r.to_json());
-  json arenas = json::array();
-  for (const auto& a : activation_arenas) arenas.push_back(a.to_json());
+  json rows = json_array_of(resources, [&](const auto& r) { return r.to_json(); });
+  json arenas = json_array_of(activation_arenas, [&](const auto& a) { return a.to_json(); });
   return json{{"resources", std::move(rows)},
               {"activation_arenas", std::move(arenas)},
               {"static_bytes", static_bytes},

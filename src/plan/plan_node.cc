@@ -1,5 +1,6 @@
 #include "ferrite/plan/plan_node.h"
 
+#include "ferrite/core/json_array.h"
 #include "ferrite/core/enum_names.h"
 
 namespace ferrite {
@@ -30,8 +31,7 @@ json PlanExactAlias::to_json() const {
 }
 
 json StateEffect::to_json() const {
-  json ids = json::array();
-  for (const auto& id : resource_ids) ids.push_back(id.str());
+  json ids = json_array_of(resource_ids, [&](const auto& id) { return id.str(); });
   return json{{"state_id", state_id.str()},
               {"access", tensor_access_name(access)},
               {"lifetime", state_lifetime_name(lifetime)},
@@ -47,10 +47,8 @@ json optional_id(const std::optional<ResourceId>& id) {
 }  // namespace
 
 json PlanNode::to_json() const {
-  json deps = json::array();
-  for (const auto& d : dependencies) deps.push_back(d.str());
-  json capabilities = json::array();
-  for (const auto& c : required_capabilities) capabilities.push_back(c.str());
+  json deps = json_array_of(dependencies, [&](const auto& d) { return d.str(); });
+  json capabilities = json_array_of(required_capabilities, [&](const auto& c) { return c.str(); });
   json attrs = json::object();
   for (const auto& [attribute, v] : attributes) attrs[attribute.str()] = semantic_value_to_json(v);
   json rejected = json::array();
@@ -58,16 +56,11 @@ json PlanNode::to_json() const {
     rejected.push_back(json{{"provider_id", rejected_id.str()},
                             {"reason", plan_reject_reason_to_json(reason)}});
   }
-  json compatible = json::array();
-  for (const auto& c : compatible_providers) compatible.push_back(c.str());
-  json bindings = json::array();
-  for (const auto& b : values) bindings.push_back(b.to_json());
-  json aliases = json::array();
-  for (const auto& a : exact_aliases) aliases.push_back(a.to_json());
-  json effects = json::array();
-  for (const auto& e : state_effects) effects.push_back(e.to_json());
-  json all = json::array();
-  for (const auto& r : resources) all.push_back(r.str());
+  json compatible = json_array_of(compatible_providers, [&](const auto& c) { return c.str(); });
+  json bindings = json_array_of(values, [&](const auto& b) { return b.to_json(); });
+  json aliases = json_array_of(exact_aliases, [&](const auto& a) { return a.to_json(); });
+  json effects = json_array_of(state_effects, [&](const auto& e) { return e.to_json(); });
+  json all = json_array_of(resources, [&](const auto& r) { return r.str(); });
   return json{{"id", id.str()},
               {"dependencies", std::move(deps)},
               {"operation_id", operation_id.str()},

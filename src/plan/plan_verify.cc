@@ -4,6 +4,7 @@
 
 #include "ferrite/core/fingerprint.h"
 #include "ferrite/core/json_reader.h"
+#include "ferrite/core/text.h"
 
 namespace ferrite {
 
@@ -87,8 +88,9 @@ const nlohmann::json* json_at_path(const nlohmann::json& root, std::string_view 
     } else if (path[i] == '[') {
       const size_t end = path.find(']', i);
       if (end == std::string_view::npos) return nullptr;
-      const size_t index = std::stoul(std::string(path.substr(i + 1, end - i - 1)));
-      at = at->is_array() && index < at->size() ? &(*at)[index] : nullptr;
+      const auto index = parse_decimal_u64(path.substr(i + 1, end - i - 1));
+      if (!index) return nullptr;
+      at = at->is_array() && *index < at->size() ? &(*at)[static_cast<size_t>(*index)] : nullptr;
       i = end + 1;
     } else {
       return nullptr;

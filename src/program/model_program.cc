@@ -1,5 +1,6 @@
 #include "ferrite/program/model_program.h"
 
+#include "ferrite/core/json_array.h"
 #include <algorithm>
 #include <set>
 
@@ -306,8 +307,7 @@ json state_spec_to_json(const StateSpec& state) {
 
 json ModelProgram::to_json() const {
   auto ids = [](const std::vector<ProgramValueId>& values) {
-    json out = json::array();
-    for (const auto& v : values) out.push_back(v.str());
+    json out = json_array_of(values, [&](const auto& v) { return v.str(); });
     return out;
   };
   json blocks = json::array();
@@ -328,8 +328,8 @@ json ModelProgram::to_json() const {
     }
     blocks.push_back(json{{"id", block.id}, {"nodes", nodes}});
   }
-  json states = json::array();
-  for (const auto& state : states_) states.push_back(state_spec_to_json(state));
+  json states =
+      json_array_of(states_, [&](const auto& state) { return state_spec_to_json(state); });
   json weights = json::array();
   for (const auto& weight : weights_) {
     weights.push_back(json{{"weight", weight.weight_id.str()},

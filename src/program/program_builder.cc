@@ -24,7 +24,7 @@ ProgramBuilder::ProgramBuilder(std::string_view family_id) {
 
 void ProgramBuilder::fail(std::string_view call, const Status& status) {
   if (error_) return;
-  error_ = Status(status).with_context(call);
+  error_ = Status(status).annotate("{}", call);
 }
 
 ValueRef ProgramBuilder::new_value(std::string_view call, std::string_view value_id) {

@@ -234,11 +234,8 @@ constexpr EnumNames<SemanticValueKind, 6> kSemanticValueKindNames{
     {{{SemanticValueKind::kBool, "bool"}, {SemanticValueKind::kInteger, "integer"},
       {SemanticValueKind::kUnsigned, "unsigned"}, {SemanticValueKind::kRational, "rational"},
       {SemanticValueKind::kText, "text"}, {SemanticValueKind::kIntegers, "integers"}}}};
-static_assert(kSemanticValueKindNames.covers_in_order(SemanticValueKind::kIntegers));
-
-std::string_view semantic_value_kind_name(SemanticValueKind kind) {
-  return kSemanticValueKindNames.name(kind);
-}
+FERRITE_ENUM_NAME_FUNCTION(kSemanticValueKindNames, SemanticValueKind::kIntegers,
+                           semantic_value_kind_name)
 
 Result<SemanticValueKind> parse_semantic_value_kind(std::string_view name) {
   if (auto kind = kSemanticValueKindNames.find(name)) return *kind;

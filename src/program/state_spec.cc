@@ -11,28 +11,14 @@ constexpr EnumNames<StateLifetime, 3> kStateLifetimeNames{
     "state lifetime",
     {{{StateLifetime::kRequest, "request"}, {StateLifetime::kSequence, "sequence"},
       {StateLifetime::kStep, "step"}}}};
-static_assert(kStateLifetimeNames.covers_in_order(StateLifetime::kStep));
-
-std::string_view state_lifetime_name(StateLifetime lifetime) {
-  return kStateLifetimeNames.name(lifetime);
-}
-
-Result<StateLifetime> parse_state_lifetime(std::string_view name) {
-  return kStateLifetimeNames.parse(name);
-}
+FERRITE_ENUM_NAME_FUNCTIONS(kStateLifetimeNames, StateLifetime::kStep,
+                            state_lifetime_name, parse_state_lifetime)
 
 constexpr EnumNames<StateInitialization, 2> kStateInitializationNames{
     "state initialization",
     {{{StateInitialization::kNone, "none"}, {StateInitialization::kZero, "zero"}}}};
-static_assert(kStateInitializationNames.covers_in_order(StateInitialization::kZero));
-
-std::string_view state_initialization_name(StateInitialization init) {
-  return kStateInitializationNames.name(init);
-}
-
-Result<StateInitialization> parse_state_initialization(std::string_view name) {
-  return kStateInitializationNames.parse(name);
-}
+FERRITE_ENUM_NAME_FUNCTIONS(kStateInitializationNames, StateInitialization::kZero,
+                            state_initialization_name, parse_state_initialization)
 
 Result<void> validate_capacity_demand(const StateCapacityDemand& demand,
                                       uint64_t tensor_min_bytes) {

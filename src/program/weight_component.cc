@@ -44,15 +44,8 @@ constexpr EnumNames<WeightComponentRole, 8> kWeightComponentRoleNames{
       {WeightComponentRole::kCodebook, "codebook"},
       {WeightComponentRole::kMetadata, "metadata"}}},
     EnumListStyle::kOneOf};
-static_assert(kWeightComponentRoleNames.covers_in_order(WeightComponentRole::kMetadata));
-
-std::string_view weight_component_role_name(WeightComponentRole role) {
-  return kWeightComponentRoleNames.name(role);
-}
-
-Result<WeightComponentRole> parse_weight_component_role(std::string_view name) {
-  return kWeightComponentRoleNames.parse(name);
-}
+FERRITE_ENUM_NAME_FUNCTIONS(kWeightComponentRoleNames, WeightComponentRole::kMetadata,
+                            weight_component_role_name, parse_weight_component_role)
 
 constexpr EnumNames<QuantizationPacking, 3> kQuantizationPackingNames{
     "quantization packing",
@@ -60,15 +53,8 @@ constexpr EnumNames<QuantizationPacking, 3> kQuantizationPackingNames{
       {QuantizationPacking::kInterleaved, "interleaved"},
       {QuantizationPacking::kTiled, "tiled"}}},
     EnumListStyle::kOneOf};
-static_assert(kQuantizationPackingNames.covers_in_order(QuantizationPacking::kTiled));
-
-std::string_view quantization_packing_name(QuantizationPacking packing) {
-  return kQuantizationPackingNames.name(packing);
-}
-
-Result<QuantizationPacking> parse_quantization_packing(std::string_view name) {
-  return kQuantizationPackingNames.parse(name);
-}
+FERRITE_ENUM_NAME_FUNCTIONS(kQuantizationPackingNames, QuantizationPacking::kTiled,
+                            quantization_packing_name, parse_quantization_packing)
 
 bool AffineRational::is_canonical() const {
   if (denominator == 0) return false;

@@ -92,3 +92,17 @@ struct EnumNames {
 };
 
 }  // namespace ferrite
+
+// Defines the public name function of an enum over its table: after a
+// static_assert that TABLE names every enumerator in order up to LAST,
+// `std::string_view NAME_FN(E)` (and, with the second form, `Result<E>
+// PARSE_FN(std::string_view)`), E being LAST's enum. For the tables whose
+// functions only forward to them, so the forwarding is written once.
+//   FERRITE_ENUM_NAME_FUNCTIONS(kTensorAccessNames, TensorAccess::kReadWrite,
+//                               tensor_access_name, parse_tensor_access)
+#define FERRITE_ENUM_NAME_FUNCTION(TABLE, LAST, NAME_FN) \
+  static_assert((TABLE).covers_in_order(LAST));           \
+  std::string_view NAME_FN(decltype(LAST) value) { return (TABLE).name(value); }
+#define FERRITE_ENUM_NAME_FUNCTIONS(TABLE, LAST, NAME_FN, PARSE_FN) \
+  FERRITE_ENUM_NAME_FUNCTION(TABLE, LAST, NAME_FN)                  \
+  ::ferrite::Result<decltype(LAST)> PARSE_FN(std::string_view text) { return (TABLE).parse(text); }

@@ -50,6 +50,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ferrite/core/contract_version.h"
@@ -123,6 +124,16 @@ class JsonCursor {
   // Wraps an inner status (e.g. a wire-name parse error) as kSerialization:
   // "`path` <what>: <inner message>".
   Status wrap_error(std::string_view what, const Status& inner) const;
+  // The string here read by `parse` (a text → Result<T> function such as
+  // parse_tensor_access); its error is wrapped as "is not a valid <what>".
+  template <class Parse>
+  auto parsed_string(Parse&& parse, std::string_view what) const
+      -> decltype(parse(std::string_view{})) {
+    FERRITE_ASSIGN_OR_RETURN(std::string text, string());
+    auto value = parse(text);
+    if (!value) return make_error(wrap_error(fmt::format("is not a valid {}", what), value.error()));
+    return value;
+  }
 
   // An object whose keys are all in `allowed` (else "unknown field `path.key`",
   // reported for the first unknown key in byte order).

@@ -1,22 +1,15 @@
 #include "f32_kernels.h"
 
+#include "ferrite/core/enum_names.h"
+
 namespace ferrite::fast {
 
-std::string_view isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::kPortable: return "portable";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
-  }
-  return "portable";
-}
+constexpr EnumNames<Isa, 3> kIsaNames{
+    "instruction set",
+    {{{Isa::kPortable, "portable"}, {Isa::kAvx2, "avx2"}, {Isa::kAvx512, "avx512"}}}};
+FERRITE_ENUM_NAME_FUNCTION(kIsaNames, Isa::kAvx512, isa_name)
 
-std::optional<Isa> parse_isa(std::string_view name) {
-  for (Isa isa : {Isa::kPortable, Isa::kAvx2, Isa::kAvx512}) {
-    if (isa_name(isa) == name) return isa;
-  }
-  return std::nullopt;
-}
+std::optional<Isa> parse_isa(std::string_view name) { return kIsaNames.find(name); }
 
 bool isa_supported(Isa isa) {
 #if defined(__x86_64__) || defined(__i386__)
