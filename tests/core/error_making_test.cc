@@ -1,5 +1,6 @@
 // The one way to make an error (make_error with a format and a location),
 // annotations on propagation, enum name tables and the decimal reader.
+#include <any>
 #include <cstring>
 #include <string>
 
@@ -32,6 +33,27 @@ Result<void> propagates_twice() {
 Result<void> propagates_plainly() {
   FERRITE_RETURN_IF_ERROR(propagates());
   return {};
+}
+
+// An error returned into Result<std::any> stays an error (Error is move-only,
+// so std::any cannot take it as a value), also through the propagation macros.
+Result<std::any> any_config(bool fail) {
+  if (fail) return make_error(ErrorCode::kInvalidModelConfig, "config `{}` is bad", "x");
+  return std::any(7);
+}
+Result<std::any> any_config_propagated() {
+  FERRITE_ASSIGN_OR_RETURN(std::any inner, any_config(true));
+  return inner;
+}
+
+TEST(ErrorMakingTest, ErrorsStayErrorsInResultsOfAny) {
+  static_assert(!std::is_constructible_v<std::any, Error>);
+  const Result<std::any> failed = any_config(true);
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_EQ(failed.error().message(), "config `x` is bad");
+  EXPECT_FALSE(any_config_propagated().has_value());
+  ASSERT_TRUE(any_config(false).has_value());
+  EXPECT_EQ(std::any_cast<int>(*any_config(false)), 7);
 }
 
 TEST(ErrorMakingTest, MakeErrorFormatsAndRecordsFieldsAndItsLocation) {

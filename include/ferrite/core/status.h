@@ -180,9 +180,19 @@ using Result = tl::expected<T, Status>;
 
 // The error side of a Result, with the builder calls of Status so that an error
 // can be made, given fields and returned in one expression.
+//
+// Hazard: Error is move-only on purpose. Result<T>'s converting constructor
+// takes any U that T can be made from, and std::any can be made from any
+// copyable type: a copyable Error returned from a function whose result is
+// Result<std::any> (the families' config mappings) would become the *value*
+// of that Result instead of its error. tests/core/error_making_test.cc checks it.
 class [[nodiscard]] Error : public tl::unexpected<Status> {
  public:
   using tl::unexpected<Status>::unexpected;
+  Error(Error&&) = default;
+  Error& operator=(Error&&) = default;
+  Error(const Error&) = delete;
+  Error& operator=(const Error&) = delete;
 
   // A string value is stored as it is; anything else through fmt::to_string.
   template <class Value>
