@@ -25,7 +25,14 @@ json contract(json dims, const char* dtype, const char* access) {
           {"access", access},   {"alias", "no_alias"}};
 }
 
+// `inputs`/`outputs` are lists of contracts; a braced list of one element
+// reaches a json parameter as that element under clang and as a one-element
+// array under g++, so a lone contract is wrapped here.
+json contract_list(json list) { return list.is_array() ? list : json::array({list}); }
+
 json operation(const char* id, json inputs, json outputs) {
+  inputs = contract_list(std::move(inputs));
+  outputs = contract_list(std::move(outputs));
   return {{"id", id},
           {"version", "1.0"},
           {"inputs", inputs},
