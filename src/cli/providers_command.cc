@@ -8,16 +8,14 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/text_table.h"
+#include "ferrite/core/json_array.h"
 #include "providers/builtin/builtin_providers.h"
 
 namespace ferrite::cli {
 namespace {
 
-template <class Ids>
-std::vector<std::string> id_strings(const Ids& ids) {
-  std::vector<std::string> out;
-  for (const auto& id : ids) out.push_back(id.str());
-  return out;
+nlohmann::json id_strings(const auto& ids) {
+  return json_array_of(ids, [](const auto& id) { return id.str(); });
 }
 
 // One provider as listed: its kernels registered alone, with the settings
@@ -29,9 +27,9 @@ Result<nlohmann::json> describe_provider(const NamedProvider& provider,
   FERRITE_ASSIGN_OR_RETURN(std::string isa, provider.instruction_set(settings));
   nlohmann::json operations = nlohmann::json::array();
   for (const auto& [key, spec] : kernels.specs()) {
-    const auto weight_formats =
-        spec.weight_formats.empty() ? std::vector<std::string>{"weight-format.dense"}
-                                    : id_strings(spec.weight_formats);
+    const nlohmann::json weight_formats = spec.weight_formats.empty()
+                                              ? nlohmann::json::array({"weight-format.dense"})
+                                              : id_strings(spec.weight_formats);
     operations.push_back({{"operation", spec.operation.id.str()},
                           {"provider_id", spec.provider_id.str()},
                           {"version", spec.version.to_string()},

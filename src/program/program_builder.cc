@@ -14,11 +14,8 @@ std::string call_name(std::string_view method, std::string_view id) {
 }  // namespace
 
 ProgramBuilder::ProgramBuilder(std::string_view family_id) {
-  auto id = ModelFamilyId::create(std::string(family_id));
-  if (!id) {
-    fail(call_name("ProgramBuilder", family_id), id.error());
-    return;
-  }
+  auto id = checked_id<ModelFamilyId>(call_name("ProgramBuilder", family_id), family_id);
+  if (!id) return;
   family_id_ = std::move(*id);
 }
 
@@ -28,11 +25,8 @@ void ProgramBuilder::fail(std::string_view call, const Status& status) {
 }
 
 ValueRef ProgramBuilder::new_value(std::string_view call, std::string_view value_id) {
-  auto id = ProgramValueId::create(std::string(value_id));
-  if (!id) {
-    fail(call, id.error());
-    return {};
-  }
+  auto id = checked_id<ProgramValueId>(call, value_id);
+  if (!id) return {};
   if (known_.contains(*id)) {
     fail(call, Status(ErrorCode::kInvalidModelConfig,
                       fmt::format("value `{}` is already defined", value_id))
@@ -74,11 +68,8 @@ ValueRef ProgramBuilder::weight(std::string_view weight_id, std::string_view val
                                 ProgramTensorSpec tensor, WeightStorage storage) {
   if (error_) return {};
   const std::string call = call_name("weight", weight_id);
-  auto id = WeightId::create(std::string(weight_id));
-  if (!id) {
-    fail(call, id.error());
-    return {};
-  }
+  auto id = checked_id<WeightId>(call, weight_id);
+  if (!id) return {};
   ValueRef ref = new_value(call, value_id);
   if (!ref.valid()) return ref;
   weight_tensors_.push_back(WeightTensorSpec{.id = *id,
@@ -96,11 +87,8 @@ ValueRef ProgramBuilder::dense_f32_weight(std::string_view weight_id, std::strin
                                           std::string_view component_id,
                                           std::string_view external_name) {
   if (error_) return {};
-  auto component = WeightId::create(std::string(component_id));
-  if (!component) {
-    fail(call_name("dense_f32_weight", weight_id), component.error());
-    return {};
-  }
+  auto component = checked_id<WeightId>(call_name("dense_f32_weight", weight_id), component_id);
+  if (!component) return {};
   WeightStorage storage{
       .components = {WeightComponentSpec{.id = *component,
                                          .role = WeightComponentRole::kValues,
@@ -119,11 +107,8 @@ ValueRef ProgramBuilder::state(std::string_view state_id, std::string_view value
                                StateCapacityDemand capacity, StateInitialization initialization) {
   if (error_) return {};
   const std::string call = call_name("state", state_id);
-  auto id = StateId::create(std::string(state_id));
-  if (!id) {
-    fail(call, id.error());
-    return {};
-  }
+  auto id = checked_id<StateId>(call, state_id);
+  if (!id) return {};
   ValueRef ref = new_value(call, value_id);
   if (!ref.valid()) return ref;
   states_.push_back(StateSpec{std::move(*id), values_[ref.index], std::move(tensor), lifetime,
@@ -151,10 +136,10 @@ std::vector<ValueRef> ProgramBuilder::add_node(const NodeSpec& spec) {
   };
   if (blocks_.empty()) return bad("no block: call block() first");
   if (spec.outputs.empty()) return bad("a node needs at least one output");
-  auto id = NodeId::create(std::string(spec.id));
-  if (!id) return fail(call, id.error()), out;
-  auto operation = OperationId::create(std::string(spec.operation));
-  if (!operation) return fail(call, operation.error()), out;
+  auto id = checked_id<NodeId>(call, spec.id);
+  if (!id) return out;
+  auto operation = checked_id<OperationId>(call, spec.operation);
+  if (!operation) return out;
   ProgramNode node{.id = std::move(*id),
                    .operation_id = std::move(*operation),
                    .required_version = spec.version,

@@ -1,7 +1,6 @@
 #include "ferrite/runtime/executor.h"
 
 #include <cstring>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -34,6 +33,9 @@ Result<const WeightComponentSpec*> weight_component(const WeightSchema& schema,
 struct Executor::Resources {
   std::map<ResourceId, Executor::Buffer> buffers;
   std::map<ResourceId, StateCapacityTokenScaled> token_scaled;
+  // The execution component stored at each (resource, offset) a weight
+  // binding names, found once by `place_weights` and handed to kernels.
+  std::map<std::pair<ResourceId, uint64_t>, const WeightComponentSpec*> weights;
 
   // The address of one storage component, checked to lie inside its resource.
   Result<std::byte*> locate(const ResolvedStorageComponent& c) const {
@@ -91,12 +93,13 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
   FERRITE_RETURN_IF_ERROR(ex->allocate_resources(plan, *ex->allocator_, resources));
   FERRITE_RETURN_IF_ERROR(
       place_weights(plan, resources, family, weights, execution_weights, materializer));
-  FERRITE_RETURN_IF_ERROR(ex->bind_kernels(plan, resources, execution_weights.schema(), kernels));
+  FERRITE_RETURN_IF_ERROR(ex->bind_kernels(plan, resources, kernels));
   // The token capacity: the leading extent of the program inputs.
   for (const auto& input : family.program().inputs()) {
     auto it = ex->values_.find(input);
     if (it == ex->values_.end()) continue;
-    const uint64_t extent = it->second.tensor.dimensions().empty() ? 1 : it->second.tensor.dimensions()[0];
+    const auto& dimensions = it->second.tensor.dimensions();
+    const uint64_t extent = dimensions.empty() ? 1 : dimensions[0];
     ex->token_capacity_ = ex->token_capacity_ == 0 ? extent : std::min(ex->token_capacity_, extent);
   }
   return ex;
@@ -166,8 +169,9 @@ Result<void> Executor::allocate_resources(const ExecutionPlan& plan,
 // plan's quality approval (source sha256) when there is one, and converted
 // by `materializer` — one such component in memory at a time. Errors name
 // the component (missing from the schema, several sources, unapproved
-// weights) or the resource (a placement outside it).
-Result<void> Executor::place_weights(const ExecutionPlan& plan, const Resources& resources,
+// weights) or the resource (a placement outside it). Records each placed
+// component in `resources.weights` for bind_kernels.
+Result<void> Executor::place_weights(const ExecutionPlan& plan, Resources& resources,
                                      const PreparedModelFamily& family,
                                      const WeightSource& weights,
                                      const ExecutionWeightPlan& execution_weights,
@@ -211,14 +215,15 @@ Result<void> Executor::place_weights(const ExecutionPlan& plan, const Resources&
     }
     return materializer.materialize_component(*source, source_bytes, target, destination);
   };
-  std::set<std::pair<ResourceId, uint64_t>> filled;
   for (const auto& node : plan.nodes()) {
     for (const auto& binding : node.values) {
       if (binding.usage() != BufferUsage::kWeights) continue;
       for (const auto& c : binding.storage().components()) {
         FERRITE_ASSIGN_OR_RETURN(const WeightComponentSpec* component,
                                  weight_component(schema, c));
-        if (!filled.emplace(c.resource_id, c.offset_bytes).second) continue;
+        if (!resources.weights.try_emplace({c.resource_id, c.offset_bytes}, component).second) {
+          continue;  // placed for an earlier node
+        }
         FERRITE_ASSIGN_OR_RETURN(std::byte * at, resources.locate(c));
         FERRITE_RETURN_IF_ERROR(fill_component(*component, std::span(at, c.length_bytes)));
       }
@@ -232,11 +237,11 @@ Result<void> Executor::place_weights(const ExecutionPlan& plan, const Resources&
 // component is located in `resources` (a token-scaled state must start at
 // offset 0 and hold all its rows), recorded in `values_` for write_input /
 // output_f32, and handed to the factory with its tensor, its token rows and,
-// for a weight, its execution component; the node's scratch resource too.
+// for a weight, the execution component place_weights found for it; the
+// node's scratch resource too.
 // The bound kernels go to `kernels_` in plan order. Errors name the node and
 // value, or are the factory's.
 Result<void> Executor::bind_kernels(const ExecutionPlan& plan, const Resources& resources,
-                                    const WeightSchema& schema,
                                     const std::vector<const CpuProviderSpec*>& kernels) {
   node_id_storage_.reserve(plan.nodes().size());
   kernels_.reserve(plan.nodes().size());
@@ -255,7 +260,12 @@ Result<void> Executor::bind_kernels(const ExecutionPlan& plan, const Resources& 
       const WeightComponentSpec* weight = nullptr;
       if (binding.usage() == BufferUsage::kWeights) {
         for (const auto& c : components) {
-          FERRITE_ASSIGN_OR_RETURN(weight, weight_component(schema, c));
+          auto placed = resources.weights.find({c.resource_id, c.offset_bytes});
+          if (placed == resources.weights.end()) {
+            return load_error(fmt::format("node `{}`: weight `{}` was not placed",
+                                          node.id.str(), binding.value_id().str()));
+          }
+          weight = placed->second;
         }
       }
       if (components.size() != 1) {

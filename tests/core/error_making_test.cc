@@ -85,11 +85,11 @@ TEST(ErrorMakingTest, AnnotationsPrefixTheMessageAsWithContextDid) {
   EXPECT_NE(debug.find("made at "), std::string::npos) << debug;
   EXPECT_NE(debug.find("annotated at "), std::string::npos) << debug;
 
-  Status old_way(ErrorCode::kIo, "inner");
-  old_way.with_context("outer");
+  Status literal(ErrorCode::kIo, "inner");
+  literal.annotate("outer");
   Status new_way(ErrorCode::kIo, "inner");
   new_way.annotate("{}", "outer");
-  EXPECT_EQ(old_way, new_way);
+  EXPECT_EQ(literal, new_way);
   EXPECT_EQ(new_way.message(), "outer: inner");
 }
 

@@ -77,17 +77,17 @@ TEST(StatusTest, WithFieldOnRvalueReturnsTheUpdatedStatus) {
   EXPECT_EQ(status.fields().at("k2"), "v2");
 }
 
-TEST(StatusTest, WithContextPrefixesTheMessage) {
+TEST(StatusTest, AnnotationsPrefixTheMessage) {
   Status status(ErrorCode::kSerialization, "missing key `id`");
-  status.with_context("plan.json").with_context("loading");
+  status.annotate("{}", "plan.json").annotate("loading");
   EXPECT_EQ(status.message(), "loading: plan.json: missing key `id`");
   EXPECT_EQ(status.code(), ErrorCode::kSerialization);
   EXPECT_EQ(status.to_string(), "serialization: loading: plan.json: missing key `id`");
 }
 
-TEST(StatusTest, WithContextOnRvalueKeepsFields) {
+TEST(StatusTest, AnnotationOnRvalueKeepsFields) {
   Status status =
-      Status(ErrorCode::kIo, "inner").with_field("path", "/tmp/x").with_context("outer");
+      Status(ErrorCode::kIo, "inner").with_field("path", "/tmp/x").annotate("outer");
   EXPECT_EQ(status.message(), "outer: inner");
   EXPECT_EQ(status.fields().at("path"), "/tmp/x");
 }

@@ -141,19 +141,6 @@ class [[nodiscard]] Status {
     return std::move(*this);
   }
 
-  // The old way to annotate, with a runtime string (to be removed once every
-  // stage uses annotate()).
-  Status& with_context(std::string_view context,
-                       SourceLocation location = SourceLocation::current()) & {
-    add_annotation(std::string(context), location);
-    return *this;
-  }
-  Status&& with_context(std::string_view context,
-                        SourceLocation location = SourceLocation::current()) && {
-    add_annotation(std::string(context), location);
-    return std::move(*this);
-  }
-
   // "invalid_execution_plan: <message>".
   std::string to_string() const;
   // to_string() plus where the error was made and annotated, for debugging:

@@ -116,6 +116,16 @@ class ProgramBuilder {
   Result<PreparedModelFamily> finish(WeightSchemaHeader schema, nlohmann::json config) &&;
 
  private:
+  // `text` as an Id, or nullopt after recording its error as the call's.
+  template <class Id>
+  std::optional<Id> checked_id(std::string_view call, std::string_view text) {
+    auto id = Id::create(std::string(text));
+    if (!id) {
+      fail(call, id.error());
+      return std::nullopt;
+    }
+    return std::move(*id);
+  }
   ValueRef new_value(std::string_view call, std::string_view value_id);
   bool resolve(std::string_view call, const std::vector<ValueRef>& refs,
                std::vector<ProgramValueId>& out);

@@ -105,13 +105,12 @@ class Executor {
       const ExecutionPlan& plan, const CpuProviderRegistry& providers);
   Result<void> allocate_resources(const ExecutionPlan& plan, const DeviceAllocator& allocator,
                                   Resources& resources);
-  static Result<void> place_weights(const ExecutionPlan& plan, const Resources& resources,
+  static Result<void> place_weights(const ExecutionPlan& plan, Resources& resources,
                                     const PreparedModelFamily& family,
                                     const WeightSource& weights,
                                     const ExecutionWeightPlan& execution_weights,
                                     const WeightMaterializer& materializer);
   Result<void> bind_kernels(const ExecutionPlan& plan, const Resources& resources,
-                            const WeightSchema& schema,
                             const std::vector<const CpuProviderSpec*>& kernels);
 
   std::shared_ptr<const DeviceAllocator> allocator_;  // outlives buffers_
