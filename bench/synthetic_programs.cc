@@ -50,7 +50,7 @@ Result<PreparedModelFamily> chain_program(uint32_t nodes) {
 }
 
 std::map<ProgramValueId, ProgramTensorSpec> llama_inputs(uint64_t tokens) {
-  return llama_compile_inputs(tokens);
+  return decoder_compile_inputs(tokens);
 }
 
 std::map<ProgramValueId, ProgramTensorSpec> chain_inputs(uint64_t tokens) {

@@ -21,16 +21,6 @@ std::set<Id> set_difference(const std::set<Id>& from, const std::set<Id>& remove
   return out;
 }
 
-template <class Id>
-std::string id_set_text(const std::set<Id>& ids) {
-  std::string text = "{";
-  for (const auto& id : ids) {
-    if (text.size() > 1) text += ", ";
-    text += id.str();
-  }
-  return text + "}";
-}
-
 // "operation `op` is unsupported on device `d`: reason".
 Error operation_unsupported(const DeviceId& device, const OperationId& op, std::string_view reason,
                             SourceLocation location = SourceLocation::current()) {
@@ -105,14 +95,14 @@ Result<void> check_provider(const DeviceDescriptor& device, const OperationCatal
     return provider_unsupported(
         device.id, provider,
         fmt::format("provider needs capabilities {} the device does not advertise",
-                    id_set_text(extra)));
+                    identity_list_text(extra)));
   }
   if (auto missing = set_difference(op->provider.required_capabilities, provider.capabilities);
       !missing.empty()) {
     return provider_unsupported(
         device.id, provider,
         fmt::format("provider lacks the operation's required capabilities {}",
-                    id_set_text(missing)));
+                    identity_list_text(missing)));
   }
   return {};
 }
@@ -146,7 +136,7 @@ Result<CapabilityCatalog> CapabilityCatalog::create(
       return operation_unsupported(
           device_id, op_id,
           fmt::format("the device does not advertise required capabilities {}",
-                      id_set_text(missing)));
+                      identity_list_text(missing)));
     }
     FERRITE_ASSIGN_OR_RETURN(std::string fingerprint, op.fingerprint());
     fingerprints.emplace(op_id, std::move(fingerprint));

@@ -1,34 +1,16 @@
 #include "ferrite/catalog/provider_compatibility.h"
 
-#include "ferrite/core/json_array.h"
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "ferrite/core/json_array.h"
 #include "ferrite/core/overloaded.h"
 
 namespace ferrite {
 namespace {
 
 using nlohmann::json;
-
-template <class Id>
-std::string id_set_text(const std::set<Id>& ids) {
-  std::string text = "{";
-  bool first = true;
-  for (const auto& id : ids) {
-    if (!first) text += ", ";
-    text += id.str();
-    first = false;
-  }
-  return text + "}";
-}
-
-template <class Id>
-json id_array(const std::set<Id>& ids) {
-  json out = json_array_of(ids, [&](const auto& id) { return id.str(); });
-  return out;
-}
 
 json version_pair(const ContractVersion& required, const ContractVersion& available) {
   return json{{"required", required.to_string()}, {"available", available.to_string()}};
@@ -70,13 +52,13 @@ std::string describe_reject_reason(const ProviderCompatibilityRejectReason& reas
                                r.available.to_string(), r.required.to_string());
           },
           [](const MissingCapabilities& r) {
-            return "missing capabilities " + id_set_text(r.capabilities);
+            return "missing capabilities " + identity_list_text(r.capabilities);
           },
           [](const UnsupportedWeightFormats& r) {
-            return "unsupported weight formats " + id_set_text(r.formats);
+            return "unsupported weight formats " + identity_list_text(r.formats);
           },
           [](const UnsupportedQuantizationFormats& r) {
-            return "unsupported quantization formats " + id_set_text(r.formats);
+            return "unsupported quantization formats " + identity_list_text(r.formats);
           },
       },
       reason);
@@ -92,14 +74,14 @@ json reject_reason_to_json(const ProviderCompatibilityRejectReason& reason) {
             return json{{"provider_version_mismatch", version_pair(r.required, r.available)}};
           },
           [](const MissingCapabilities& r) {
-            return json{{"missing_capabilities", {{"capabilities", id_array(r.capabilities)}}}};
+            return json{{"missing_capabilities", {{"capabilities", json_identity_array(r.capabilities)}}}};
           },
           [](const UnsupportedWeightFormats& r) {
-            return json{{"unsupported_weight_formats", {{"formats", id_array(r.formats)}}}};
+            return json{{"unsupported_weight_formats", {{"formats", json_identity_array(r.formats)}}}};
           },
           [](const UnsupportedQuantizationFormats& r) {
             return json{
-                {"unsupported_quantization_formats", {{"formats", id_array(r.formats)}}}};
+                {"unsupported_quantization_formats", {{"formats", json_identity_array(r.formats)}}}};
           },
       },
       reason);

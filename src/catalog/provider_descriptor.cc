@@ -1,6 +1,5 @@
 #include "ferrite/catalog/provider_descriptor.h"
 
-#include "ferrite/core/json_array.h"
 #include <algorithm>
 #include <tuple>
 
@@ -8,6 +7,7 @@
 
 #include "ferrite/core/fingerprint.h"
 #include "ferrite/core/enum_names.h"
+#include "ferrite/core/json_array.h"
 
 namespace ferrite {
 namespace {
@@ -16,12 +16,6 @@ using nlohmann::json;
 
 auto binding_key(const ProviderStorageBindingRequirement& binding) {
   return std::make_tuple(binding.role, binding.ordinal);
-}
-
-template <class Id>
-json id_array(const std::set<Id>& ids) {
-  json out = json_array_of(ids, [&](const auto& id) { return id.str(); });
-  return out;
 }
 
 }  // namespace
@@ -124,9 +118,9 @@ json OperationProviderDescriptor::to_json() const {
               {"provider_implementation_fingerprint", provider_implementation_fingerprint},
               {"version", version.to_string()},
               {"device_id", device_id.str()},
-              {"capabilities", id_array(capabilities)},
-              {"accepted_weight_formats", id_array(accepted_weight_formats)},
-              {"accepted_quantization_formats", id_array(accepted_quantization_formats)},
+              {"capabilities", json_identity_array(capabilities)},
+              {"accepted_weight_formats", json_identity_array(accepted_weight_formats)},
+              {"accepted_quantization_formats", json_identity_array(accepted_quantization_formats)},
               {"dynamic_storage_bindings", bindings},
               {"resource_estimator_id", resource_estimator_id},
               {"resource_estimator_version", resource_estimator_version.to_string()},

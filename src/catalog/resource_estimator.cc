@@ -3,19 +3,10 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/fingerprint.h"
+#include "ferrite/core/json_array.h"
 #include "ferrite/program/model_program.h"
 
 namespace ferrite {
-namespace {
-
-template <class Id>
-nlohmann::json id_array(const std::set<Id>& ids) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const Id& id : ids) out.push_back(id.str());
-  return out;
-}
-
-}  // namespace
 
 OperationResourceEstimator::~OperationResourceEstimator() = default;
 
@@ -87,9 +78,9 @@ Result<std::string> estimator_input_fingerprint(
       {"attributes", std::move(attribute_json)},
       {"provider_id", provider_id.str()},
       {"values", std::move(value_json)},
-      {"required_capabilities", id_array(required_capabilities)},
-      {"required_weight_formats", id_array(required_weight_formats)},
-      {"required_quantization_formats", id_array(required_quantization_formats)}};
+      {"required_capabilities", json_identity_array(required_capabilities)},
+      {"required_weight_formats", json_identity_array(required_weight_formats)},
+      {"required_quantization_formats", json_identity_array(required_quantization_formats)}};
   return canonical_fingerprint(material);
 }
 

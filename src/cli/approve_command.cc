@@ -8,26 +8,25 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/model_files.h"
 #include "cli/plan_sources.h"
 #include "cli/text_table.h"
 #include "ferrite/format/atomic_file.h"
 #include "ferrite/format/weight_quality_file.h"
 #include "ferrite/materializers/ggml_block_materializer.h"
-#include "families/llama/llama_checkpoint.h"
 
 namespace ferrite::cli {
 
 int run_approve_weights(const ApproveArgs& args, std::ostream& out, std::ostream& err) {
   auto id = block_materializer_option("--weights", args.weights);
   if (!id) return report_error(id.error(), args.json, out, err);
-  auto checkpoint = open_llama_checkpoint(args.model_path, std::nullopt);
-  if (!checkpoint) return report_error(checkpoint.error(), args.json, out, err);
-  auto family = build_llama_family(checkpoint->config);
-  if (!family) return report_error(family.error(), args.json, out, err);
+  auto model = open_model(args.model_path, std::nullopt, UINT64_MAX);
+  if (!model) return report_error(model.error(), args.json, out, err);
+  const PreparedModelFamily* family = &model->family;
   auto registry = default_weight_materializers();
   if (!registry) return report_error(registry.error(), args.json, out, err);
   const WeightMaterializer& materializer = *registry->find(*id);
-  const WeightSource& weights = *checkpoint->weights;
+  const WeightSource& weights = *model->checkpoint.weights;
   auto approval = measure_weight_quality(
       materializer, *family,
       [&](const WeightComponentSpec& c, std::span<std::byte> to) { return weights.fill(c, to); });

@@ -4,8 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "cli/model_files.h"
 #include "cli/model_sources.h"
-#include "families/llama/llama_checkpoint.h"
+#include "ferrite/runtime/generation.h"
 #include "providers/builtin/builtin_providers.h"
 #include "ferrite/format/policy_file.h"
 #include "ferrite/format/weight_quality_file.h"
@@ -142,11 +143,13 @@ bool is_model_path(const std::string& path) {
 
 namespace {
 
-// A model file: the `llama` family from its config, compiled by default for
-// this binary's CPU providers, with a default token capacity.
+// A model file: the program of the family it names, built for the model's own
+// context, compiled by default for this binary's CPU providers, with a
+// default token capacity.
 Result<CompileInputs> load_model_inputs(const PlanSourceArgs& args) {
-  FERRITE_ASSIGN_OR_RETURN(auto checkpoint, open_llama_checkpoint(args.program_path, std::nullopt));
-  FERRITE_ASSIGN_OR_RETURN(PreparedModelFamily family, build_llama_family(checkpoint.config));
+  FERRITE_ASSIGN_OR_RETURN(OpenedModel model,
+                           open_model(args.program_path, std::nullopt, UINT64_MAX));
+  PreparedModelFamily family = std::move(model.family);
   auto load_model_target = [&]() -> Result<CompilationTarget> {
     if (!args.catalog_path.empty()) return read_target_catalog_file(args.catalog_path);
     FERRITE_ASSIGN_OR_RETURN(ProviderRegistry registry, builtin_providers());
@@ -158,8 +161,8 @@ Result<CompileInputs> load_model_inputs(const PlanSourceArgs& args) {
   FERRITE_ASSIGN_OR_RETURN(RuntimePolicy policy, load_policy(args, target.catalog.device()));
   std::vector<std::string> inputs = args.inputs;
   if (inputs.empty()) {
-    inputs = {fmt::format("{}=u32[{}]", kLlamaTokens, kDefaultModelTokenCapacity),
-              fmt::format("{}=u32[{}]", kLlamaPositions, kDefaultModelTokenCapacity)};
+    inputs = {fmt::format("{}=u32[{}]", kDecoderTokens, kDefaultModelTokenCapacity),
+              fmt::format("{}=u32[{}]", kDecoderPositions, kDefaultModelTokenCapacity)};
   }
   FERRITE_ASSIGN_OR_RETURN(ProgramPlanCompileOptions options,
                            build_compile_options(inputs, args.tensors, std::nullopt));

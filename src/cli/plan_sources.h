@@ -60,7 +60,8 @@ struct CompileInputs {
 
 inline constexpr uint64_t kDefaultPolicyScheduledTokens = 4096;
 // A model file given as PROGRAM (`.gguf`, llama2.c `.bin`, a directory with
-// config.json): the `llama` family is built from its config and, without
+// config.json): the program of the family the file names (cli/model_files.h)
+// is built from its config and, without
 // --catalog, compiled for the registered provider kDefaultModelProvider on a
 // host device of kDefaultModelDeviceMemory, with token inputs of
 // kDefaultModelTokenCapacity unless --input says otherwise.

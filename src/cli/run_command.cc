@@ -1,4 +1,4 @@
-// `ferrite run` / `ferrite demo`: compile a Llama model for the CPU and generate.
+// `ferrite run` / `ferrite demo`: compile a model of any registered family for the CPU and generate.
 #include "cli/run_command.h"
 
 #include <sys/resource.h>
@@ -12,11 +12,11 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/model_files.h"
 #include "cli/model_sources.h"
 #include "cli/plan_explanation.h"
 #include "cli/plan_sources.h"
 #include "ferrite/materializers/ggml_block_materializer.h"
-#include "families/llama/llama_checkpoint.h"
 #include "providers/builtin/builtin_providers.h"
 #include "ferrite/runtime/generation.h"
 #include "ferrite/runtime/thread_pool.h"
@@ -51,7 +51,8 @@ Result<void> select_weights(const RunArgs& args, ProgramPlanCompileOptions& opti
   return select_weight_materializer(std::move(id), args.quality_approval, options);
 }
 
-Result<std::unique_ptr<Prepared>> prepare(PreparedModelFamily family, const LlamaConfig& config,
+// `context_length`: the positions the family's program was built for.
+Result<std::unique_ptr<Prepared>> prepare(PreparedModelFamily family, uint64_t context_length,
                                           const WeightSource& weights, const RunArgs& args) {
   FERRITE_ASSIGN_OR_RETURN(ProviderRegistry registry, builtin_providers());
   const std::vector<std::string> requested =
@@ -62,9 +63,9 @@ Result<std::unique_ptr<Prepared>> prepare(PreparedModelFamily family, const Llam
       registry.select(names, ProviderSettings{.threads = args.threads, .isa = args.isa}));
   FERRITE_ASSIGN_OR_RETURN(CompilationTarget target,
                            selection.kernels.target(host_cpu_device(machine_memory_bytes())));
-  const uint64_t capacity = std::clamp<uint64_t>(args.token_capacity, 1, config.context_length);
+  const uint64_t capacity = std::clamp<uint64_t>(args.token_capacity, 1, context_length);
   FERRITE_ASSIGN_OR_RETURN(auto options,
-                           ProgramPlanCompileOptions::create(llama_compile_inputs(capacity)));
+                           ProgramPlanCompileOptions::create(decoder_compile_inputs(capacity)));
   selection.prefer(family, options);
   FERRITE_ASSIGN_OR_RETURN(WeightMaterializerRegistry materializers, default_weight_materializers());
   FERRITE_RETURN_IF_ERROR(select_weights(args, options));
@@ -134,12 +135,18 @@ std::string printable(const std::string& piece) {
   return out;
 }
 
+// What generation needs to know of the model, whatever its family.
+struct ModelLimits {
+  uint64_t vocab_size = 0;
+  uint64_t context_length = 0;
+};
+
 int generate_and_report(Prepared& prepared, const std::optional<Tokenizer>& tokenizer,
-                        const RunArgs& args, const LlamaConfig& config, double load_seconds,
+                        const RunArgs& args, ModelLimits model, double load_seconds,
                         bool show_ids, std::ostream& out, std::ostream& err) {
   std::vector<uint32_t> prompt;
   if (args.prompt_ids) {
-    auto ids = parse_token_ids(*args.prompt_ids, config.vocab_size);
+    auto ids = parse_token_ids(*args.prompt_ids, model.vocab_size);
     if (!ids) return report_error(ids.error(), false, out, err);
     prompt = std::move(*ids);
   } else if (tokenizer) {
@@ -167,7 +174,7 @@ int generate_and_report(Prepared& prepared, const std::optional<Tokenizer>& toke
   std::optional<uint32_t> stop;
   if (tokenizer && !args.ignore_eos) stop = tokenizer->eos_id();
   auto stats = generate(*prepared.executor, prompt, args.steps, *sampler, stop,
-                        config.context_length, on_token);
+                        model.context_length, on_token);
   out << "\n";
   if (!stats) return report_error(stats.error(), false, out, err);
   if (show_ids || args.print_ids) {
@@ -177,7 +184,7 @@ int generate_and_report(Prepared& prepared, const std::optional<Tokenizer>& toke
   if (stats->context_full) {
     err << fmt::format("ferrite: stopped after {} new tokens: all {} positions of the context are "
                        "used\n",
-                       stats->generated_tokens, config.context_length);
+                       stats->generated_tokens, model.context_length);
   }
   const auto rate = [](uint64_t n, double s) { return s > 0 ? static_cast<double>(n) / s : 0.0; };
   const auto& memory = prepared.plan.memory();
@@ -241,18 +248,17 @@ int run_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   const auto start = Clock::now();
   std::optional<std::filesystem::path> tokenizer_path;
   if (args.tokenizer_path) tokenizer_path = *args.tokenizer_path;
-  auto checkpoint = open_llama_checkpoint(args.model_path, tokenizer_path);
-  if (!checkpoint) return report_error(checkpoint.error(), false, out, err);
+  auto model = open_model(args.model_path, tokenizer_path, args.context);
+  if (!model) return report_error(model.error(), false, out, err);
   std::optional<Tokenizer> tokenizer;
-  if (checkpoint->vocabulary) {
-    auto created = Tokenizer::create(*checkpoint->vocabulary);
+  if (model->checkpoint.vocabulary) {
+    auto created = Tokenizer::create(*model->checkpoint.vocabulary);
     if (!created) return report_error(created.error(), false, out, err);
     tokenizer = std::move(*created);
   }
-  checkpoint->config.context_length = std::min(checkpoint->config.context_length, args.context);
-  auto family = build_llama_family(checkpoint->config);
-  if (!family) return report_error(family.error(), false, out, err);
-  auto prepared = prepare(std::move(*family), checkpoint->config, *checkpoint->weights, args);
+  const ModelLimits limits{model->vocab_size, model->context_length};
+  auto prepared = prepare(std::move(model->family), limits.context_length,
+                          *model->checkpoint.weights, args);
   if (!prepared) return report_error(prepared.error(), false, out, err);
   if (args.explain) {
     auto explanation = explain_plan((*prepared)->plan.to_json());
@@ -260,32 +266,20 @@ int run_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
     out << render_text(*explanation) << "\n";
   }
   const double load = std::chrono::duration<double>(Clock::now() - start).count();
-  return generate_and_report(**prepared, tokenizer, args, checkpoint->config, load, false, out,
-                             err);
+  return generate_and_report(**prepared, tokenizer, args, limits, load, false, out, err);
 }
 
 int run_demo(const RunArgs& args, std::ostream& out, std::ostream& err) {
   const auto start = Clock::now();
   // The bundled example decoder (examples/llama-decoder.*): 2 layers, dim 64,
   // 8 heads (4 KV), FFN 172, vocabulary 512, context 256.
-  const LlamaConfig config{.dim = 64,
-                           .hidden_dim = 172,
-                           .n_layers = 2,
-                           .n_heads = 8,
-                           .n_kv_heads = 4,
-                           .vocab_size = 512,
-                           .context_length = 256,
-                           .norm_eps = "1/100000",
-                           .rope_theta = "10000",
-                           .rope_convention = "interleaved",
-                           .tied_output = false,
-                           .block_formats = {}};
+  constexpr ModelLimits kDemo{.vocab_size = 512, .context_length = 256};
   auto family = load_program("", std::string("llama-decoder"));
   if (!family) return report_error(family.error(), false, out, err);
   SyntheticWeights weights;
-  auto prepared = prepare(std::move(*family), config, weights, args);
+  auto prepared = prepare(std::move(*family), kDemo.context_length, weights, args);
   if (!prepared) return report_error(prepared.error(), false, out, err);
-  auto tokenizer = Tokenizer::create(byte_vocabulary(config.vocab_size));
+  auto tokenizer = Tokenizer::create(byte_vocabulary(kDemo.vocab_size));
   if (!tokenizer) return report_error(tokenizer.error(), false, out, err);
   const double load = std::chrono::duration<double>(Clock::now() - start).count();
   auto explanation = explain_plan((*prepared)->plan.to_json());
@@ -298,13 +292,12 @@ int run_demo(const RunArgs& args, std::ostream& out, std::ostream& err) {
                        human_bytes(a.peak_bytes), human_bytes(a.load_bytes),
                        human_bytes(a.dedicated_bytes));
   }
-  out << fmt::format("demo: the bundled example decoder ({} layers, dim {}, {} heads / {} KV, "
+  out << fmt::format("demo: the bundled example decoder (2 layers, dim 64, 8 heads / 4 KV, "
                      "vocab {}) compiled for {}, with deterministic synthetic weights and a "
                      "byte-level vocabulary\n\n",
-                     config.n_layers, config.dim, config.n_heads, config.n_kv_heads,
-                     config.vocab_size, (*prepared)->kernels);
+                     kDemo.vocab_size, (*prepared)->kernels);
   return generate_and_report(**prepared, std::optional<Tokenizer>(std::move(*tokenizer)), args,
-                             config, load, true, out, err);
+                             kDemo, load, true, out, err);
 }
 
 }  // namespace ferrite::cli

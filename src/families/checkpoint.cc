@@ -1,7 +1,6 @@
 #include "ferrite/families/checkpoint.h"
 
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
@@ -9,7 +8,6 @@
 #include <string_view>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "ferrite/models/ggml_blocks.h"
 #include "ferrite/models/gguf_reader.h"
@@ -267,23 +265,12 @@ Result<Checkpoint> open_gguf(const FamilyRegistry& registry, const std::filesyst
 }
 
 // The family config.json names: its first registered `architectures` entry,
-// else the one family that reads config.json. An unreadable config.json is
-// left to that family's own reader to report.
-Result<const FamilyRoom*> hf_family(const FamilyRegistry& registry,
+// else the one family that reads config.json.
+Result<const FamilyRoom*> hf_family(const FamilyRegistry& registry, const HfConfig& config,
                                     const std::filesystem::path& dir) {
-  std::ifstream in(dir / "config.json", std::ios::binary);
-  constexpr size_t kMaxSniffBytes = size_t{1} << 20;
-  std::string text(kMaxSniffBytes, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  const nlohmann::json config = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (config.is_object() && config.contains("architectures") &&
-      config["architectures"].is_array()) {
-    for (const auto& architecture : config["architectures"]) {
-      if (!architecture.is_string()) continue;
-      const FamilyRoom* room = registry.find_hf_architecture(architecture.get<std::string>());
-      if (room != nullptr && room->config_from_hf) return room;
-    }
+  for (const std::string& architecture : config.architectures()) {
+    const FamilyRoom* room = registry.find_hf_architecture(architecture);
+    if (room != nullptr && room->config_from_hf) return room;
   }
   return sole_reader(registry, "safetensors", dir);
 }
@@ -291,12 +278,13 @@ Result<const FamilyRoom*> hf_family(const FamilyRegistry& registry,
 Result<Checkpoint> open_safetensors(const FamilyRegistry& registry,
                                     const std::filesystem::path& dir,
                                     const std::optional<std::filesystem::path>& tokenizer) {
-  FERRITE_ASSIGN_OR_RETURN(const FamilyRoom* room, hf_family(registry, dir));
+  // config.json first: a broken config is reported before the tensors.
+  FERRITE_ASSIGN_OR_RETURN(HfConfig config_json, HfConfig::read(dir));
+  FERRITE_ASSIGN_OR_RETURN(const FamilyRoom* room, hf_family(registry, config_json, dir));
   Checkpoint out;
   out.format = "safetensors";
   out.family = room;
-  // config.json first: a broken config is reported before the tensors.
-  FERRITE_ASSIGN_OR_RETURN(out.config, room->config_from_hf(dir));
+  FERRITE_ASSIGN_OR_RETURN(out.config, room->config_from_hf(config_json));
   FERRITE_ASSIGN_OR_RETURN(SafetensorsFile file, SafetensorsFile::open(dir / "model.safetensors"));
   auto shared = std::make_shared<SafetensorsFile>(std::move(file));
   auto source = std::make_unique<NamedTensorSource>();

@@ -38,9 +38,14 @@ Result<void> FamilyRegistry::add(FamilyRoom room) {
                                           architecture, other->name, room.name));
     }
   }
-  if (room.config_from_hf && (!room.hf_tensor_name || !room.vocab_size)) {
+  if (!room.build_program || !room.context_length || !room.vocab_size) {
     return invalid_argument(fmt::format(
-        "model family `{}` reads config.json but maps no tensor names or vocabulary size",
+        "model family `{}` builds no program or states no context length or vocabulary size",
+        room.name));
+  }
+  if (room.config_from_hf && !room.hf_tensor_name) {
+    return invalid_argument(fmt::format(
+        "model family `{}` reads config.json but maps no tensor names",
         room.name));
   }
   std::string name = room.name;

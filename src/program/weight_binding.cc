@@ -11,7 +11,7 @@
 namespace ferrite {
 namespace {
 
-std::string component_field(const WeightId& id) {
+std::string layout_component_field(const WeightId& id) {
   return fmt::format("components[{}]", id.str());
 }
 
@@ -75,12 +75,12 @@ Result<void> ResolvedWeightBinding::validate() const {
     declared.insert(component.component_id);
     const std::string& id = component.component_id.str();
     if (component.physical_dimensions.empty()) {
-      return fail(component_field(component.component_id),
+      return fail(layout_component_field(component.component_id),
                   fmt::format("component `{}` must have at least one dimension", id));
     }
     for (size_t axis = 0; axis < component.physical_dimensions.size(); ++axis) {
       if (component.physical_dimensions[axis] == 0) {
-        return fail(component_field(component.component_id),
+        return fail(layout_component_field(component.component_id),
                     fmt::format("component `{}` dimension[{}] is zero", id, axis));
       }
     }
@@ -97,7 +97,7 @@ Result<void> ResolvedWeightBinding::validate() const {
     }
     for (const WeightId& id : declared) {
       if (!referenced.contains(id)) {
-        return fail(component_field(id),
+        return fail(layout_component_field(id),
                     fmt::format("component `{}` is not referenced by the layout", id.str()));
       }
     }
@@ -122,10 +122,10 @@ Result<void> ResolvedWeightBinding::validate_logical(std::span<const uint64_t> d
   std::map<WeightId, const WeightComponentSpec*> by_id;
   for (const WeightComponentSpec& spec : specs) {
     if (!by_id.emplace(spec.id, &spec).second) {
-      return fail(component_field(spec.id),
+      return fail(layout_component_field(spec.id),
                   fmt::format("duplicate component id `{}`", spec.id.str()));
     }
-    FERRITE_RETURN_IF_ERROR(weight_internal::check_component_shape(fail, component_field(spec.id),
+    FERRITE_RETURN_IF_ERROR(weight_internal::check_component_shape(fail, layout_component_field(spec.id),
                                                                    spec));
   }
   std::map<WeightId, WeightId> bound_by;
@@ -134,7 +134,7 @@ Result<void> ResolvedWeightBinding::validate_logical(std::span<const uint64_t> d
                                              dimensions, logical_element_type));
   for (const WeightComponentSpec& spec : specs) {
     if (!bound_by.contains(spec.id)) {
-      return fail(component_field(spec.id),
+      return fail(layout_component_field(spec.id),
                   fmt::format("component `{}` is not bound by the layout", spec.id.str()));
     }
   }

@@ -16,6 +16,12 @@ double seconds_since(Clock::time_point start) {
 
 }  // namespace
 
+std::map<ProgramValueId, ProgramTensorSpec> decoder_compile_inputs(uint64_t token_capacity) {
+  const ProgramTensorSpec spec{{token_capacity}, ElementType::kU32, ContiguousLayout{}};
+  return {{ProgramValueId::literal(kDecoderTokens), spec},
+          {ProgramValueId::literal(kDecoderPositions), spec}};
+}
+
 Result<GenerationStats> generate(Executor& executor, std::span<const uint32_t> prompt,
                                  uint64_t steps, Sampler& sampler, std::optional<uint32_t> stop_token,
                                  uint64_t context_length,
@@ -25,9 +31,9 @@ Result<GenerationStats> generate(Executor& executor, std::span<const uint32_t> p
     return invalid_argument(fmt::format("the prompt has {} tokens; the context holds {}",
                                         prompt.size(), context_length));
   }
-  const auto tokens_id = ProgramValueId::literal("value.tokens");
-  const auto positions_id = ProgramValueId::literal("value.positions");
-  const auto logits_id = ProgramValueId::literal("value.logits");
+  const auto tokens_id = ProgramValueId::literal(kDecoderTokens);
+  const auto positions_id = ProgramValueId::literal(kDecoderPositions);
+  const auto logits_id = ProgramValueId::literal(kDecoderLogits);
   const uint64_t capacity = executor.token_capacity();
   GenerationStats stats;
   stats.prompt_tokens = prompt.size();

@@ -10,7 +10,7 @@
 #include "support/fixtures.h"
 
 namespace ferrite {
-namespace {
+namespace capability_catalog_test {
 
 using ferrite::testing::synthetic_operation;
 using ferrite::testing::unwrap;
@@ -523,5 +523,5 @@ TEST(CompatibilityTest, RequireRejectsUnstableRequestVersion) {
   EXPECT_EQ(result.error().fields().at("node_id"), "node.main");
 }
 
-}  // namespace
+}  // namespace capability_catalog_test
 }  // namespace ferrite

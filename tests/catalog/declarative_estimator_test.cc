@@ -12,7 +12,7 @@
 #include "support/fixtures.h"
 
 namespace ferrite {
-namespace {
+namespace declarative_estimator_test {
 
 using ::testing::HasSubstr;
 using testing::unwrap;
@@ -298,5 +298,5 @@ TEST(DeclarativeEstimatorTest, EstimateRejectsForeignRequests) {
   EXPECT_FALSE(estimator.estimate_resources(request_for(nullptr)));
 }
 
-}  // namespace
+}  // namespace declarative_estimator_test
 }  // namespace ferrite

@@ -8,7 +8,7 @@
 #include "ferrite/core/fingerprint.h"
 
 namespace ferrite {
-namespace {
+namespace device_descriptor_test {
 
 DeviceDescriptor make_device() {
   return DeviceDescriptor{
@@ -92,5 +92,5 @@ TEST(DeviceDescriptorTest, ToJsonIsCanonicalAndSorted) {
   EXPECT_EQ(device.to_json(), expected);
 }
 
-}  // namespace
+}  // namespace device_descriptor_test
 }  // namespace ferrite

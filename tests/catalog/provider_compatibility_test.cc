@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace provider_compatibility_test {
 
 using nlohmann::json;
 
@@ -145,5 +145,5 @@ TEST(ProviderCompatibilityTest, RequireFallsBackToUnsupportedWhenSomeRejectionIs
   EXPECT_EQ(error.fields().at("device_id"), "device.reference.0");
 }
 
-}  // namespace
+}  // namespace provider_compatibility_test
 }  // namespace ferrite

@@ -8,7 +8,7 @@
 #include "ferrite/core/fingerprint.h"
 
 namespace ferrite {
-namespace {
+namespace provider_descriptor_test {
 
 DynamicStorageProfile paged64() { return *DynamicStorageProfile::parse("fixed_block:64/paged:64"); }
 
@@ -185,5 +185,5 @@ TEST(ProviderDescriptorTest, ToJsonNamesEveryField) {
   EXPECT_EQ(j.size(), 13u);
 }
 
-}  // namespace
+}  // namespace provider_descriptor_test
 }  // namespace ferrite

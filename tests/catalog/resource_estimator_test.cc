@@ -16,7 +16,7 @@
 #include "support/fixtures.h"
 
 namespace ferrite {
-namespace {
+namespace resource_estimator_test {
 
 using ::testing::HasSubstr;
 using testing::unwrap;
@@ -441,5 +441,5 @@ TEST(EstimateRequestTest, ValidatesAttributes) {
   EXPECT_THAT(valid.error().message(), HasSubstr("node.main"));
 }
 
-}  // namespace
+}  // namespace resource_estimator_test
 }  // namespace ferrite

@@ -14,7 +14,7 @@
 #include "support/fixtures.h"
 
 namespace ferrite {
-namespace {
+namespace value_binding_test {
 
 using ::testing::HasSubstr;
 using testing::unwrap;
@@ -246,5 +246,5 @@ TEST(ValueBindingTest, Json) {
   EXPECT_EQ(weight.to_json()["weight"], dense_weight().to_json());
 }
 
-}  // namespace
+}  // namespace value_binding_test
 }  // namespace ferrite

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace value_storage_test {
 
 using ::testing::HasSubstr;
 
@@ -195,5 +195,5 @@ TEST(ValueStorageTest, EqualityAndJson) {
   EXPECT_NE(single, a);
 }
 
-}  // namespace
+}  // namespace value_storage_test
 }  // namespace ferrite

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace workspace_requirement_test {
 
 using ::testing::HasSubstr;
 
@@ -174,5 +174,5 @@ TEST(WorkspaceRequirementTest, Json) {
             nlohmann::json::parse(R"({"actual_sequences":{"bytes_per_sequence":4}})"));
 }
 
-}  // namespace
+}  // namespace workspace_requirement_test
 }  // namespace ferrite

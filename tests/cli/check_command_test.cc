@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 
 namespace ferrite::cli {
-namespace {
+namespace check_command_test {
 
 using ::testing::HasSubstr;
 
@@ -150,5 +150,5 @@ TEST(CheckBinaryTest, ExitCodes) {
   EXPECT_EQ(run_binary("check /nonexistent.json --ops /nonexistent.json"), 2);
 }
 
-}  // namespace
+}  // namespace check_command_test
 }  // namespace ferrite::cli

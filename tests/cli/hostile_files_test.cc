@@ -28,7 +28,7 @@
 extern char** environ;
 
 namespace ferrite {
-namespace {
+namespace hostile_files_test {
 
 namespace fs = std::filesystem;
 using testing::Bytes;
@@ -399,5 +399,5 @@ TEST(HostileFileTest, DeclaredContextOf4GiTokensRunsWithABoundedCache) {
 INSTANTIATE_TEST_SUITE_P(Files, HostileFileTest, ::testing::ValuesIn(hostile_cases()),
                          [](const auto& info) { return info.param.name; });
 
-}  // namespace
+}  // namespace hostile_files_test
 }  // namespace ferrite

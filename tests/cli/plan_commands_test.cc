@@ -18,7 +18,7 @@
 #include "ferrite/plan/execution_plan.h"
 
 namespace ferrite::cli {
-namespace {
+namespace plan_commands_test {
 
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
@@ -309,11 +309,11 @@ TEST_F(PlanCommandsTest, GoldenPlansOfTheExamples) {
   }
 }
 
-}  // namespace
+}  // namespace plan_commands_test
 }  // namespace ferrite::cli
 
 namespace ferrite::cli {
-namespace {
+namespace plan_commands_test {
 
 // The bundled decoder at 1, 32 and 256 tokens: the packed activation arena
 // reaches LOAD exactly, several times smaller than the seed's layout.
@@ -361,13 +361,13 @@ TEST_F(PlanCommandsTest, PackWritesAVerifiedSolution) {
   EXPECT_FALSE(fs::exists(dir_ / "bad.csv"));
 }
 
-}  // namespace
+}  // namespace plan_commands_test
 }  // namespace ferrite::cli
 
 #include "cli/run_command.h"
 
 namespace ferrite::cli {
-namespace {
+namespace plan_commands_test {
 
 // The README's main command: the bundled decoder compiled, explained and run.
 TEST(DemoCommandTest, CompilesExplainsAndRunsTheBundledDecoder) {
@@ -516,5 +516,5 @@ TEST(ApproveWeightsCommandTest, MeasuresWritesAndUnlocksTheMaterializer) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace plan_commands_test
 }  // namespace ferrite::cli

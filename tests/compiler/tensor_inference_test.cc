@@ -8,7 +8,7 @@
 #include "support/fixtures.h"
 
 namespace ferrite {
-namespace {
+namespace tensor_inference_test {
 
 using ::testing::HasSubstr;
 using testing::contract;
@@ -501,5 +501,5 @@ TEST(TensorInferenceTest, SymbolTablesAreFreshPerNode) {
   EXPECT_EQ(tensors->at(value("value.b")).dimensions(), std::vector<uint64_t>{5});
 }
 
-}  // namespace
+}  // namespace tensor_inference_test
 }  // namespace ferrite

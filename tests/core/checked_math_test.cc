@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace checked_math_test {
 
 constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
 constexpr uint64_t k2p32 = uint64_t{1} << 32;
@@ -154,5 +154,5 @@ TEST(CheckedMathTest, RoundUpOverflowIsNullopt) {
   EXPECT_EQ(checked_round_up(k2p63, k2p63), k2p63);
 }
 
-}  // namespace
+}  // namespace checked_math_test
 }  // namespace ferrite

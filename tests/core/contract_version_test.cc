@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace contract_version_test {
 
 TEST(ContractVersionTest, SatisfiesSameMajorWithEqualOrHigherMinor) {
   const ContractVersion available{1, 2};
@@ -58,5 +58,5 @@ TEST(ContractVersionTest, OrdersByMajorThenMinor) {
   EXPECT_EQ(ContractVersion({3, 0}) <=> ContractVersion({2, 9}), std::strong_ordering::greater);
 }
 
-}  // namespace
+}  // namespace contract_version_test
 }  // namespace ferrite

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace element_type_test {
 
 using ::testing::HasSubstr;
 
@@ -105,5 +105,5 @@ TEST(ElementTypeTest, ParsingIsExactAndCaseSensitive) {
   EXPECT_FALSE(parse_element_type(std::string_view("f32\0", 4)));
 }
 
-}  // namespace
+}  // namespace element_type_test
 }  // namespace ferrite

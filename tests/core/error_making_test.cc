@@ -11,7 +11,7 @@
 #include "ferrite/core/text.h"
 
 namespace ferrite {
-namespace {
+namespace error_making_test {
 
 constexpr int kMakeErrorLine = __LINE__ + 2;
 Result<int> fails_here() {
@@ -147,5 +147,5 @@ TEST(TextTest, ShownTextEscapesAndCuts) {
   EXPECT_EQ(shown_text(std::string(70, 'x')), std::string(64, 'x') + "...");
 }
 
-}  // namespace
+}  // namespace error_making_test
 }  // namespace ferrite

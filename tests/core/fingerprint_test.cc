@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 namespace ferrite {
-namespace {
+namespace fingerprint_test {
 
 using nlohmann::json;
 
@@ -157,5 +157,5 @@ TEST(FingerprintTest, IsCanonicalSha256RejectsNonHex) {
   EXPECT_FALSE(is_canonical_sha256("sha256:" + std::string(kAbcSha).substr(7)));
 }
 
-}  // namespace
+}  // namespace fingerprint_test
 }  // namespace ferrite

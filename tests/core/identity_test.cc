@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace identity_test {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -240,5 +240,5 @@ TEST(IdentityTest, EqualityComparesValue) {
   EXPECT_EQ(NodeId::literal("n") <=> NodeId::literal("n"), std::strong_ordering::equal);
 }
 
-}  // namespace
+}  // namespace identity_test
 }  // namespace ferrite

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace status_test {
 
 using ::testing::HasSubstr;
 
@@ -207,5 +207,5 @@ TEST(StatusTest, AssignOrReturnPropagatesTheError) {
   EXPECT_THAT(sum.error().message(), HasSubstr("positive"));
 }
 
-}  // namespace
+}  // namespace status_test
 }  // namespace ferrite

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace tensor_contract_test {
 
 using ::testing::HasSubstr;
 
@@ -271,5 +271,5 @@ TEST(TensorContractTest, AccessReadsAndWrites) {
   EXPECT_TRUE(access_writes(TensorAccess::kReadWrite));
 }
 
-}  // namespace
+}  // namespace tensor_contract_test
 }  // namespace ferrite

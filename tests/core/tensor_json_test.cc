@@ -9,7 +9,7 @@
 #include "ferrite/core/fingerprint.h"
 
 namespace ferrite {
-namespace {
+namespace tensor_json_test {
 
 using nlohmann::json;
 
@@ -186,5 +186,5 @@ TEST(TensorJsonTest, RankZeroContractHasEmptyDimensionArray) {
   EXPECT_EQ(dump(j.at("dimensions")), "[]");
 }
 
-}  // namespace
+}  // namespace tensor_json_test
 }  // namespace ferrite

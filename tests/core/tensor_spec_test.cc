@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace tensor_spec_test {
 
 using ::testing::HasSubstr;
 
@@ -401,5 +401,5 @@ TEST(ProgramTensorSpecTest, EqualityComparesAllFields) {
   EXPECT_NE(a, b);
 }
 
-}  // namespace
+}  // namespace tensor_spec_test
 }  // namespace ferrite

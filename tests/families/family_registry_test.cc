@@ -11,7 +11,7 @@
 #include "models/model_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace family_registry_test {
 
 TEST(FamilyRegistryTest, BuiltinFamiliesFindLlamaByArchitecture) {
   auto families = builtin_families();
@@ -38,6 +38,39 @@ TEST(FamilyRegistryTest, NamesAndArchitecturesAreClaimedOnce) {
             "GGUF architecture `llama` is claimed by `llama` and `other`");
 }
 
+TEST(FamilyRegistryTest, ARoomMustBuildItsProgramAndStateItsLimits) {
+  for (auto remove : {+[](FamilyRoom& r) { r.build_program = nullptr; },
+                      +[](FamilyRoom& r) { r.context_length = nullptr; },
+                      +[](FamilyRoom& r) { r.vocab_size = nullptr; }}) {
+    FamilyRegistry registry;
+    FamilyRoom room = llama_family_room();
+    remove(room);
+    auto added = registry.add(std::move(room));
+    ASSERT_FALSE(added);
+    EXPECT_EQ(added.error().code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(added.error().message(),
+              "model family `llama` builds no program or states no context length or "
+              "vocabulary size");
+  }
+}
+
+TEST(FamilyRegistryTest, TheRoomBuildsItsProgramForTheContextAsked) {
+  const auto path = testing::shared_model_path("stories260K.gguf");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no model files";
+  auto families = builtin_families();
+  ASSERT_TRUE(families);
+  auto checkpoint = open_checkpoint(*families, path, std::nullopt);
+  ASSERT_TRUE(checkpoint) << checkpoint.error().to_string();
+  const FamilyRoom& room = *checkpoint->family;
+  EXPECT_EQ(room.vocab_size(checkpoint->config), 512u);
+  EXPECT_EQ(room.context_length(checkpoint->config), 512u);
+  LlamaConfig limited = std::any_cast<const LlamaConfig&>(checkpoint->config);
+  limited.context_length = 64;
+  auto built = room.build_program(checkpoint->config, 64);
+  ASSERT_TRUE(built) << built.error().to_string();
+  EXPECT_EQ(built->fingerprint(), build_llama_family(limited)->fingerprint());
+}
+
 TEST(FamilyRegistryTest, OpenCheckpointPicksTheFamilyOfTheFile) {
   const auto path = testing::shared_model_path("stories260K.gguf");
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "no model files";
@@ -57,5 +90,5 @@ TEST(FamilyRegistryTest, OpenCheckpointPicksTheFamilyOfTheFile) {
             build_llama_family(llama->config)->fingerprint());
 }
 
-}  // namespace
+}  // namespace family_registry_test
 }  // namespace ferrite

@@ -12,7 +12,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace llama_family_test {
 
 // The configuration of examples/llama-decoder.program.json.
 LlamaConfig example_config() {
@@ -115,5 +115,5 @@ TEST(ProgramBuilderTest, NodesNeedABlockAndKnownValues) {
       << bad_attribute.error()->message();
 }
 
-}  // namespace
+}  // namespace llama_family_test
 }  // namespace ferrite

@@ -7,7 +7,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace attribute_reader_test {
 
 using format_test::FailsAt;
 using nlohmann::json;
@@ -103,5 +103,5 @@ TEST(FormatAttributeReaderTest, AttributeSchemaErrorsNamePaths) {
       ErrorCode::kInvalidExecutionPlan, "$.attributes"));
 }
 
-}  // namespace
+}  // namespace attribute_reader_test
 }  // namespace ferrite

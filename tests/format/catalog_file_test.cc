@@ -5,7 +5,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace catalog_file_test {
 
 using format_test::FailsAt;
 using format_test::FailsWith;
@@ -73,5 +73,5 @@ TEST(FormatCatalogFileTest, CatalogRejectionsPassThrough) {
   EXPECT_TRUE(FailsWith(missing, ErrorCode::kIo, "/nonexistent/catalog.json"));
 }
 
-}  // namespace
+}  // namespace catalog_file_test
 }  // namespace ferrite

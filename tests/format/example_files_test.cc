@@ -12,7 +12,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace example_files_test {
 
 using format_test::read_source_file;
 using format_test::source_path;
@@ -165,5 +165,5 @@ TEST(ExampleFilesTest, LlamaDecoderInfersTensorsForAnyTokenCount) {
   }
 }
 
-}  // namespace
+}  // namespace example_files_test
 }  // namespace ferrite

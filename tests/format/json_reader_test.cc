@@ -7,7 +7,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace json_reader_test {
 
 using format_test::FailsAt;
 using format_test::FailsWith;
@@ -191,5 +191,5 @@ TEST(FormatJsonReaderTest, ReadTextFileReportsIoErrorsWithPath) {
   EXPECT_NE(ok->find("ferrite.policy"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace json_reader_test
 }  // namespace ferrite

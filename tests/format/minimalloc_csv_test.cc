@@ -7,7 +7,7 @@
 #include <string>
 
 namespace ferrite {
-namespace {
+namespace minimalloc_csv_test {
 
 constexpr const char* kExample =
     "id,lower,upper,size\n"
@@ -113,5 +113,5 @@ TEST(MinimallocCsvTest, ReadsTheBundledExampleWhenPresent) {
   EXPECT_EQ(read->ids.front(), "b1");
 }
 
-}  // namespace
+}  // namespace minimalloc_csv_test
 }  // namespace ferrite

@@ -5,7 +5,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace operation_reader_test {
 
 using format_test::FailsAt;
 using format_test::FailsWith;
@@ -100,5 +100,5 @@ TEST(FormatOperationReaderTest, CatalogRejectionsPassThrough) {
                         ErrorCode::kInvalidExecutionPlan, "must not be empty"));
 }
 
-}  // namespace
+}  // namespace operation_reader_test
 }  // namespace ferrite

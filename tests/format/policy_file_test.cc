@@ -5,7 +5,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace policy_file_test {
 
 using format_test::FailsAt;
 using format_test::FailsWith;
@@ -93,5 +93,5 @@ TEST(FormatPolicyFileTest, ValidationRejectionsPassThrough) {
                         ErrorCode::kInvalidExecutionPlan, "policy.policy_version"));
 }
 
-}  // namespace
+}  // namespace policy_file_test
 }  // namespace ferrite

@@ -11,7 +11,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace program_file_test {
 
 using format_test::FailsAt;
 using format_test::FailsWith;
@@ -152,5 +152,5 @@ TEST(FormatProgramFileTest, FileErrors) {
   FERRITE_ASSERT_OK(ok);
 }
 
-}  // namespace
+}  // namespace program_file_test
 }  // namespace ferrite

@@ -14,7 +14,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace program_mutation_test {
 
 using nlohmann::json;
 using Pointer = json::json_pointer;
@@ -247,5 +247,5 @@ TEST(FormatProgramMutationTest, MutatedExamplesAreRejected) {
   EXPECT_GE(failed * 100, total * 95) << failed << " of " << total << " mutations failed";
 }
 
-}  // namespace
+}  // namespace program_mutation_test
 }  // namespace ferrite

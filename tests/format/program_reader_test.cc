@@ -5,7 +5,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace program_reader_test {
 
 using format_test::FailsAt;
 using format_test::FailsWith;
@@ -136,5 +136,5 @@ TEST_F(FormatProgramReaderErrorTest, ProgramRejectionsPassThroughUnchanged) {
   EXPECT_TRUE(FailsWith(unstable, ErrorCode::kInvalidModelConfig, "unstable version 0.1"));
 }
 
-}  // namespace
+}  // namespace program_reader_test
 }  // namespace ferrite

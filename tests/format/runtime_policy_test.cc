@@ -9,7 +9,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace runtime_policy_test {
 
 using format_test::FailsWith;
 
@@ -159,5 +159,5 @@ TEST(FormatStorageProfileTest, TotalOrder) {
   }
 }
 
-}  // namespace
+}  // namespace runtime_policy_test
 }  // namespace ferrite

@@ -7,7 +7,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace target_catalog_file_test {
 
 using format_test::FailsAt;
 using format_test::FailsWith;
@@ -153,5 +153,5 @@ TEST(FormatTargetCatalogTest, SemanticRejectionsKeepTheirCode) {
                         ErrorCode::kInvalidExecutionPlan, ""));
 }
 
-}  // namespace
+}  // namespace target_catalog_file_test
 }  // namespace ferrite

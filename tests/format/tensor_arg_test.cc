@@ -5,7 +5,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace tensor_arg_test {
 
 using format_test::FailsWith;
 
@@ -97,5 +97,5 @@ TEST(FormatTensorArgTest, ErrorsQuoteTextAndPointAtProblem) {
   }
 }
 
-}  // namespace
+}  // namespace tensor_arg_test
 }  // namespace ferrite

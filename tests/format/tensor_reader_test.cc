@@ -6,7 +6,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace tensor_reader_test {
 
 using format_test::FailsAt;
 using nlohmann::json;
@@ -114,5 +114,5 @@ TEST(FormatTensorReaderTest, ContractErrorsNamePaths) {
                       ErrorCode::kInvalidExecutionPlan, "$.operations[0].inputs[1]"));
 }
 
-}  // namespace
+}  // namespace tensor_reader_test
 }  // namespace ferrite

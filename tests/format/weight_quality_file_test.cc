@@ -7,7 +7,7 @@
 #include "ferrite/format/weight_quality_file.h"
 
 namespace ferrite {
-namespace {
+namespace weight_quality_file_test {
 
 using ::testing::HasSubstr;
 
@@ -92,5 +92,5 @@ TEST(WeightQualityFileTest, ComparesValuesInDouble) {
       compare_component_values(WeightId::literal("component.x"), zeros, exact).relative_l2));
 }
 
-}  // namespace
+}  // namespace weight_quality_file_test
 }  // namespace ferrite

@@ -5,7 +5,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace weight_schema_reader_test {
 
 using format_test::FailsAt;
 using nlohmann::json;
@@ -117,5 +117,5 @@ TEST(FormatWeightSchemaReaderTest, DeepLayoutTreesAreRejected) {
   EXPECT_NE(read.error().message().find("deeper than the limit"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace weight_schema_reader_test
 }  // namespace ferrite

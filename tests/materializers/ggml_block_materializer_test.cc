@@ -19,7 +19,7 @@
 #include "support/numeric.h"
 
 namespace ferrite {
-namespace {
+namespace ggml_block_materializer_test {
 
 using ::testing::HasSubstr;
 
@@ -56,7 +56,7 @@ class GgmlBlockMaterializerTest : public ::testing::Test {
   Result<ProgramPlanCompilation> compile(WeightMaterializerSelection selection) const {
     FERRITE_ASSIGN_OR_RETURN(auto target, providers_.target(host_cpu_device(uint64_t{1} << 32)));
     FERRITE_ASSIGN_OR_RETURN(auto options,
-                             ProgramPlanCompileOptions::create(llama_compile_inputs(8)));
+                             ProgramPlanCompileOptions::create(decoder_compile_inputs(8)));
     prefer_providers(kCpuFastProviderPrefix, *family_, options);
     if (selection.quality_approval) {
       options.require_weight_materializer(selection.materializer_id, *selection.quality_approval);
@@ -78,11 +78,11 @@ class GgmlBlockMaterializerTest : public ::testing::Test {
                                       *registry_->find(execution.materializer().id)));
     const std::vector<uint32_t> prompt{1, 403, 407, 261, 378, 432};
     const std::vector<uint32_t> positions{0, 1, 2, 3, 4, 5};
-    FERRITE_RETURN_IF_ERROR(executor->write_input(ProgramValueId::literal(kLlamaTokens), prompt));
+    FERRITE_RETURN_IF_ERROR(executor->write_input(ProgramValueId::literal(kDecoderTokens), prompt));
     FERRITE_RETURN_IF_ERROR(
-        executor->write_input(ProgramValueId::literal(kLlamaPositions), positions));
+        executor->write_input(ProgramValueId::literal(kDecoderPositions), positions));
     FERRITE_RETURN_IF_ERROR(executor->run(prompt.size()));
-    FERRITE_ASSIGN_OR_RETURN(auto out, executor->output_f32(ProgramValueId::literal(kLlamaLogits)));
+    FERRITE_ASSIGN_OR_RETURN(auto out, executor->output_f32(ProgramValueId::literal(kDecoderLogits)));
     return std::vector<float>(out.begin(), out.end());
   }
 
@@ -310,5 +310,5 @@ TEST_F(GgmlBlockMaterializerTest, LoadQuantizesApprovedWeightsAndRefusesOthers) 
   EXPECT_THAT(mismatched.error().message(), HasSubstr("compiled with other execution weights"));
 }
 
-}  // namespace
+}  // namespace ggml_block_materializer_test
 }  // namespace ferrite

@@ -6,7 +6,7 @@
 #include "support/fixtures.h"
 
 namespace ferrite {
-namespace {
+namespace activation_liveness_test {
 
 using testing::unwrap;
 using testing::value;
@@ -75,5 +75,5 @@ TEST(ActivationLivenessTest, AClassHoldingAWeightIsNotAnActivation) {
   EXPECT_FALSE(activation_live_buffers(chain(), {{value("value.zz"), value("value.a")}}, {}));
 }
 
-}  // namespace
+}  // namespace activation_liveness_test
 }  // namespace ferrite

@@ -15,7 +15,7 @@
 #include "ferrite/memory/packing_baselines.h"
 
 namespace ferrite {
-namespace {
+namespace interval_packing_test {
 
 constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
 
@@ -315,5 +315,5 @@ TEST(IntervalPackingBenchTest, MinimallocInstancesPackValidly) {
   }
 }
 
-}  // namespace
+}  // namespace interval_packing_test
 }  // namespace ferrite

@@ -12,7 +12,7 @@
 #include "models/model_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace gguf_reader_test {
 
 using testing::Bytes;
 using testing::fails_with;
@@ -522,5 +522,5 @@ TEST(GgufCheckpointTest, DeclaredLayersWithoutTheirTensorsFailAtOnce) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
-}  // namespace
+}  // namespace gguf_reader_test
 }  // namespace ferrite

@@ -9,7 +9,7 @@
 #include "ferrite/models/half_float.h"
 
 namespace ferrite {
-namespace {
+namespace gguf_writer_test {
 
 std::vector<std::byte> f32_bytes(const std::vector<float>& v) {
   std::vector<std::byte> out(v.size() * 4);
@@ -117,5 +117,5 @@ TEST(GgufWriterTest, QuantizedBlocksReproduceTheirValuesWithinAStep) {
   }
 }
 
-}  // namespace
+}  // namespace gguf_writer_test
 }  // namespace ferrite

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace half_float_test {
 
 uint32_t bits(float value) { return std::bit_cast<uint32_t>(value); }
 
@@ -105,5 +105,5 @@ TEST(HalfFloatTest, BulkConversionRejectsSizeMismatch) {
   EXPECT_EQ(out[0], 7.0f);  // nothing written
 }
 
-}  // namespace
+}  // namespace half_float_test
 }  // namespace ferrite

@@ -12,7 +12,7 @@
 #include "models/model_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace llama2c_reader_test {
 
 using testing::Bytes;
 using testing::fails_with;
@@ -368,5 +368,5 @@ TEST(Llama2cReaderTest, ShortFileWithManyLayersFailsBeforeBuildingTensors) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
-}  // namespace
+}  // namespace llama2c_reader_test
 }  // namespace ferrite

@@ -5,7 +5,7 @@
 #include "models/model_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace mapped_file_test {
 
 using testing::fails_with;
 using testing::TempDir;
@@ -43,5 +43,5 @@ TEST(MappedFileTest, ReportsIoErrorsNamingThePath) {
   EXPECT_TRUE(fails_with(MappedFile::open(dir.path()), ErrorCode::kIo, "not a regular file"));
 }
 
-}  // namespace
+}  // namespace mapped_file_test
 }  // namespace ferrite

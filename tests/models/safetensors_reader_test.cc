@@ -15,7 +15,7 @@
 #include "models/model_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace safetensors_reader_test {
 
 using testing::Bytes;
 using testing::fails_with;
@@ -223,97 +223,6 @@ TEST(SafetensorsReaderTest, RejectsMalformedHeaders) {
                          ErrorCode::kSerialization, "17 dimensions, above the cap of 16"));
 }
 
-// ---------------------------------------------------------------------------
-// config.json
-
-constexpr std::string_view kLlamaConfig = R"({
-  "architectures": ["LlamaForCausalLM"],
-  "model_type": "llama",
-  "hidden_size": 2048,
-  "intermediate_size": 5632,
-  "num_hidden_layers": 22,
-  "num_attention_heads": 32,
-  "num_key_value_heads": 4,
-  "vocab_size": 32000,
-  "max_position_embeddings": 2048,
-  "rms_norm_eps": 1e-05,
-  "rope_theta": 10000.0,
-  "rope_scaling": null,
-  "tie_word_embeddings": false,
-  "torch_dtype": "bfloat16"
-})";
-
-TEST(HfLlamaConfigTest, ReadsConfigFromDirectoryOrFile) {
-  TempDir dir;
-  const auto file = dir.write_text("config.json", kLlamaConfig);
-  for (const auto& path : {dir.path(), file}) {
-    auto config = read_hf_llama_config(path);
-    ASSERT_TRUE(config) << config.error().to_string();
-    EXPECT_EQ(config->hidden_size, 2048u);
-    EXPECT_EQ(config->intermediate_size, 5632u);
-    EXPECT_EQ(config->num_hidden_layers, 22u);
-    EXPECT_EQ(config->num_attention_heads, 32u);
-    EXPECT_EQ(config->num_key_value_heads, 4u);
-    EXPECT_EQ(config->vocab_size, 32000u);
-    EXPECT_EQ(config->max_position_embeddings, 2048u);
-    EXPECT_EQ(config->rms_norm_eps, 1e-05);
-    EXPECT_EQ(config->rope_theta, 10000.0);
-    EXPECT_FALSE(config->tie_word_embeddings);
-  }
-  EXPECT_TRUE(fails_with(read_hf_llama_config(dir.path() / "missing"), ErrorCode::kIo, "missing"));
-}
-
-TEST(HfLlamaConfigTest, AppliesDefaults) {
-  auto config = parse_hf_llama_config(
-      R"({"hidden_size": 64, "intermediate_size": 172, "num_hidden_layers": 5,
-          "num_attention_heads": 8, "vocab_size": 512, "tie_word_embeddings": true})",
-      "c.json");
-  ASSERT_TRUE(config) << config.error().to_string();
-  EXPECT_EQ(config->num_key_value_heads, 8u);
-  EXPECT_EQ(config->max_position_embeddings, 2048u);
-  EXPECT_EQ(config->rms_norm_eps, 1e-6);
-  EXPECT_EQ(config->rope_theta, 10000.0);
-  EXPECT_TRUE(config->tie_word_embeddings);
-}
-
-TEST(HfLlamaConfigTest, RejectsBadConfigs) {
-  auto with = [](std::string_view key, std::string_view value) {
-    nlohmann::json doc = nlohmann::json::parse(kLlamaConfig);
-    if (value.empty()) {
-      doc.erase(std::string(key));
-    } else {
-      doc[std::string(key)] = nlohmann::json::parse(value);
-    }
-    return parse_hf_llama_config(doc.dump(), "c.json");
-  };
-  EXPECT_TRUE(fails_with(with("hidden_size", ""), ErrorCode::kSerialization,
-                         "c.json: `hidden_size` is required"));
-  EXPECT_TRUE(fails_with(with("hidden_size", "\"2048\""), ErrorCode::kSerialization,
-                         "`hidden_size` must be an integer, found string"));
-  EXPECT_TRUE(fails_with(with("hidden_size", "2048.5"), ErrorCode::kSerialization,
-                         "`hidden_size` must be an integer, found float"));
-  EXPECT_TRUE(fails_with(with("num_hidden_layers", "-1"), ErrorCode::kInvalidModelConfig,
-                         "`num_hidden_layers` must be positive, found -1"));
-  EXPECT_TRUE(fails_with(with("vocab_size", "0"), ErrorCode::kInvalidModelConfig,
-                         "`vocab_size` must be positive, found 0"));
-  EXPECT_TRUE(fails_with(with("hidden_size", "2050"), ErrorCode::kInvalidModelConfig,
-                         "`hidden_size` 2050 is not divisible by num_attention_heads 32"));
-  EXPECT_TRUE(fails_with(with("num_key_value_heads", "5"), ErrorCode::kInvalidModelConfig,
-                         "`num_key_value_heads` 5 does not divide num_attention_heads 32"));
-  EXPECT_TRUE(fails_with(with("rms_norm_eps", "-1e-5"), ErrorCode::kInvalidModelConfig,
-                         "`rms_norm_eps` must be a finite positive number"));
-  EXPECT_TRUE(fails_with(with("rope_theta", "\"big\""), ErrorCode::kSerialization,
-                         "`rope_theta` must be a number, found string"));
-  EXPECT_TRUE(fails_with(with("tie_word_embeddings", "1"), ErrorCode::kSerialization,
-                         "`tie_word_embeddings` must be a boolean"));
-  EXPECT_TRUE(fails_with(parse_hf_llama_config("{\"hidden_size\": ", "c.json"),
-                         ErrorCode::kSerialization, "c.json: offset "));
-  EXPECT_TRUE(fails_with(parse_hf_llama_config("[]", "c.json"), ErrorCode::kSerialization,
-                         "must be a JSON object, found array"));
-  EXPECT_TRUE(fails_with(parse_hf_llama_config(std::string(100000, '['), "c.json"),
-                         ErrorCode::kSerialization, "nests deeper than the limit of 64 containers"));
-}
-
 // The bytes of fuzz/regressions/<target>/<name> (inputs a fuzzer once crashed on).
 std::vector<std::byte> fuzz_regression(std::string_view target, std::string_view name) {
   const auto path = std::filesystem::path(FERRITE_SOURCE_DIR) / "fuzz" / "regressions" / target / name;
@@ -377,5 +286,5 @@ TEST(HfLlamaCheckpointTest, ServesOnlyTheConfiguredLayers) {
                          "tensor `model.layers.0.input_layernorm.weight` has unsupported dtype I8"));
 }
 
-}  // namespace
+}  // namespace safetensors_reader_test
 }  // namespace ferrite

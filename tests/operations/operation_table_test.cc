@@ -13,7 +13,7 @@
 #include "format/format_test_util.h"
 
 namespace ferrite {
-namespace {
+namespace operation_table_test {
 
 TEST(OperationTableTest, KindsAndIdsRoundTripInIdOrder) {
   for (size_t i = 0; i < kOpKindCount; ++i) {
@@ -66,5 +66,5 @@ TEST(OperationTableTest, DocsHoldTheGeneratedTable) {
   EXPECT_EQ(current, *table) << "docs/operations.md is stale: rerun with FERRITE_UPDATE_GENERATED=1";
 }
 
-}  // namespace
+}  // namespace operation_table_test
 }  // namespace ferrite

@@ -13,7 +13,7 @@
 #include "support/fixtures.h"
 
 namespace ferrite {
-namespace {
+namespace activation_placement_test {
 
 using ::testing::HasSubstr;
 using nlohmann::json;
@@ -312,5 +312,5 @@ TEST(ActivationPlacementTest, BuildRejectsCoLiveOverlap) {
   EXPECT_THAT(plan.error().message(), HasSubstr("while both are live"));
 }
 
-}  // namespace
+}  // namespace activation_placement_test
 }  // namespace ferrite

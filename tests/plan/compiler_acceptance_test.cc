@@ -20,7 +20,7 @@
 #include "plan/plan_test_support.h"
 
 namespace ferrite {
-namespace {
+namespace compiler_acceptance_test {
 
 using ::testing::HasSubstr;
 using nlohmann::json;
@@ -933,5 +933,5 @@ TEST(CompilerAcceptanceTest, Case28AliasingBeforeTheInputsLastConsumerIsAnError)
   EXPECT_TRUE(compile(control.family, control.b));
 }
 
-}  // namespace
+}  // namespace compiler_acceptance_test
 }  // namespace ferrite

@@ -7,7 +7,7 @@
 #include "plan/plan_test_support.h"
 
 namespace ferrite {
-namespace {
+namespace executable_plan_test {
 
 using ::testing::HasSubstr;
 
@@ -34,5 +34,5 @@ TEST(ExecutablePlanTest, BindsToItsOwnCatalogOnly) {
                         "device_runtime_implementation_fingerprint"));
 }
 
-}  // namespace
+}  // namespace executable_plan_test
 }  // namespace ferrite

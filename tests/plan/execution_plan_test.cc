@@ -8,7 +8,7 @@
 #include "plan/plan_test_support.h"
 
 namespace ferrite {
-namespace {
+namespace execution_plan_test {
 
 using ::testing::HasSubstr;
 using plan_testing::PlanHarness;
@@ -80,5 +80,5 @@ TEST(ExecutionPlanTest, RetentionOfANonOutputIsRejected) {
   EXPECT_THAT(compiled.error().message(), HasSubstr("semantic node output"));
 }
 
-}  // namespace
+}  // namespace execution_plan_test
 }  // namespace ferrite

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace plan_node_builder_test {
 
 TEST(PlanBuildHazardTest, ReadReadWriteReadWriteReadChain) {
   StateHazards hazards;
@@ -33,5 +33,5 @@ TEST(PlanBuildNodeTest, PlanNodeJsonNamesSelectionAndAliases) {
             "fallback_from_preferred");
 }
 
-}  // namespace
+}  // namespace plan_node_builder_test
 }  // namespace ferrite

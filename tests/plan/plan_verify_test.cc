@@ -10,7 +10,7 @@
 #include "plan/plan_test_support.h"
 
 namespace ferrite {
-namespace {
+namespace plan_verify_test {
 
 using ::testing::HasSubstr;
 using nlohmann::json;
@@ -100,5 +100,5 @@ TEST(PlanVerifyTest, EverySelfRehashedScalarChangeIsRejected) {
   EXPECT_GT(leaves, 50u);
 }
 
-}  // namespace
+}  // namespace plan_verify_test
 }  // namespace ferrite

@@ -11,7 +11,7 @@
 #include "plan/plan_test_support.h"
 
 namespace ferrite {
-namespace {
+namespace program_resolution_test {
 
 using ::testing::HasSubstr;
 using testing::dense;
@@ -200,11 +200,11 @@ TEST(ProgramResolutionTest, ResolutionIsDeterministic) {
             rb->node_resolutions[0].candidates()[0].estimate_fingerprint());
 }
 
-}  // namespace
+}  // namespace program_resolution_test
 }  // namespace ferrite
 
 namespace ferrite {
-namespace {
+namespace program_resolution_test {
 
 using plan_testing::Behaviour;
 using plan_testing::CountingEstimator;
@@ -298,5 +298,5 @@ TEST(JointSelectionTest, Case24UnregisteredPreferenceFallsBackDeterministically)
   EXPECT_TRUE(selection->preferred_rejections.empty());
 }
 
-}  // namespace
+}  // namespace program_resolution_test
 }  // namespace ferrite

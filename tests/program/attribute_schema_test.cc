@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace attribute_schema_test {
 
 constexpr std::string_view kContext = "node `layer.0.attn`";
 
@@ -343,5 +343,5 @@ TEST(AttributeConstraintTest, SatisfiesChecksKindAndBounds) {
                                               SemanticIntegers{{5}}));
 }
 
-}  // namespace
+}  // namespace attribute_schema_test
 }  // namespace ferrite

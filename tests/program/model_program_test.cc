@@ -8,7 +8,7 @@
 #include "support/fixtures.h"
 
 namespace ferrite {
-namespace {
+namespace model_program_test {
 
 using ::testing::HasSubstr;
 using testing::dense;
@@ -291,5 +291,5 @@ TEST(ModelProgramTest, FingerprintChangesWithContent) {
   EXPECT_NE(a->fingerprint(), b->fingerprint());
 }
 
-}  // namespace
+}  // namespace model_program_test
 }  // namespace ferrite

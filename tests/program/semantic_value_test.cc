@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace semantic_value_test {
 
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
@@ -294,5 +294,5 @@ TEST(SemanticValueTest, EqualityAndOrdering) {
   EXPECT_EQ(*values.begin(), SemanticValue{SemanticBool{false}});
 }
 
-}  // namespace
+}  // namespace semantic_value_test
 }  // namespace ferrite

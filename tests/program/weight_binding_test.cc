@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace weight_binding_test {
 
 using ::testing::HasSubstr;
 
@@ -253,5 +253,5 @@ TEST(WeightBindingTest, JsonShape) {
   EXPECT_EQ(binding_of("weight.w1").to_json(), expected) << binding_of("weight.w1").to_json().dump(2);
 }
 
-}  // namespace
+}  // namespace weight_binding_test
 }  // namespace ferrite

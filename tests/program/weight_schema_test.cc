@@ -13,7 +13,7 @@
 #include "ferrite/core/fingerprint.h"
 
 namespace ferrite {
-namespace {
+namespace weight_schema_test {
 
 using ::testing::HasSubstr;
 
@@ -1000,5 +1000,5 @@ TEST(WeightSchemaJsonTest, FingerprintIgnoresDeclarationOrder) {
   EXPECT_NE(changed.fingerprint(), schema.fingerprint());
 }
 
-}  // namespace
+}  // namespace weight_schema_test
 }  // namespace ferrite

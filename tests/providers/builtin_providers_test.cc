@@ -12,7 +12,7 @@
 #include "providers/cpu_reference/cpu_reference.h"
 
 namespace ferrite {
-namespace {
+namespace builtin_providers_test {
 
 std::vector<std::string> kernel_ids(const CpuProviderRegistry& kernels) {
   std::vector<std::string> ids;
@@ -88,5 +88,5 @@ TEST(BuiltinProvidersTest, KernelsDeclareTheirWeightAndQuantizationFormats) {
   EXPECT_EQ(kernels.specs().size(), 6u);
 }
 
-}  // namespace
+}  // namespace builtin_providers_test
 }  // namespace ferrite

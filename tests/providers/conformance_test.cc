@@ -21,7 +21,7 @@
 #include "providers/cpu_reference/cpu_reference.h"
 
 namespace ferrite {
-namespace {
+namespace conformance_test {
 
 // One provider configuration under test.
 struct Variant {
@@ -420,5 +420,5 @@ TEST(ProviderConformanceTest, UnknownOrUnsupportedInstructionSetsAreRefused) {
   EXPECT_TRUE(cpu_fast_isa({.threads = 1, .isa = std::string("portable")}));
 }
 
-}  // namespace
+}  // namespace conformance_test
 }  // namespace ferrite

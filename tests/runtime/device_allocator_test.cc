@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace device_allocator_test {
 
 TEST(DeviceAllocatorTest, HostBuffersAreAlignedZeroFilledAndRoundedToTheAlignment) {
   auto host = host_allocator();
@@ -74,5 +74,5 @@ TEST(DeviceAllocatorTest, BuffersAreMoveOnlyOwnersThatReleaseOnce) {
   static_assert(!std::is_copy_constructible_v<DeviceBuffer>);
 }
 
-}  // namespace
+}  // namespace device_allocator_test
 }  // namespace ferrite

@@ -25,7 +25,7 @@
 #include "support/numeric.h"
 
 namespace ferrite {
-namespace {
+namespace executor_test {
 
 using ::testing::StartsWith;
 
@@ -42,7 +42,7 @@ Result<ExecutionPlan> compile_for(const CpuProviderRegistry& providers,
                                   const ProviderSelection* selection = nullptr) {
   FERRITE_ASSIGN_OR_RETURN(auto target, providers.target(host_cpu_device(uint64_t{1} << 32)));
   FERRITE_ASSIGN_OR_RETURN(auto options,
-                           ProgramPlanCompileOptions::create(llama_compile_inputs(capacity)));
+                           ProgramPlanCompileOptions::create(decoder_compile_inputs(capacity)));
   options.set_activation_storage(storage);
   if (prefer_fast) prefer_providers(kCpuFastProviderPrefix, family, options);
   if (selection != nullptr) selection->prefer(family, options);
@@ -227,8 +227,8 @@ TEST_F(StoriesTest, ResourcesComeFromTheProvidersAllocator) {
     EXPECT_EQ(counting->bytes_allocated, (*executor)->allocated_bytes());
     const uint32_t bos = 1, position = 0;
     ASSERT_TRUE(
-        (*executor)->write_input(ProgramValueId::literal(kLlamaTokens), std::span(&bos, 1)));
-    ASSERT_TRUE((*executor)->write_input(ProgramValueId::literal(kLlamaPositions),
+        (*executor)->write_input(ProgramValueId::literal(kDecoderTokens), std::span(&bos, 1)));
+    ASSERT_TRUE((*executor)->write_input(ProgramValueId::literal(kDecoderPositions),
                                          std::span(&position, 1)));
     ASSERT_TRUE((*executor)->run(1));
     EXPECT_EQ(counting->releases, 0);
@@ -339,9 +339,9 @@ Result<std::vector<std::vector<float>>> fast_logits(
   FERRITE_ASSIGN_OR_RETURN(auto tokenizer, Tokenizer::create(*c.checkpoint.vocabulary));
   FERRITE_ASSIGN_OR_RETURN(auto prompt,
                            tokenizer.encode("Lily and Tom went to the park to play ball", true));
-  const auto tokens = ProgramValueId::literal(kLlamaTokens);
-  const auto positions = ProgramValueId::literal(kLlamaPositions);
-  const auto logits = ProgramValueId::literal(kLlamaLogits);
+  const auto tokens = ProgramValueId::literal(kDecoderTokens);
+  const auto positions = ProgramValueId::literal(kDecoderPositions);
+  const auto logits = ProgramValueId::literal(kDecoderLogits);
   std::vector<std::vector<float>> out;
   auto step = [&](std::span<const uint32_t> ids, uint32_t first) -> Result<void> {
     std::vector<uint32_t> pos(ids.size());
@@ -463,10 +463,10 @@ std::vector<float> prompt_logits(Compiled& c) {
   if (!executor) return {};
   const std::vector<uint32_t> prompt{1, 403, 407, 261, 378, 432};
   std::vector<uint32_t> positions{0, 1, 2, 3, 4, 5};
-  EXPECT_TRUE((*executor)->write_input(ProgramValueId::literal(kLlamaTokens), prompt));
-  EXPECT_TRUE((*executor)->write_input(ProgramValueId::literal(kLlamaPositions), positions));
+  EXPECT_TRUE((*executor)->write_input(ProgramValueId::literal(kDecoderTokens), prompt));
+  EXPECT_TRUE((*executor)->write_input(ProgramValueId::literal(kDecoderPositions), positions));
   EXPECT_TRUE((*executor)->run(prompt.size()));
-  auto out = (*executor)->output_f32(ProgramValueId::literal(kLlamaLogits));
+  auto out = (*executor)->output_f32(ProgramValueId::literal(kDecoderLogits));
   return {out->begin(), out->end()};
 }
 
@@ -549,11 +549,11 @@ TEST_F(StoriesTest, QuantizedFastLogitsAreBitIdenticalAcrossThreadsInstructionSe
   }
 }
 
-}  // namespace
+}  // namespace executor_test
 }  // namespace ferrite
 
 namespace ferrite {
-namespace {
+namespace executor_test {
 
 // `ferrite run` in its own process: the stats line reports the executor's
 // allocation (the plan's resources) and the peak RSS, which stays within the
@@ -589,5 +589,5 @@ TEST(RunProcessTest, PeakMemoryStaysWithinThePlanPlusOverhead) {
   EXPECT_LT(peak, planned + 64.0 * 1024 * 1024) << line;
 }
 
-}  // namespace
+}  // namespace executor_test
 }  // namespace ferrite

@@ -29,14 +29,16 @@
 // new there — and the counting test is skipped.
 #define FERRITE_COUNT_ALLOCATIONS (!FERRITE_UNDER_ASAN)
 
-namespace {
+namespace allocation_counter {
 std::atomic<bool> g_counting{false};
 std::atomic<uint64_t> g_allocations{0};
-}  // namespace
+}  // namespace allocation_counter
 
 #if FERRITE_COUNT_ALLOCATIONS
 void* operator new(std::size_t size) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+  if (allocation_counter::g_counting.load(std::memory_order_relaxed)) {
+    allocation_counter::g_allocations.fetch_add(1);
+  }
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
 }
@@ -45,7 +47,7 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 #endif
 
 namespace ferrite {
-namespace {
+namespace llama_forward_test {
 
 namespace fs = std::filesystem;
 const fs::path kModels = fs::path(FERRITE_SOURCE_DIR) / ".." / "shared" / "models";
@@ -68,7 +70,7 @@ Result<std::unique_ptr<Loaded>> load(const fs::path& model, uint64_t capacity, b
   if (fast) FERRITE_RETURN_IF_ERROR(add_cpu_fast_providers(providers, {.threads = 2}));
   FERRITE_ASSIGN_OR_RETURN(auto target, providers.target(host_cpu_device(uint64_t{1} << 32)));
   FERRITE_ASSIGN_OR_RETURN(auto options,
-                           ProgramPlanCompileOptions::create(llama_compile_inputs(capacity)));
+                           ProgramPlanCompileOptions::create(decoder_compile_inputs(capacity)));
   if (retain_all) options.retain_all_outputs_for_determinism(family);
   if (fast) prefer_providers(kCpuFastProviderPrefix, family, options);
   const RuntimePolicy policy{PolicyId::literal("policy.test"), {1, 0}, uint64_t{1} << 32, 0, 1,
@@ -338,8 +340,8 @@ TEST_F(StoriesForwardTest, DecodeLoopAllocatesNothing) {
     const auto tokens = ProgramValueId::literal("value.tokens");
     const auto positions = ProgramValueId::literal("value.positions");
     const auto logits_id = ProgramValueId::literal("value.logits");
-    g_allocations = 0;
-    g_counting = true;
+    ::allocation_counter::g_allocations = 0;
+    ::allocation_counter::g_counting = true;
     bool ok = true;
     for (uint32_t pos = static_cast<uint32_t>(prompt.size()); pos < 200 && ok; ++pos) {
       auto logits = executor.output_f32(logits_id);
@@ -350,11 +352,11 @@ TEST_F(StoriesForwardTest, DecodeLoopAllocatesNothing) {
       ok = executor.write_input(tokens, std::span(&next, 1)) &&
            executor.write_input(positions, std::span(&pos, 1)) && executor.run(1);
     }
-    g_counting = false;
+    ::allocation_counter::g_counting = false;
     EXPECT_TRUE(ok);
-    EXPECT_EQ(g_allocations.load(), 0u) << (fast ? "cpu.fast" : "cpu.reference");
+    EXPECT_EQ(::allocation_counter::g_allocations.load(), 0u) << (fast ? "cpu.fast" : "cpu.reference");
   }
 }
 
-}  // namespace
+}  // namespace llama_forward_test
 }  // namespace ferrite

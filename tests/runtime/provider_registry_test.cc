@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace provider_registry_test {
 
 using ::testing::HasSubstr;
 
@@ -117,5 +117,5 @@ TEST(ProviderRegistryTest, ProviderListsSplitAtCommas) {
   EXPECT_FALSE(split_provider_names(empty));
 }
 
-}  // namespace
+}  // namespace provider_registry_test
 }  // namespace ferrite

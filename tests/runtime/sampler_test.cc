@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace sampler_test {
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
@@ -250,5 +250,5 @@ TEST(SamplerTest, TinyTemperatureIsStillWellDefined) {
   EXPECT_EQ(support({1.0f, 1.0f + 1e-6f}, 1e-12f, 1.0f, 200), (std::set<uint32_t>{1}));
 }
 
-}  // namespace
+}  // namespace sampler_test
 }  // namespace ferrite

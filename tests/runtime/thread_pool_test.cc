@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace thread_pool_test {
 
 // Every index runs exactly once, ranges are the documented split, and the
 // caller runs range 0.
@@ -64,5 +64,5 @@ TEST(ThreadPoolTest, ZeroThreadsMeansOne) {
   EXPECT_GE(ThreadPool::hardware_threads(), 1u);
 }
 
-}  // namespace
+}  // namespace thread_pool_test
 }  // namespace ferrite

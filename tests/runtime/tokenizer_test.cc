@@ -19,7 +19,7 @@
 #include <gtest/gtest.h>
 
 namespace ferrite {
-namespace {
+namespace tokenizer_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -710,5 +710,5 @@ TEST_F(Tok512Test, RealGgufVocabularyEncodesIdentically) {
   }
 }
 
-}  // namespace
+}  // namespace tokenizer_test
 }  // namespace ferrite

@@ -81,4 +81,15 @@ FERRITE_DEFINE_IDENTITY(WeightMaterializerId, "weight materializer");
 FERRITE_DEFINE_IDENTITY(AttributeId, "operation attribute");
 FERRITE_DEFINE_IDENTITY(PolicyId, "runtime policy");
 
+// "{a, b, c}": the identities of an ordered range in its order, for messages.
+template <class Range>
+std::string identity_list_text(const Range& ids) {
+  std::string text = "{";
+  for (const auto& id : ids) {
+    if (text.size() > 1) text += ", ";
+    text += id.str();
+  }
+  return text + "}";
+}
+
 }  // namespace ferrite

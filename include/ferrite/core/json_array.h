@@ -23,4 +23,10 @@ nlohmann::json json_array_of(const Range& range, F&& f) {
   return out;
 }
 
+// The JSON array of an ordered range of identities, as their strings.
+template <class Range>
+nlohmann::json json_identity_array(const Range& ids) {
+  return json_array_of(ids, [](const auto& id) { return id.str(); });
+}
+
 }  // namespace ferrite

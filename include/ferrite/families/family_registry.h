@@ -11,6 +11,11 @@
 // whose name or architecture is already taken is kInvalidArgument naming it.
 // Lookups return nullptr when nothing matches.
 //
+// Every room builds its program with the decoder interface of
+// runtime/generation.h (`build_program`), so the CLI, the runtime and the
+// server run any family without knowing it; `context_length` and
+// `vocab_size` are what they need to know of its config.
+//
 // The tensor names a room sees are GGUF names (llama2.c's reader already
 // uses them; a Hugging Face tensor is offered to `hf_tensor_name`, which
 // returns its GGUF name or nullopt when the family does not read it).
@@ -33,7 +38,9 @@
 
 #include "ferrite/core/status.h"
 #include "ferrite/models/gguf_reader.h"
+#include "ferrite/models/hf_config.h"
 #include "ferrite/models/llama2c_reader.h"
+#include "ferrite/program/prepared_model_family.h"
 
 namespace ferrite {
 
@@ -56,13 +63,20 @@ struct FamilyRoom {
   // Config mappings (empty: the family does not read that format).
   std::function<Result<std::any>(const Llama2cConfig&)> config_from_llama2c;
   std::function<Result<std::any>(const GgufModel&, const CheckpointTensors&)> config_from_gguf;
-  // `directory` holds config.json; the room reads the fields it needs.
-  std::function<Result<std::any>(const std::filesystem::path& directory)> config_from_hf;
+  // The room reads the config.json keys it maps (models/hf_config.h).
+  std::function<Result<std::any>(const HfConfig& config_json)> config_from_hf;
   // A Hugging Face tensor name → its GGUF name, or nullopt when unused.
   std::function<std::optional<std::string>(std::string_view hf_name, const std::any& config)>
       hf_tensor_name;
   // Tokens in the vocabulary the config declares (sizes a llama2.c tokenizer file).
   std::function<uint64_t(const std::any& config)> vocab_size;
+  // Positions the config declares (the model's trained context).
+  std::function<uint64_t(const std::any& config)> context_length;
+  // The decoder program of a config (runtime/generation.h's interface), its
+  // position-sized states (KV caches) for min(context_limit, context_length)
+  // positions. kInvalidModelConfig when the config is out of the family's range.
+  std::function<Result<PreparedModelFamily>(const std::any& config, uint64_t context_limit)>
+      build_program;
   // Served tensors that may be missing from a file: (name, the tensor served
   // instead), e.g. a tied classifier {"output.weight", "token_embd.weight"}.
   std::vector<std::pair<std::string, std::string>> tensor_fallbacks;

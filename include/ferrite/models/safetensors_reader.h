@@ -1,5 +1,4 @@
-// ferrite/models/safetensors_reader.h — a strict safetensors reader and the
-// Hugging Face Llama config.json reader.
+// ferrite/models/safetensors_reader.h — a strict safetensors reader.
 //
 // Contract (safetensors): an 8-byte little-endian header length N, N bytes of
 // JSON, then the data section (offset 8 + N to the end of the file). The JSON
@@ -23,24 +22,13 @@
 // Errors: kSerialization (message "<file>: offset <N>: ..." naming the tensor
 // or JSON path), kIo when the file cannot be mapped.
 //
-// Contract (config.json): `read_hf_llama_config` reads `<dir>/config.json`
-// (or the given file) with nlohmann::json (it contains floats). Required:
-// hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
-// vocab_size (positive integers). Optional with the Hugging Face defaults:
-// num_key_value_heads (= num_attention_heads), max_position_embeddings
-// (2048), rms_norm_eps (1e-6), rope_theta (10000), tie_word_embeddings
-// (false). Malformed JSON or a wrong type is kSerialization; values that are
-// non-positive, non-finite or inconsistent (hidden_size % heads,
-// heads % kv_heads) are kInvalidModelConfig. Each message names the key.
-//
 // Caps: header <= 100 MiB; <= 65,536 tensors; rank <= 16; names <= 4,096
-// bytes; config.json <= 64 MiB (kMaxJsonTextBytes).
+// bytes. A Hugging Face config.json is read by models/hf_config.h.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(SafetensorsFile st, SafetensorsFile::open("model.safetensors"));
 //   const SafetensorsTensor* embed = st.model().find_tensor("model.embed_tokens.weight");
 //   FERRITE_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, st.tensor_data(*embed));
-//   FERRITE_ASSIGN_OR_RETURN(HfLlamaConfig config, read_hf_llama_config("path/to/model_dir"));
 #pragma once
 
 #include <cstddef>
@@ -109,23 +97,5 @@ class SafetensorsFile {
   MappedFile file_;
   SafetensorsModel model_;
 };
-
-struct HfLlamaConfig {
-  uint64_t hidden_size = 0;
-  uint64_t intermediate_size = 0;
-  uint64_t num_hidden_layers = 0;
-  uint64_t num_attention_heads = 0;
-  uint64_t num_key_value_heads = 0;
-  uint64_t vocab_size = 0;
-  uint64_t max_position_embeddings = 2048;
-  double rms_norm_eps = 1e-6;
-  double rope_theta = 10000.0;
-  bool tie_word_embeddings = false;
-};
-
-// `path` is a model directory (reads path/config.json) or the file itself.
-Result<HfLlamaConfig> read_hf_llama_config(const std::filesystem::path& path);
-// Parses config.json text; `source` names it in messages.
-Result<HfLlamaConfig> parse_hf_llama_config(std::string_view text, std::string_view source);
 
 }  // namespace ferrite

@@ -1,7 +1,10 @@
 // ferrite/runtime/generation.h — prompt in, tokens out, on a loaded executor.
 //
-// Contract: `generate` runs a Llama-family plan (inputs `value.tokens`,
-// `value.positions`; output `value.logits`) on a loaded executor: it resets
+// Contract: every model family's program offers one decoder interface:
+// inputs kDecoderTokens and kDecoderPositions (u32[T], T bounded by the
+// capacity the caller compiles for: `decoder_compile_inputs(T)`), output
+// kDecoderLogits (f32[1, vocab], the last token's). `generate` runs such a
+// plan on a loaded executor: it resets
 // the states (a new sequence), prefills the prompt in chunks of at most the
 // plan's token capacity (positions 0..n-1), then decodes one token per step
 // at the next position, choosing each token with `sampler` and calling
@@ -17,13 +20,22 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "ferrite/runtime/executor.h"
 #include "ferrite/runtime/sampler.h"
 
 namespace ferrite {
+
+inline constexpr std::string_view kDecoderTokens = "value.tokens";
+inline constexpr std::string_view kDecoderPositions = "value.positions";
+inline constexpr std::string_view kDecoderLogits = "value.logits";
+
+// The decoder's two inputs, each u32[token_capacity], contiguous.
+std::map<ProgramValueId, ProgramTensorSpec> decoder_compile_inputs(uint64_t token_capacity);
 
 struct GenerationStats {
   uint64_t prompt_tokens = 0;

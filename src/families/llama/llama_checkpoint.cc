@@ -1,12 +1,12 @@
 #include "families/llama/llama_checkpoint.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
 
-#include "ferrite/models/safetensors_reader.h"
 
 namespace ferrite {
 namespace {
@@ -81,20 +81,9 @@ Result<std::any> from_gguf(const GgufModel& m, const CheckpointTensors& stored) 
   return config;
 }
 
-Result<std::any> from_hf(const std::filesystem::path& dir) {
-  FERRITE_ASSIGN_OR_RETURN(HfLlamaConfig hf, read_hf_llama_config(dir));
-  return LlamaConfig{.dim = hf.hidden_size,
-                     .hidden_dim = hf.intermediate_size,
-                     .n_layers = hf.num_hidden_layers,
-                     .n_heads = hf.num_attention_heads,
-                     .n_kv_heads = hf.num_key_value_heads,
-                     .vocab_size = hf.vocab_size,
-                     .context_length = hf.max_position_embeddings,
-                     .norm_eps = decimal_text(hf.rms_norm_eps),
-                     .rope_theta = decimal_text(hf.rope_theta),
-                     .rope_convention = "half_split",
-                     .tied_output = hf.tie_word_embeddings,
-                     .block_formats = {}};
+Result<std::any> from_hf(const HfConfig& json) {
+  FERRITE_ASSIGN_OR_RETURN(LlamaConfig config, llama_config_from_hf(json));
+  return config;
 }
 
 // The GGUF name the loader serves a Hugging Face tensor under, or nullopt for
@@ -152,6 +141,35 @@ Result<void> check_tensors(std::any& any_config, const CheckpointTensors& served
 
 }  // namespace
 
+Result<LlamaConfig> llama_config_from_hf(const HfConfig& json) {
+  LlamaConfig config;
+  FERRITE_ASSIGN_OR_RETURN(config.dim, json.positive_integer("hidden_size"));
+  FERRITE_ASSIGN_OR_RETURN(config.hidden_dim, json.positive_integer("intermediate_size"));
+  FERRITE_ASSIGN_OR_RETURN(config.n_layers, json.positive_integer("num_hidden_layers"));
+  FERRITE_ASSIGN_OR_RETURN(config.n_heads, json.positive_integer("num_attention_heads"));
+  FERRITE_ASSIGN_OR_RETURN(config.n_kv_heads,
+                           json.positive_integer("num_key_value_heads", config.n_heads));
+  FERRITE_ASSIGN_OR_RETURN(config.vocab_size, json.positive_integer("vocab_size"));
+  FERRITE_ASSIGN_OR_RETURN(config.context_length,
+                           json.positive_integer("max_position_embeddings", 2048));
+  FERRITE_ASSIGN_OR_RETURN(double eps, json.positive_number("rms_norm_eps", 1e-6));
+  FERRITE_ASSIGN_OR_RETURN(double theta, json.positive_number("rope_theta", 10000.0));
+  FERRITE_ASSIGN_OR_RETURN(config.tied_output, json.boolean("tie_word_embeddings", false));
+  config.norm_eps = decimal_text(eps);
+  config.rope_theta = decimal_text(theta);
+  config.rope_convention = "half_split";
+  if (config.dim % config.n_heads != 0) {
+    return json.invalid("hidden_size", fmt::format("{} is not divisible by num_attention_heads {}",
+                                                   config.dim, config.n_heads));
+  }
+  if (config.n_heads % config.n_kv_heads != 0) {
+    return json.invalid("num_key_value_heads",
+                        fmt::format("{} does not divide num_attention_heads {}", config.n_kv_heads,
+                                    config.n_heads));
+  }
+  return config;
+}
+
 FamilyRoom llama_family_room() {
   return FamilyRoom{
       .name = "llama",
@@ -167,6 +185,16 @@ FamilyRoom llama_family_room() {
       .vocab_size =
           [](const std::any& config) {
             return std::any_cast<const LlamaConfig&>(config).vocab_size;
+          },
+      .context_length =
+          [](const std::any& config) {
+            return std::any_cast<const LlamaConfig&>(config).context_length;
+          },
+      .build_program =
+          [](const std::any& any_config, uint64_t context_limit) {
+            LlamaConfig config = std::any_cast<const LlamaConfig&>(any_config);
+            config.context_length = std::min(config.context_length, context_limit);
+            return build_llama_family(config);
           },
       .tensor_fallbacks = {{"output.weight", "token_embd.weight"}},
       .check_tensors = check_tensors};

@@ -10,10 +10,13 @@
 //     rope.freq_base to 10000), the vocabulary size from
 //     `tokenizer.ggml.tokens`, a classifier tied when `output.weight` is
 //     absent, and Q8_0/Q4_0 matrices stored in their own block format;
-//   * config.json: hidden_size, intermediate_size, num_hidden_layers,
-//     num_attention_heads, num_key_value_heads, vocab_size,
-//     max_position_embeddings, rms_norm_eps, rope_theta, tie_word_embeddings
-//     (models/safetensors_reader.h reads them); RoPE is half-split;
+//   * config.json (`llama_config_from_hf`): required hidden_size,
+//     intermediate_size, num_hidden_layers, num_attention_heads, vocab_size;
+//     optional with the Hugging Face defaults num_key_value_heads
+//     (= num_attention_heads), max_position_embeddings (2048), rms_norm_eps
+//     (1e-6), rope_theta (10000), tie_word_embeddings (false); hidden_size
+//     divisible by the heads and heads by the KV heads (kInvalidModelConfig
+//     naming the key); RoPE is half-split;
 // its tensor names (GGUF names; Hugging Face `model.layers.N.*` renamed, for
 // a canonical N below num_hidden_layers), and its completeness check (every
 // tensor the program reads, before the program is built).
@@ -46,6 +49,7 @@ struct LlamaCheckpoint {
 };
 
 FamilyRoom llama_family_room();
+Result<LlamaConfig> llama_config_from_hf(const HfConfig& config_json);
 Result<void> register_family_llama(FamilyRegistry& registry);
 
 Result<LlamaCheckpoint> open_llama_checkpoint(const std::filesystem::path& path,

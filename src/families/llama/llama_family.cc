@@ -123,8 +123,8 @@ Result<PreparedModelFamily> build_llama_family(const LlamaConfig& c) {
   }
 
   ProgramBuilder b("family.llama");
-  const ValueRef tokens = b.input(kLlamaTokens);
-  const ValueRef positions = b.input(kLlamaPositions);
+  const ValueRef tokens = b.input(kDecoderTokens);
+  const ValueRef positions = b.input(kDecoderPositions);
   std::map<std::string, ValueRef> weight;  // by weight id
   for (const auto& [id, dims] : weights) {
     weight[id] = add_weight(b, id, dims, c.block_formats);
@@ -174,7 +174,7 @@ Result<PreparedModelFamily> build_llama_family(const LlamaConfig& c) {
       b, {"node.take_last_token", "value.last_token", NodeWork::kTokensOfInput}, x);
   const ValueRef norm = rms_norm(b, {"node.output_norm", "value.output_norm", NodeWork::kFixed},
                                  last, weight["weight.output_norm"], c.norm_eps);
-  b.output(linear(b, {"node.output", std::string(kLlamaLogits), NodeWork::kFixed}, norm,
+  b.output(linear(b, {"node.output", std::string(kDecoderLogits), NodeWork::kFixed}, norm,
                   weight["weight.output"]));
 
   nlohmann::json config = {
@@ -197,10 +197,5 @@ Result<PreparedModelFamily> build_llama_family(const LlamaConfig& c) {
       std::move(config));
 }
 
-std::map<ProgramValueId, ProgramTensorSpec> llama_compile_inputs(uint64_t token_capacity) {
-  const ProgramTensorSpec spec{{token_capacity}, ElementType::kU32, ContiguousLayout{}};
-  return {{ProgramValueId::literal(kLlamaTokens), spec},
-          {ProgramValueId::literal(kLlamaPositions), spec}};
-}
 
 }  // namespace ferrite

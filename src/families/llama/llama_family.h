@@ -1,10 +1,11 @@
 // families/llama/llama_family.h — the `llama` model family: config → program.
 //
 // Contract: `build_llama_family(config)` returns the prepared family of a
-// Llama decoder (the program file shape of examples/llama-decoder.program.json):
-// inputs `value.tokens` and `value.positions` (u32[T], T symbolic, bounded by
-// the capacity the caller compiles for), per layer RMSNorm → q/k/v linear →
-// RoPE(q, k) → attention with a KV cache (two sequence-lifetime states
+// Llama decoder (the program file shape of examples/llama-decoder.program.json)
+// with the decoder interface of runtime/generation.h: inputs `value.tokens`
+// and `value.positions` (u32[T], T symbolic, bounded by the capacity the
+// caller compiles for: `decoder_compile_inputs(T)`), per layer RMSNorm →
+// q/k/v linear → RoPE(q, k) → attention with a KV cache (two sequence-lifetime states
 // f32[context, kv_dim], zero-initialized) → output linear → residual add →
 // RMSNorm → gate/up linear → SwiGLU → down linear → residual add; then
 // take-last-token → RMSNorm → output linear → `value.logits` f32[1, vocab].
@@ -15,11 +16,10 @@
 // Validation (kInvalidModelConfig): every size > 0, dim % n_heads == 0,
 // n_heads % n_kv_heads == 0, an even head_dim, eps and theta > 0, and caps
 // (dim, hidden ≤ 65536, layers ≤ 1024, vocab ≤ 1,048,576, context ≤ 1,048,576).
-// `llama_compile_inputs(capacity)` gives the two input tensors.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto family, build_llama_family(config));
-//   FERRITE_ASSIGN_OR_RETURN(auto options, ProgramPlanCompileOptions::create(llama_compile_inputs(256)));
+//   FERRITE_ASSIGN_OR_RETURN(auto options, ProgramPlanCompileOptions::create(decoder_compile_inputs(256)));
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,7 @@
 
 #include "ferrite/core/tensor_spec.h"
 #include "ferrite/program/prepared_model_family.h"
+#include "ferrite/runtime/generation.h"
 
 namespace ferrite {
 
@@ -52,11 +53,6 @@ struct LlamaConfig {
   Result<void> validate() const;
 };
 
-inline constexpr std::string_view kLlamaTokens = "value.tokens";
-inline constexpr std::string_view kLlamaPositions = "value.positions";
-inline constexpr std::string_view kLlamaLogits = "value.logits";
-
 Result<PreparedModelFamily> build_llama_family(const LlamaConfig& config);
-std::map<ProgramValueId, ProgramTensorSpec> llama_compile_inputs(uint64_t token_capacity);
 
 }  // namespace ferrite

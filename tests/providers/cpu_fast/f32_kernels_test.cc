@@ -13,7 +13,7 @@
 #include "ferrite/models/ggml_blocks.h"
 
 namespace ferrite::fast {
-namespace {
+namespace f32_kernels_test {
 
 // asum_j of a block, from the stored correction -k * asum_j.
 int32_t asum(const ActivationPair& pair, int half, int j, int32_t k) {
@@ -190,5 +190,5 @@ TEST(BlockProductTest, EveryInstructionSetComputesTheContract) {
   }
 }
 
-}  // namespace
+}  // namespace f32_kernels_test
 }  // namespace ferrite::fast
