@@ -63,7 +63,7 @@ TEST(FamilyRegistryTest, TheRoomBuildsItsProgramForTheContextAsked) {
   ASSERT_TRUE(checkpoint) << checkpoint.error().to_string();
   const FamilyRoom& room = *checkpoint->family;
   EXPECT_EQ(room.vocab_size(checkpoint->config), 512u);
-  EXPECT_EQ(room.context_length(checkpoint->config), 512u);
+  EXPECT_EQ(room.context_length(checkpoint->config), 2048u);  // llama.context_length
   LlamaConfig limited = std::any_cast<const LlamaConfig&>(checkpoint->config);
   limited.context_length = 64;
   auto built = room.build_program(checkpoint->config, 64);
