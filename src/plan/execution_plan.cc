@@ -155,8 +155,10 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   FERRITE_ASSIGN_OR_RETURN(plan.retained_,
                            resolve_retained_completion_values(family, plan.nodes_, retention));
   FERRITE_ASSIGN_OR_RETURN(auto token_scaled, token_scaled_state_resources(program, bound));
-  FERRITE_ASSIGN_OR_RETURN(plan.memory_,
-                           build_memory_summary(plan.nodes_, selection, policy, token_scaled));
+  FERRITE_ASSIGN_OR_RETURN(auto node_tokens,
+                           workspace_tokens(program, resolution.value_tensors, policy));
+  FERRITE_ASSIGN_OR_RETURN(
+      plan.memory_, build_memory_summary(plan.nodes_, selection, policy, token_scaled, node_tokens));
   plan.memory_.activation_arenas = resolution.activation_arenas;
 
   const WeightSchema& weights = resolution.execution_weights.schema();

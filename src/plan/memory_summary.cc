@@ -91,12 +91,46 @@ PlanResourceKind kind_of(BufferUsage usage) {
 
 }  // namespace
 
+Result<std::vector<uint64_t>> workspace_tokens(const ModelProgram& program,
+                                               const ValueTensors& value_tensors,
+                                               const RuntimePolicy& policy) {
+  const auto& program_nodes = program.nodes();
+  std::vector<std::optional<uint64_t>> extents(program_nodes.size());
+  uint64_t largest = 1;
+  for (size_t i = 0; i < program_nodes.size(); ++i) {
+    const auto* work = std::get_if<WorkTokens>(&program_nodes[i]->work);
+    if (work == nullptr) continue;
+    auto tensor = value_tensors.find(work->value_id);
+    if (tensor == value_tensors.end() || work->axis >= tensor->second.rank()) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` schedules tokens along axis {} of value `{}`, which has no "
+                        "such axis",
+                        program_nodes[i]->id.str(), work->axis, work->value_id.str())
+          .with_field("node_id", program_nodes[i]->id.str());
+    }
+    extents[i] = std::max<uint64_t>(1, tensor->second.dimensions()[work->axis]);
+    largest = std::max(largest, *extents[i]);
+  }
+  std::vector<uint64_t> tokens(program_nodes.size());
+  for (size_t i = 0; i < program_nodes.size(); ++i) {
+    tokens[i] = std::min(policy.maximum_scheduled_tokens, extents[i].value_or(largest));
+  }
+  return tokens;
+}
+
 Result<PlanMemorySummary> build_memory_summary(
     const std::vector<PlanNode>& nodes, const JointProviderSelection& selection,
     const RuntimePolicy& policy,
-    const std::map<ResourceId, StateCapacityTokenScaled>& token_scaled_states) {
+    const std::map<ResourceId, StateCapacityTokenScaled>& token_scaled_states,
+    const std::vector<uint64_t>& node_tokens) {
+  if (node_tokens.size() != nodes.size()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "memory summary needs the scheduled tokens of each of {} nodes, got {}",
+                      nodes.size(), node_tokens.size());
+  }
   std::map<ResourceId, Accumulator> rows;
-  for (const auto& node : nodes) {
+  for (size_t node_index = 0; node_index < nodes.size(); ++node_index) {
+    const PlanNode& node = nodes[node_index];
     const uint64_t alignment = node.provider_resources.value_alignment_bytes();
     for (const auto& binding : node.values) {
       for (const auto& c : binding.storage().components()) {
@@ -128,12 +162,15 @@ Result<PlanMemorySummary> build_memory_summary(
     for (const auto& [id, requirement, usage] : workspaces) {
       if (!id->has_value() || !requirement->has_value()) continue;
       const ProviderWorkspaceRequirement& w = **requirement;
-      FERRITE_ASSIGN_OR_RETURN(uint64_t bytes, w.bytes_for(1, 1));
+      FERRITE_ASSIGN_OR_RETURN(
+          uint64_t bytes, w.bytes_for(policy.maximum_active_sequences, node_tokens[node_index]),
+          "node `{}` {} workspace", node.id.str(), buffer_usage_name(usage));
+      FERRITE_ASSIGN_OR_RETURN(uint64_t minimum, w.bytes_for(1, 1));
       const bool plan_scope = w.scope == ProviderWorkspaceScope::kPlan;
       FERRITE_RETURN_IF_ERROR(merge(rows, **id, usage, ElementType::kU8, bytes, w.alignment_bytes,
                                     plan_scope ? PlanResourceKind::kStatic
                                                : PlanResourceKind::kWorkspace,
-                                    bytes));
+                                    minimum));
     }
   }
 
@@ -149,6 +186,16 @@ Result<PlanMemorySummary> build_memory_summary(
     }
     row.summary.size_bytes = *size;
     uint64_t minimum = *size;  // bytes the smallest runnable scope needs
+    if (row.summary.kind == PlanResourceKind::kWorkspace) {
+      // A workspace at 1 sequence and 1 token (its formula's minimum).
+      auto one = checked_align_up(row.minimum_bytes, row.summary.alignment_bytes);
+      if (!one) {
+        return make_error(ErrorCode::kInvalidExecutionPlan, "workspace `{}` size overflows u64",
+                          id.str())
+            .with_field("resource_id", id.str());
+      }
+      minimum = *one;
+    }
     if (auto scaled = token_scaled_states.find(id); scaled != token_scaled_states.end()) {
       const StateCapacityTokenScaled& demand = scaled->second;
       if (row.summary.kind != PlanResourceKind::kState || demand.bytes_per_token < row.end) {

@@ -57,6 +57,52 @@ TEST(ExecutionPlanTest, TinyCapacityReportsTheMinimumRunnableBytes) {
   EXPECT_THAT(compiled.error().message(), HasSubstr("exceeding usable capacity 128"));
 }
 
+// Spec §6.1: a workspace formula is bound to the policy — the maximum active
+// sequences and the node's scheduled tokens (the policy's ceiling, bounded by
+// the extent of the node's token axis) — while the minimum runnable bytes
+// count it at 1 sequence and 1 token.
+TEST(ExecutionPlanTest, WorkspacesAreSizedForThePolicysSequencesAndTokens) {
+  auto scratch_of = [](const ExecutionPlan& plan) -> const PlanResourceSummary* {
+    for (const auto& r : plan.memory().resources) {
+      if (r.usage == BufferUsage::kScratch) return &r;
+    }
+    return nullptr;
+  };
+  struct Case {
+    bool token_work;          // the node's work scales with value.input's 4 tokens
+    uint64_t policy_tokens;   // maximum_scheduled_tokens
+    uint64_t expected_bytes;  // 8 + 16 × 3 sequences + 4 × tokens, aligned to 16
+  };
+  for (const Case& c : {Case{false, 4096, 64},  // fixed work: the largest token extent, 1
+                        Case{true, 4096, 80},   // 4 tokens (the input's extent)
+                        Case{true, 2, 64}}) {   // the policy's 2 tokens
+    PlanHarness h;
+    h.estimators = testing::unwrap(EstimatorRegistry::create({std::make_shared<plan_testing::CountingEstimator>(
+        plan_testing::provider("provider.operation.reference", h.op),
+        plan_testing::Behaviour::kAffineScratch)}));
+    h.runtime_policy.maximum_scheduled_tokens = c.policy_tokens;
+    if (c.token_work) {
+      ProgramNode node = testing::synthetic_node();
+      node.work = WorkTokens{testing::value("value.input"), 0};
+      h.family = testing::unwrap(PreparedModelFamily::create(
+          ModelFamilyId::literal("family.synthetic"), nlohmann::json{{"width", 4}},
+          testing::dense_weight_schema(),
+          testing::unwrap(ModelProgram::create(ModelFamilyId::literal("family.synthetic"),
+                                      {testing::value("value.input")},
+                                      {ProgramBlock{"block.main", {node}}},
+                                      {testing::synthetic_state()}, {testing::synthetic_weight()},
+                                      {testing::value("value.output")}))));
+    }
+    auto compiled = h.compile();
+    ASSERT_TRUE(compiled) << compiled.error().to_string();
+    const PlanResourceSummary* scratch = scratch_of(compiled->plan);
+    ASSERT_NE(scratch, nullptr);
+    EXPECT_EQ(scratch->kind, PlanResourceKind::kWorkspace);
+    EXPECT_EQ(scratch->size_bytes, c.expected_bytes)
+        << "token work " << c.token_work << ", policy tokens " << c.policy_tokens;
+  }
+}
+
 TEST(ExecutionPlanTest, RetainsTheProgramOutput) {
   PlanHarness h;
   ASSERT_TRUE(h.options.retain_completion_value(testing::value("value.output")));

@@ -61,7 +61,8 @@ inline OperationProviderDescriptor provider(
 // How the test estimator behaves: correctly (spec §12 "Correct": alignment 16,
 // 64 B invocation scratch, 32 B plan persistent), or in one specific wrong way.
 enum class Behaviour { kCorrect, kArenaNeeds64, kWrongId, kWrongVersion, kWrongImplementation,
-                       kWrongInputClaim, kAlignment3, kMissingScratch };
+                       kWrongInputClaim, kAlignment3, kMissingScratch,
+                       kAffineScratch /* 8 B + 16 B per sequence + 4 B per token */ };
 
 class CountingEstimator final : public OperationResourceEstimator {
  public:
@@ -104,6 +105,9 @@ class CountingEstimator final : public OperationResourceEstimator {
       case Behaviour::kWrongInputClaim: e.claimed_input_fingerprint = sha256_hex("forged"); break;
       case Behaviour::kAlignment3: e.value_alignment_bytes = 3; break;
       case Behaviour::kMissingScratch: e.scratch.reset(); break;
+      case Behaviour::kAffineScratch:
+        e.scratch->formula = WorkspaceAffine{.fixed = 8, .per_sequence = 16, .per_token = 4};
+        break;
       case Behaviour::kCorrect: break;
     }
     return e;

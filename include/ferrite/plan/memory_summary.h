@@ -6,7 +6,12 @@
 // usage, dtype, lifetime, or demand"); size = max end offset rounded up to the
 // alignment (max provider alignment of its bindings). Workspaces are resources
 // too (usage scratch/binding/persistent, u8). Kinds: static (weight arenas,
-// Plan-scope persistent workspaces), state, activation, workspace. Feasibility:
+// Plan-scope persistent workspaces), state, activation, workspace. A
+// workspace's formula is bound to the policy (spec §6.1): its size is the
+// formula at the policy's maximum active sequences and the node's scheduled
+// tokens (`node_tokens[i]`: the policy's maximum scheduled tokens, bounded by
+// the extent of the node's token axis — see `workspace_tokens`); a resource
+// several nodes share is sized for the largest. Feasibility:
 // static bytes + minimum runnable bytes (states + activations + non-static
 // workspaces at 1 sequence / 1 token) ≤ capacity − reserve, else
 // "minimum runnable plan requires N bytes, exceeding usable capacity M".
@@ -26,7 +31,9 @@
 // allocates N bytes ... exceeding usable capacity M").
 //
 // Example:
-//   FERRITE_ASSIGN_OR_RETURN(auto memory, build_memory_summary(nodes, selection, policy));
+//   FERRITE_ASSIGN_OR_RETURN(auto tokens, workspace_tokens(program, value_tensors, policy));
+//   FERRITE_ASSIGN_OR_RETURN(auto memory,
+//                            build_memory_summary(nodes, selection, policy, {}, tokens));
 //   memory.static_bytes;
 #pragma once
 
@@ -41,8 +48,10 @@
 
 #include "ferrite/compiler/joint_selection.h"
 #include "ferrite/compiler/runtime_policy.h"
+#include "ferrite/compiler/tensor_inference.h"
 #include "ferrite/plan/activation_placement.h"
 #include "ferrite/plan/plan_node.h"
+#include "ferrite/program/model_program.h"
 #include "ferrite/program/state_spec.h"
 
 namespace ferrite {
@@ -78,10 +87,20 @@ struct PlanMemorySummary {
   friend bool operator==(const PlanMemorySummary&, const PlanMemorySummary&) = default;
 };
 
-// `token_scaled_states`: the demand of each token-scaled state resource.
+// The tokens each node (program order) schedules at most in one step: the
+// policy's maximum scheduled tokens, bounded by the extent of the node's
+// token axis (WorkTokens) or, for a node of fixed work, by the largest token
+// extent of the program (the input capacities). At least 1.
+Result<std::vector<uint64_t>> workspace_tokens(const ModelProgram& program,
+                                               const ValueTensors& value_tensors,
+                                               const RuntimePolicy& policy);
+
+// `token_scaled_states`: the demand of each token-scaled state resource;
+// `node_tokens`: workspace_tokens(), one entry per node.
 Result<PlanMemorySummary> build_memory_summary(
     const std::vector<PlanNode>& nodes, const JointProviderSelection& selection,
     const RuntimePolicy& policy,
-    const std::map<ResourceId, StateCapacityTokenScaled>& token_scaled_states);
+    const std::map<ResourceId, StateCapacityTokenScaled>& token_scaled_states,
+    const std::vector<uint64_t>& node_tokens);
 
 }  // namespace ferrite
