@@ -21,90 +21,56 @@ std::set<Id> set_difference(const std::set<Id>& from, const std::set<Id>& remove
   return out;
 }
 
-// "operation `op` is unsupported on device `d`: reason".
-Error operation_unsupported(const DeviceId& device, const OperationId& op, std::string_view reason,
-                            SourceLocation location = SourceLocation::current()) {
-  return make_error(ErrorCode::kUnsupportedOperation,
-                    fmt::format("operation `{}` is unsupported on device `{}`: {}", op.str(),
-                                device.str(), reason),
-                    location)
-      .with_field("operation_id", op.str())
-      .with_field("device_id", device.str());
-}
-
-// "provider `p` of operation `op` is unsupported on device `d`: reason".
-Error provider_unsupported(const DeviceId& device, const OperationProviderDescriptor& provider,
-                           std::string_view reason,
-                           SourceLocation location = SourceLocation::current()) {
-  return make_error(ErrorCode::kUnsupportedOperation,
-                    fmt::format("provider `{}` of operation `{}` is unsupported on device `{}`: {}",
-                                provider.provider_id.str(), provider.operation_id.str(),
-                                device.str(), reason),
-                    location)
-      .with_field("provider_id", provider.provider_id.str())
-      .with_field("operation_id", provider.operation_id.str())
-      .with_field("device_id", device.str());
-}
-
-Error provider_version_incompatible(const DeviceId& device,
-                                    const OperationProviderDescriptor& provider,
-                                    const ContractVersion& required, std::string_view what,
-                                    SourceLocation location = SourceLocation::current()) {
-  return make_error(ErrorCode::kIncompatibleOperationVersion,
-                    fmt::format("provider `{}` of operation `{}` on device `{}` has version {}, "
-                                "which does not satisfy {} {}",
-                                provider.provider_id.str(), provider.operation_id.str(),
-                                device.str(), provider.version.to_string(), what,
-                                required.to_string()),
-                    location)
-      .with_field("provider_id", provider.provider_id.str())
-      .with_field("operation_id", provider.operation_id.str())
-      .with_field("device_id", device.str())
-      .with_field("required_version", required.to_string())
-      .with_field("available_version", provider.version.to_string());
-}
-
 // Checks 4b–4f of the header contract for one (normalized, validated) provider.
 Result<void> check_provider(const DeviceDescriptor& device, const OperationCatalog& operations,
                             const std::map<OperationId, std::string>& fingerprints,
                             const OperationProviderDescriptor& provider) {
   const OperationDescriptor* op = operations.find(provider.operation_id);
+  std::string unsupported;  // why the device cannot use the provider; empty when it can
   if (op == nullptr) {
-    return provider_unsupported(device.id, provider, "operation descriptor is not registered");
-  }
-  const std::string& expected = fingerprints.at(op->id);
-  if (provider.operation_fingerprint != expected) {
-    return provider_unsupported(
-        device.id, provider,
+    unsupported = "operation descriptor is not registered";
+  } else if (const std::string& expected = fingerprints.at(op->id);
+             provider.operation_fingerprint != expected) {
+    unsupported =
         fmt::format("operation fingerprint {} differs from the registered descriptor's {}",
-                    provider.operation_fingerprint, expected));
+                    provider.operation_fingerprint, expected);
+  } else if (provider.device_id != device.id) {
+    unsupported = fmt::format("provider targets device `{}`", provider.device_id.str());
+  } else if (!provider.version.satisfies(op->version) ||
+             !provider.version.satisfies(op->provider.minimum_version)) {
+    const bool below_operation = !provider.version.satisfies(op->version);
+    const ContractVersion& required = below_operation ? op->version : op->provider.minimum_version;
+    return make_error(
+               ErrorCode::kIncompatibleOperationVersion,
+               "provider `{}` of operation `{}` on device `{}` has version {}, which does "
+               "not satisfy {} {}",
+               provider.provider_id.str(), provider.operation_id.str(), device.id.str(),
+               provider.version.to_string(),
+               below_operation ? "operation version" : "the operation's provider minimum version",
+               required.to_string())
+        .with_field("provider_id", provider.provider_id.str())
+        .with_field("operation_id", provider.operation_id.str())
+        .with_field("device_id", device.id.str())
+        .with_field("required_version", required.to_string())
+        .with_field("available_version", provider.version.to_string());
+  } else if (auto extra = set_difference(provider.capabilities, device.capabilities);
+             !extra.empty()) {
+    unsupported = fmt::format("provider needs capabilities {} the device does not advertise",
+                              identity_list_text(extra));
+  } else if (auto missing =
+                 set_difference(op->provider.required_capabilities, provider.capabilities);
+             !missing.empty()) {
+    unsupported = fmt::format("provider lacks the operation's required capabilities {}",
+                              identity_list_text(missing));
   }
-  if (provider.device_id != device.id) {
-    return provider_unsupported(
-        device.id, provider,
-        fmt::format("provider targets device `{}`", provider.device_id.str()));
-  }
-  if (!provider.version.satisfies(op->version)) {
-    return provider_version_incompatible(device.id, provider, op->version, "operation version");
-  }
-  if (!provider.version.satisfies(op->provider.minimum_version)) {
-    return provider_version_incompatible(device.id, provider, op->provider.minimum_version,
-                                         "the operation's provider minimum version");
-  }
-  if (auto extra = set_difference(provider.capabilities, device.capabilities); !extra.empty()) {
-    return provider_unsupported(
-        device.id, provider,
-        fmt::format("provider needs capabilities {} the device does not advertise",
-                    identity_list_text(extra)));
-  }
-  if (auto missing = set_difference(op->provider.required_capabilities, provider.capabilities);
-      !missing.empty()) {
-    return provider_unsupported(
-        device.id, provider,
-        fmt::format("provider lacks the operation's required capabilities {}",
-                    identity_list_text(missing)));
-  }
-  return {};
+  if (unsupported.empty()) return {};
+  return make_error(ErrorCode::kUnsupportedOperation,
+                    "provider `{}` of operation `{}` is unsupported on device `{}`: {}",
+                    provider.provider_id.str(), provider.operation_id.str(), device.id.str(),
+                    unsupported)
+      .with_field("provider_id", provider.provider_id.str())
+      .with_field("operation_id", provider.operation_id.str())
+      .with_field("device_id", device.id.str());
 }
 
 }  // namespace
@@ -115,28 +81,27 @@ Result<CapabilityCatalog> CapabilityCatalog::create(
   FERRITE_RETURN_IF_ERROR(device.validate());
   const DeviceId device_id = device.id;
   if (providers.empty()) {
-    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                             fmt::format("capability catalog for device `{}` has no providers",
-                                         device_id.str()))
-                          .with_field("device_id", device_id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "capability catalog for device `{}` has no providers", device_id.str())
+        .with_field("device_id", device_id.str());
   }
   if (providers.size() > kMaxCatalogProviders) {
-    return make_error(
-        Status(ErrorCode::kInvalidExecutionPlan,
-               fmt::format("capability catalog for device `{}` has {} provider rows; the limit "
-                           "is {}",
-                           device_id.str(), providers.size(), kMaxCatalogProviders))
-            .with_field("device_id", device_id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "capability catalog for device `{}` has {} provider rows; the limit is {}",
+                      device_id.str(), providers.size(), kMaxCatalogProviders)
+        .with_field("device_id", device_id.str());
   }
 
   std::map<OperationId, std::string> fingerprints;
   for (const auto& [op_id, op] : operations.operations()) {
     if (auto missing = set_difference(op.provider.required_capabilities, device.capabilities);
         !missing.empty()) {
-      return operation_unsupported(
-          device_id, op_id,
-          fmt::format("the device does not advertise required capabilities {}",
-                      identity_list_text(missing)));
+      return make_error(ErrorCode::kUnsupportedOperation,
+                        "operation `{}` is unsupported on device `{}`: the device does not "
+                        "advertise required capabilities {}",
+                        op_id.str(), device_id.str(), identity_list_text(missing))
+          .with_field("operation_id", op_id.str())
+          .with_field("device_id", device_id.str());
     }
     FERRITE_ASSIGN_OR_RETURN(std::string fingerprint, op.fingerprint());
     fingerprints.emplace(op_id, std::move(fingerprint));
@@ -158,7 +123,11 @@ Result<CapabilityCatalog> CapabilityCatalog::create(
   for (const auto& [op_id, op] : catalog.operations_.operations()) {
     auto rows = catalog.providers_.find(op_id);
     if (rows == catalog.providers_.end()) {
-      return operation_unsupported(device_id, op_id, "no provider is registered");
+      return make_error(ErrorCode::kUnsupportedOperation,
+                        "operation `{}` is unsupported on device `{}`: no provider is registered",
+                        op_id.str(), device_id.str())
+          .with_field("operation_id", op_id.str())
+          .with_field("device_id", device_id.str());
     }
     auto& row = rows->second;
     std::stable_sort(row.begin(), row.end(), [](const auto& a, const auto& b) {
@@ -166,15 +135,14 @@ Result<CapabilityCatalog> CapabilityCatalog::create(
     });
     for (size_t i = 1; i < row.size(); ++i) {
       if (row[i].provider_id == row[i - 1].provider_id) {
-        return make_error(
-            Status(ErrorCode::kInvalidExecutionPlan,
-                   fmt::format("provider `{}` is registered twice for operation `{}` on device "
-                               "`{}` (versions {} and {})",
-                               row[i].provider_id.str(), op_id.str(), device_id.str(),
-                               row[i - 1].version.to_string(), row[i].version.to_string()))
-                .with_field("provider_id", row[i].provider_id.str())
-                .with_field("operation_id", op_id.str())
-                .with_field("device_id", device_id.str()));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "provider `{}` is registered twice for operation `{}` on device "
+                          "`{}` (versions {} and {})",
+                          row[i].provider_id.str(), op_id.str(), device_id.str(),
+                          row[i - 1].version.to_string(), row[i].version.to_string())
+            .with_field("provider_id", row[i].provider_id.str())
+            .with_field("operation_id", op_id.str())
+            .with_field("device_id", device_id.str());
       }
     }
   }
@@ -193,20 +161,23 @@ Result<const OperationDescriptor*> CapabilityCatalog::operation_for_node(
 Result<const std::vector<OperationProviderDescriptor>*> CapabilityCatalog::providers_for(
     const OperationId& id) const {
   if (auto it = providers_.find(id); it != providers_.end()) return &it->second;
-  return operation_unsupported(device_.id, id, "no provider is registered");
+  return make_error(ErrorCode::kUnsupportedOperation,
+                    "operation `{}` is unsupported on device `{}`: no provider is registered",
+                    id.str(), device_.id.str())
+      .with_field("operation_id", id.str())
+      .with_field("device_id", device_.id.str());
 }
 
 Result<const std::vector<OperationProviderDescriptor>*> CapabilityCatalog::providers_for_node(
     const NodeId& node_id, const OperationId& id) const {
   if (auto it = providers_.find(id); it != providers_.end()) return &it->second;
-  return make_error(
-      Status(ErrorCode::kUnsupportedOperation,
-             fmt::format("node `{}` operation `{}` is unsupported on device `{}`: no provider is "
-                         "registered",
-                         node_id.str(), id.str(), device_.id.str()))
-          .with_field("node_id", node_id.str())
-          .with_field("operation_id", id.str())
-          .with_field("device_id", device_.id.str()));
+  return make_error(ErrorCode::kUnsupportedOperation,
+                    "node `{}` operation `{}` is unsupported on device `{}`: no provider is "
+                    "registered",
+                    node_id.str(), id.str(), device_.id.str())
+      .with_field("node_id", node_id.str())
+      .with_field("operation_id", id.str())
+      .with_field("device_id", device_.id.str());
 }
 
 const OperationProviderDescriptor* CapabilityCatalog::find_provider(

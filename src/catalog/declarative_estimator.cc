@@ -23,24 +23,25 @@ bool must_be_invocation(std::string_view slot) { return slot != kPersistent; }
 Result<void> validate_slot(std::string_view slot, const ProviderWorkspaceRequirement& workspace) {
   const bool is_invocation = workspace.scope == ProviderWorkspaceScope::kInvocation;
   if (must_be_invocation(slot) && !is_invocation) {
-    return invalid_plan(fmt::format("declarative {} workspace has scope `{}` (must be invocation)",
-                                    slot, provider_workspace_scope_name(workspace.scope)));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "declarative {} workspace has scope `{}` (must be invocation)", slot,
+                      provider_workspace_scope_name(workspace.scope));
   }
   if (!must_be_invocation(slot) && is_invocation) {
-    return invalid_plan(fmt::format(
-        "declarative {} workspace has scope `invocation` (must outlive one invocation)", slot));
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
+        "declarative {} workspace has scope `invocation` (must outlive one invocation)", slot);
   }
-  if (auto valid = workspace.validate(); !valid) {
-    return make_error(std::move(valid).error().annotate("declarative {} workspace", slot));
-  }
+  FERRITE_RETURN_IF_ERROR(workspace.validate(), "declarative {} workspace", slot);
   return {};
 }
 
 Result<void> validate_alignment(uint64_t value_alignment_bytes) {
   if (!is_power_of_two(value_alignment_bytes)) {
-    return invalid_plan(fmt::format(
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
         "declarative estimate value_alignment_bytes {} is not a non-zero power of two",
-        value_alignment_bytes));
+        value_alignment_bytes);
   }
   return {};
 }
@@ -87,10 +88,10 @@ Result<DynamicStorageRequirement> read_storage(const JsonCursor& cursor) {
     FERRITE_ASSIGN_OR_RETURN(std::string text, item.string());
     auto profile = DynamicStorageProfile::parse(text);
     if (!profile) {
-      return make_error(item.wrap_error("is not a valid dynamic storage profile", profile.error()));
+      return item.wrap_error("is not a valid dynamic storage profile", profile.error());
     }
     if (!storage.accepted_profiles.insert(*profile).second) {
-      return make_error(item.error(fmt::format("repeats storage profile `{}`", text)));
+      return item.error("repeats storage profile `{}`", text);
     }
   }
   return storage;
@@ -112,7 +113,7 @@ Result<ProviderWorkspaceRequirement> read_workspace(const JsonCursor& cursor,
   ProviderWorkspaceRequirement workspace{std::move(formula), alignment_bytes, scope,
                                          std::move(storage)};
   if (auto valid = validate_slot(slot, workspace); !valid) {
-    return make_error(with_json_path(std::move(valid).error(), cursor.path()));
+    return with_json_path(std::move(valid).error(), cursor.path());
   }
   return workspace;
 }
@@ -129,8 +130,8 @@ Result<DeclarativeEstimateSpec> DeclarativeEstimateSpec::read(const nlohmann::js
   FERRITE_ASSIGN_OR_RETURN(spec.value_alignment_bytes,
                            object.required_u64("value_alignment_bytes"));
   if (auto valid = validate_alignment(spec.value_alignment_bytes); !valid) {
-    return make_error(with_json_path(std::move(valid).error(),
-                                     json_child_path(root.path(), "value_alignment_bytes")));
+    return with_json_path(std::move(valid).error(),
+                          json_child_path(root.path(), "value_alignment_bytes"));
   }
   for (auto [slot, target] : {std::pair{kScratch, &spec.scratch}, std::pair{kBinding, &spec.binding},
                               std::pair{kPersistent, &spec.persistent}}) {
@@ -164,22 +165,17 @@ std::string declarative_estimator_implementation_fingerprint(const DeclarativeEs
 Result<DeclarativeResourceEstimator> DeclarativeResourceEstimator::create(
     OperationProviderDescriptor descriptor, DeclarativeEstimateSpec spec) {
   FERRITE_RETURN_IF_ERROR(descriptor.validate());
-  if (auto valid = spec.validate(); !valid) {
-    return make_error(std::move(valid).error().annotate("provider `{}` estimator `{}`",
-                                                        descriptor.provider_id.str(),
-                                                        descriptor.resource_estimator_id));
-  }
+  FERRITE_RETURN_IF_ERROR(spec.validate(), "provider `{}` estimator `{}`",
+                          descriptor.provider_id.str(), descriptor.resource_estimator_id);
   const std::string implementation = declarative_estimator_implementation_fingerprint(spec);
   if (descriptor.resource_estimator_implementation_fingerprint != implementation) {
-    return make_error(
-        Status(ErrorCode::kInvalidExecutionPlan,
-               fmt::format("provider `{}` declares estimator `{}` implementation `{}` but its "
-                           "declarative estimate data has fingerprint `{}`",
-                           descriptor.provider_id.str(), descriptor.resource_estimator_id,
-                           descriptor.resource_estimator_implementation_fingerprint,
-                           implementation))
-            .with_field("provider_id", descriptor.provider_id.str())
-            .with_field("estimator_id", descriptor.resource_estimator_id));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "provider `{}` declares estimator `{}` implementation `{}` but its "
+                      "declarative estimate data has fingerprint `{}`",
+                      descriptor.provider_id.str(), descriptor.resource_estimator_id,
+                      descriptor.resource_estimator_implementation_fingerprint, implementation)
+        .with_field("provider_id", descriptor.provider_id.str())
+        .with_field("estimator_id", descriptor.resource_estimator_id);
   }
   return DeclarativeResourceEstimator(std::move(descriptor), std::move(spec));
 }
@@ -188,17 +184,19 @@ Result<OperationResourceEstimate> DeclarativeResourceEstimator::estimate_resourc
     const OperationResourceEstimateRequest& request) const {
   const std::string& provider = descriptor_.provider_id.str();
   if (request.provider_id != descriptor_.provider_id) {
-    return invalid_plan(fmt::format(
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
         "declarative estimator of provider `{}` received a request for node `{}` addressed to "
         "provider `{}`",
-        provider, request.node_id.str(), request.provider_id.str()));
+        provider, request.node_id.str(), request.provider_id.str());
   }
   if (request.operation == nullptr || request.operation->id != descriptor_.operation_id) {
-    return invalid_plan(fmt::format(
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
         "declarative estimator of provider `{}` (operation `{}`) received a request for node "
         "`{}` of operation `{}`",
         provider, descriptor_.operation_id.str(), request.node_id.str(),
-        request.operation == nullptr ? std::string("<none>") : request.operation->id.str()));
+        request.operation == nullptr ? std::string("<none>") : request.operation->id.str());
   }
   return OperationResourceEstimate{
       .estimator_id = descriptor_.resource_estimator_id,

@@ -18,21 +18,22 @@ FERRITE_ENUM_NAME_FUNCTIONS(kDeviceClassNames, DeviceClass::kReference,
                             device_class_name, parse_device_class)
 
 Result<void> DeviceDescriptor::validate() const {
-  const auto device_error = [&](std::string_view problem,
-                                SourceLocation location = SourceLocation::current()) {
-    return make_error(ErrorCode::kInvalidExecutionPlan,
-                      fmt::format("device `{}` {}", id.str(), problem), location)
+  if (total_memory_bytes == 0) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "device `{}` has zero total memory",
+                      id.str())
         .with_field("device_id", id.str());
-  };
-  if (total_memory_bytes == 0) return device_error("has zero total memory");
+  }
   if (!is_canonical_sha256(runtime_implementation_fingerprint)) {
-    return device_error(fmt::format(
-        "runtime implementation fingerprint `{}` is not a canonical SHA-256 "
-        "(64 lowercase hex characters)",
-        runtime_implementation_fingerprint.substr(0, 80)));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "device `{}` runtime implementation fingerprint `{}` is not a canonical "
+                      "SHA-256 (64 lowercase hex characters)",
+                      id.str(), runtime_implementation_fingerprint.substr(0, 80))
+        .with_field("device_id", id.str());
   }
   if (dynamic_storage_profiles.empty()) {
-    return device_error("must provide at least one dynamic storage profile");
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "device `{}` must provide at least one dynamic storage profile", id.str())
+        .with_field("device_id", id.str());
   }
   return {};
 }

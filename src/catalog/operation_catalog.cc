@@ -7,17 +7,21 @@
 namespace ferrite {
 
 Result<OperationCatalog> OperationCatalog::create(std::vector<OperationDescriptor> operations) {
-  if (operations.empty()) return invalid_plan("operation catalog must not be empty");
+  if (operations.empty()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "operation catalog must not be empty");
+  }
   if (operations.size() > kMaxCatalogOperations) {
-    return invalid_plan(fmt::format("operation catalog has {} operations; the limit is {}",
-                                    operations.size(), kMaxCatalogOperations));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "operation catalog has {} operations; the limit is {}", operations.size(),
+                      kMaxCatalogOperations);
   }
   OperationCatalog catalog;
   for (auto& op : operations) {
     FERRITE_RETURN_IF_ERROR(op.validate());
     const OperationId id = op.id;
     if (!catalog.operations_.emplace(id, std::move(op)).second) {
-      return invalid_plan(fmt::format("operation `{}` is registered twice", id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan, "operation `{}` is registered twice",
+                        id.str());
     }
   }
   return catalog;
@@ -30,22 +34,21 @@ const OperationDescriptor* OperationCatalog::find(const OperationId& id) const {
 
 Result<const OperationDescriptor*> OperationCatalog::operation(const OperationId& id) const {
   if (const auto* op = find(id)) return op;
-  return make_error(Status(ErrorCode::kUnsupportedOperation,
-                           fmt::format("operation `{}` is unsupported: operation descriptor is "
-                                       "not registered",
-                                       id.str()))
-                        .with_field("operation_id", id.str()));
+  return make_error(ErrorCode::kUnsupportedOperation,
+                    "operation `{}` is unsupported: operation descriptor is not registered",
+                    id.str())
+      .with_field("operation_id", id.str());
 }
 
 Result<const OperationDescriptor*> OperationCatalog::operation_for_node(
     const NodeId& node_id, const OperationId& id) const {
   if (const auto* op = find(id)) return op;
-  return make_error(Status(ErrorCode::kUnsupportedOperation,
-                           fmt::format("node `{}` operation `{}` is unsupported: operation "
-                                       "descriptor is not registered",
-                                       node_id.str(), id.str()))
-                        .with_field("node_id", node_id.str())
-                        .with_field("operation_id", id.str()));
+  return make_error(ErrorCode::kUnsupportedOperation,
+                    "node `{}` operation `{}` is unsupported: operation "
+                    "descriptor is not registered",
+                    node_id.str(), id.str())
+      .with_field("node_id", node_id.str())
+      .with_field("operation_id", id.str());
 }
 
 nlohmann::json OperationCatalog::to_json() const {

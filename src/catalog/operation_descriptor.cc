@@ -22,42 +22,48 @@ FERRITE_ENUM_NAME_FUNCTIONS(kResourcePresenceNames, ResourcePresence::kRequired,
 Result<void> OperationDescriptor::validate() const {
   const std::string& op = id.str();
   if (!version.is_stable()) {
-    return invalid_plan(fmt::format("operation `{}` has unstable version {}", op,
-                                    version.to_string()));
+    return make_error(ErrorCode::kInvalidExecutionPlan, "operation `{}` has unstable version {}",
+                      op, version.to_string());
   }
-  if (outputs.empty()) return invalid_plan(fmt::format("operation `{}` has no outputs", op));
+  if (outputs.empty()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "operation `{}` has no outputs", op);
+  }
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].access() == TensorAccess::kWrite) {
-      return invalid_plan(fmt::format("operation `{}` input[{}] must be read or read_write", op, i));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "operation `{}` input[{}] must be read or read_write", op, i);
     }
     if (!std::holds_alternative<NoAlias>(inputs[i].alias())) {
-      return invalid_plan(fmt::format("operation `{}` input[{}] must not declare an alias", op, i));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "operation `{}` input[{}] must not declare an alias", op, i);
     }
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].access() == TensorAccess::kRead) {
-      return invalid_plan(
-          fmt::format("operation `{}` output[{}] must be write or read_write", op, i));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "operation `{}` output[{}] must be write or read_write", op, i);
     }
     const auto& alias = outputs[i].alias();
     std::optional<uint32_t> index;
     if (const auto* may = std::get_if<MayAlias>(&alias)) index = may->tensor_index;
     if (const auto* must = std::get_if<MustAlias>(&alias)) index = must->tensor_index;
     if (index && *index >= inputs.size()) {
-      return invalid_plan(fmt::format(
+      return make_error(
+          ErrorCode::kInvalidExecutionPlan,
           "operation `{}` output[{}] aliases input[{}] but the operation has {} inputs", op, i,
-          *index, inputs.size()));
+          *index, inputs.size());
     }
   }
   if (!is_power_of_two(resources.minimum_value_alignment_bytes)) {
-    return invalid_plan(fmt::format(
-        "operation `{}` minimum value alignment {} is not a non-zero power of two", op,
-        resources.minimum_value_alignment_bytes));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "operation `{}` minimum value alignment {} is not a non-zero power of two",
+                      op, resources.minimum_value_alignment_bytes);
   }
   if (!provider.minimum_version.is_stable() || provider.minimum_version.major != version.major) {
-    return invalid_plan(fmt::format(
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
         "operation `{}` provider minimum version {} must be stable and share major {}", op,
-        provider.minimum_version.to_string(), version.major));
+        provider.minimum_version.to_string(), version.major);
   }
   return {};
 }

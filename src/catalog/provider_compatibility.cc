@@ -16,28 +16,55 @@ json version_pair(const ContractVersion& required, const ContractVersion& availa
   return json{{"required", required.to_string()}, {"available", available.to_string()}};
 }
 
-Error node_version_incompatible(const NodeId& node, const OperationId& op,
-                                const ContractVersion& required, const ContractVersion& available,
-                                std::string_view suffix) {
-  return make_error(Status(ErrorCode::kIncompatibleOperationVersion,
-                           fmt::format("node `{}` requires operation `{}` version {}, available {}{}",
-                                       node.str(), op.str(), required.to_string(),
-                                       available.to_string(), suffix))
-                        .with_field("node_id", node.str())
-                        .with_field("operation_id", op.str())
-                        .with_field("required_version", required.to_string())
-                        .with_field("available_version", available.to_string()));
+// The version mismatch that explains why no provider is compatible: (1) the
+// operation's own (the same for every provider), else (2) when every provider
+// has the wrong version, the greatest one; nullopt otherwise.
+struct ReportedVersionMismatch {
+  ContractVersion required;
+  ContractVersion available;
+  std::string_view note;  // appended to the message
+};
+
+std::optional<ReportedVersionMismatch> reported_version_mismatch(
+    const std::map<ProviderId, std::vector<ProviderCompatibilityRejectReason>>& rejected) {
+  // 1. The operation itself has the wrong version (the same for every provider).
+  for (const auto& [provider_id, reasons] : rejected) {
+    for (const auto& reason : reasons) {
+      if (const auto* mismatch = std::get_if<OperationVersionMismatch>(&reason)) {
+        return ReportedVersionMismatch{mismatch->required, mismatch->available, ""};
+      }
+    }
+  }
+  // 2. Every provider has the wrong version: report the greatest one.
+  std::optional<ProviderVersionMismatch> greatest;
+  bool every_provider_version = !rejected.empty();
+  for (const auto& [provider_id, reasons] : rejected) {
+    const ProviderVersionMismatch* mismatch = nullptr;
+    for (const auto& reason : reasons) {
+      if (const auto* found = std::get_if<ProviderVersionMismatch>(&reason)) mismatch = found;
+    }
+    if (mismatch == nullptr) {
+      every_provider_version = false;
+      break;
+    }
+    if (!greatest || greatest->available <= mismatch->available) greatest = *mismatch;
+  }
+  if (every_provider_version && greatest) {
+    return ReportedVersionMismatch{greatest->required, greatest->available,
+                                   " (greatest provider version)"};
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
 Result<void> ProviderCompatibilityRequest::validate() const {
   if (required_version.is_stable()) return {};
-  return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                           fmt::format("provider compatibility request for operation `{}` has "
-                                       "unstable required version {}",
-                                       operation_id.str(), required_version.to_string()))
-                        .with_field("operation_id", operation_id.str()));
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    "provider compatibility request for operation `{}` has "
+                    "unstable required version {}",
+                    operation_id.str(), required_version.to_string())
+      .with_field("operation_id", operation_id.str());
 }
 
 std::string describe_reject_reason(const ProviderCompatibilityRejectReason& reason) {
@@ -107,43 +134,24 @@ Result<std::vector<ProviderId>> ProviderCompatibilityReport::require_compatible_
     const DeviceId& device_id, const NodeId& node_id, const OperationId& operation_id) const {
   if (!compatible.empty()) return compatible;
 
-  // 1. The operation itself has the wrong version (the same for every provider).
-  for (const auto& [provider_id, reasons] : rejected) {
-    for (const auto& reason : reasons) {
-      if (const auto* mismatch = std::get_if<OperationVersionMismatch>(&reason)) {
-        return node_version_incompatible(node_id, operation_id, mismatch->required,
-                                         mismatch->available, "");
-      }
-    }
-  }
-  // 2. Every provider has the wrong version: report the greatest one.
-  std::optional<ProviderVersionMismatch> greatest;
-  bool every_provider_version = !rejected.empty();
-  for (const auto& [provider_id, reasons] : rejected) {
-    const ProviderVersionMismatch* mismatch = nullptr;
-    for (const auto& reason : reasons) {
-      if (const auto* found = std::get_if<ProviderVersionMismatch>(&reason)) mismatch = found;
-    }
-    if (mismatch == nullptr) {
-      every_provider_version = false;
-      break;
-    }
-    if (!greatest || greatest->available <= mismatch->available) greatest = *mismatch;
-  }
-  if (every_provider_version && greatest) {
-    return node_version_incompatible(node_id, operation_id, greatest->required,
-                                     greatest->available, " (greatest provider version)");
+  if (const auto mismatch = reported_version_mismatch(rejected)) {
+    return make_error(ErrorCode::kIncompatibleOperationVersion,
+                      "node `{}` requires operation `{}` version {}, available {}{}", node_id.str(),
+                      operation_id.str(), mismatch->required.to_string(),
+                      mismatch->available.to_string(), mismatch->note)
+        .with_field("node_id", node_id.str())
+        .with_field("operation_id", operation_id.str())
+        .with_field("required_version", mismatch->required.to_string())
+        .with_field("available_version", mismatch->available.to_string());
   }
   // 3. Anything else: name every rejection.
-  return make_error(
-      Status(ErrorCode::kUnsupportedOperation,
-             fmt::format("node `{}` operation `{}` is unsupported on device `{}`: all providers "
-                         "were rejected: {}",
-                         node_id.str(), operation_id.str(), device_id.str(),
-                         rejected_to_json().dump()))
-          .with_field("node_id", node_id.str())
-          .with_field("operation_id", operation_id.str())
-          .with_field("device_id", device_id.str()));
+  return make_error(ErrorCode::kUnsupportedOperation,
+                    "node `{}` operation `{}` is unsupported on device `{}`: all providers "
+                    "were rejected: {}",
+                    node_id.str(), operation_id.str(), device_id.str(), rejected_to_json().dump())
+      .with_field("node_id", node_id.str())
+      .with_field("operation_id", operation_id.str())
+      .with_field("device_id", device_id.str());
 }
 
 }  // namespace ferrite

@@ -18,6 +18,60 @@ auto binding_key(const ProviderStorageBindingRequirement& binding) {
   return std::make_tuple(binding.role, binding.ordinal);
 }
 
+// What is wrong with a provider descriptor, as the rest of "provider `p` of
+// operation `o` <problem>"; "" when nothing is. validate() checks the
+// resource estimator id between `leading_problem` and `trailing_problem`.
+
+std::string sha_problem(std::string_view what, const std::string& value) {
+  if (is_canonical_sha256(value)) return "";
+  return fmt::format(
+      "has a {} fingerprint `{}` that is not a canonical SHA-256 (64 lowercase hex characters)",
+      what, value.substr(0, 80));
+}
+
+std::string leading_problem(const OperationProviderDescriptor& provider) {
+  if (!provider.version.is_stable()) {
+    return fmt::format("has unstable version {}", provider.version.to_string());
+  }
+  if (std::string problem = sha_problem("operation", provider.operation_fingerprint);
+      !problem.empty()) {
+    return problem;
+  }
+  return sha_problem("provider implementation", provider.provider_implementation_fingerprint);
+}
+
+std::string trailing_problem(const OperationProviderDescriptor& provider) {
+  if (!provider.resource_estimator_version.is_stable()) {
+    return fmt::format("has resource estimator `{}` with unstable version {}",
+                       provider.resource_estimator_id,
+                       provider.resource_estimator_version.to_string());
+  }
+  if (std::string problem = sha_problem("resource estimator implementation",
+                                        provider.resource_estimator_implementation_fingerprint);
+      !problem.empty()) {
+    return problem;
+  }
+  const auto& bindings = provider.dynamic_storage_bindings;
+  if (bindings.empty()) return "declares no dynamic storage bindings";
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    const auto& binding = bindings[i];
+    const auto slot = fmt::format("{}[{}]", value_binding_role_name(binding.role), binding.ordinal);
+    if (binding.storage.accepted_profiles.empty()) {
+      return fmt::format("dynamic storage binding {} accepts no storage profile", slot);
+    }
+    if (i == 0) continue;
+    const auto previous = binding_key(bindings[i - 1]);
+    if (previous == binding_key(binding)) {
+      return fmt::format("declares dynamic storage binding {} twice", slot);
+    }
+    if (previous > binding_key(binding)) {
+      return fmt::format(
+          "dynamic storage binding {} is out of (role, ordinal) order; call normalize()", slot);
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 constexpr EnumNames<ValueBindingRole, 2> kValueBindingRoleNames{
@@ -39,60 +93,22 @@ json ProviderStorageBindingRequirement::to_json() const {
 }
 
 Result<void> OperationProviderDescriptor::validate() const {
-  const auto provider_error = [&](std::string problem) {
-    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                             fmt::format("provider `{}` of operation `{}` {}", provider_id.str(),
-                                         operation_id.str(), problem))
-                          .with_field("provider_id", provider_id.str())
-                          .with_field("operation_id", operation_id.str()));
-  };
-  const auto check_sha = [&](std::string_view what, const std::string& value) -> Result<void> {
-    if (is_canonical_sha256(value)) return {};
-    return provider_error(fmt::format(
-        "has a {} fingerprint `{}` that is not a canonical SHA-256 (64 lowercase hex characters)",
-        what, value.substr(0, 80)));
-  };
-  if (!version.is_stable()) {
-    return provider_error(fmt::format("has unstable version {}", version.to_string()));
-  }
-  FERRITE_RETURN_IF_ERROR(check_sha("operation", operation_fingerprint));
-  FERRITE_RETURN_IF_ERROR(check_sha("provider implementation", provider_implementation_fingerprint));
-  if (auto valid = validate_identity("resource estimator", resource_estimator_id); !valid) {
-    return make_error(
-        std::move(valid.error())
-            .annotate("provider `{}` of operation `{}`", provider_id.str(), operation_id.str())
-            .with_field("provider_id", provider_id.str())
-            .with_field("operation_id", operation_id.str()));
-  }
-  if (!resource_estimator_version.is_stable()) {
-    return provider_error(fmt::format("has resource estimator `{}` with unstable version {}",
-                                      resource_estimator_id,
-                                      resource_estimator_version.to_string()));
-  }
-  FERRITE_RETURN_IF_ERROR(
-      check_sha("resource estimator implementation", resource_estimator_implementation_fingerprint));
-  if (dynamic_storage_bindings.empty()) {
-    return provider_error("declares no dynamic storage bindings");
-  }
-  for (size_t i = 0; i < dynamic_storage_bindings.size(); ++i) {
-    const auto& binding = dynamic_storage_bindings[i];
-    const auto slot =
-        fmt::format("{}[{}]", value_binding_role_name(binding.role), binding.ordinal);
-    if (binding.storage.accepted_profiles.empty()) {
-      return provider_error(
-          fmt::format("dynamic storage binding {} accepts no storage profile", slot));
+  std::string problem = leading_problem(*this);
+  if (problem.empty()) {
+    if (auto valid = validate_identity("resource estimator", resource_estimator_id); !valid) {
+      return make_error(
+          std::move(valid.error())
+              .annotate("provider `{}` of operation `{}`", provider_id.str(), operation_id.str())
+              .with_field("provider_id", provider_id.str())
+              .with_field("operation_id", operation_id.str()));
     }
-    if (i == 0) continue;
-    const auto previous = binding_key(dynamic_storage_bindings[i - 1]);
-    if (previous == binding_key(binding)) {
-      return provider_error(fmt::format("declares dynamic storage binding {} twice", slot));
-    }
-    if (previous > binding_key(binding)) {
-      return provider_error(fmt::format(
-          "dynamic storage binding {} is out of (role, ordinal) order; call normalize()", slot));
-    }
+    problem = trailing_problem(*this);
   }
-  return {};
+  if (problem.empty()) return {};
+  return make_error(ErrorCode::kInvalidExecutionPlan, "provider `{}` of operation `{}` {}",
+                    provider_id.str(), operation_id.str(), problem)
+      .with_field("provider_id", provider_id.str())
+      .with_field("operation_id", operation_id.str());
 }
 
 void OperationProviderDescriptor::normalize() {

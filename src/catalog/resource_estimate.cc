@@ -16,42 +16,85 @@ nlohmann::json optional_workspace_json(const std::optional<ProviderWorkspaceRequ
   return w ? w->to_json() : nlohmann::json(nullptr);
 }
 
+// What is wrong with a resource plan's fields, as the rest of "provider `p`
+// resource estimate from estimator `e` <problem>"; "" when nothing is.
+std::string fields_problem(const ProviderResourcePlan& plan) {
+  if (auto valid = validate_identity("resource estimator", plan.estimator_id()); !valid) {
+    return fmt::format("has an invalid estimator id: {}", valid.error().message());
+  }
+  if (!plan.estimator_version().is_stable()) {
+    return fmt::format("has unstable estimator version {}", plan.estimator_version().to_string());
+  }
+  if (!is_canonical_sha256(plan.estimator_implementation_fingerprint())) {
+    return fmt::format("has implementation fingerprint `{}` that is not a canonical sha256",
+                       plan.estimator_implementation_fingerprint());
+  }
+  if (!is_canonical_sha256(plan.estimator_input_fingerprint())) {
+    return fmt::format("has input fingerprint `{}` that is not a canonical sha256",
+                       plan.estimator_input_fingerprint());
+  }
+  if (!is_power_of_two(plan.value_alignment_bytes())) {
+    return fmt::format("has value_alignment_bytes {} that is not a non-zero power of two",
+                       plan.value_alignment_bytes());
+  }
+  struct Slot {
+    std::string_view name;
+    const std::optional<ProviderWorkspaceRequirement>* workspace;
+    bool must_be_invocation;
+  };
+  for (const Slot& slot :
+       {Slot{"scratch", &plan.scratch(), true}, Slot{"binding", &plan.binding(), true},
+        Slot{"persistent", &plan.persistent(), false}}) {
+    if (!slot.workspace->has_value()) continue;
+    const ProviderWorkspaceRequirement& workspace = **slot.workspace;
+    const bool is_invocation = workspace.scope == ProviderWorkspaceScope::kInvocation;
+    if (slot.must_be_invocation && !is_invocation) {
+      return fmt::format("has a {} workspace with scope `{}` (must be invocation)", slot.name,
+                         provider_workspace_scope_name(workspace.scope));
+    }
+    if (!slot.must_be_invocation && is_invocation) {
+      return fmt::format("has a {} workspace with scope `invocation` (must outlive one invocation)",
+                         slot.name);
+    }
+    if (auto valid = workspace.validate(); !valid) {
+      return fmt::format("has an invalid {} workspace: {}", slot.name, valid.error().message());
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
     const OperationProviderDescriptor& descriptor, const std::string& input_fingerprint,
     const OperationResourceEstimate& estimate) {
   const std::string& provider = descriptor.provider_id.str();
-  auto mismatch = [&](std::string reason) {
-    return make_error(
-        Status(ErrorCode::kInvalidExecutionPlan,
-               fmt::format("provider `{}` resource estimate {}", provider, reason))
-            .with_field("provider_id", provider)
-            .with_field("estimator_id", descriptor.resource_estimator_id));
-  };
+  std::string mismatch;  // the rest of "provider `p` resource estimate <mismatch>"
   if (estimate.estimator_id != descriptor.resource_estimator_id) {
-    return mismatch(fmt::format(
-        "comes from estimator `{}` but the provider registers estimator `{}`",
-        estimate.estimator_id, descriptor.resource_estimator_id));
-  }
-  if (estimate.estimator_version != descriptor.resource_estimator_version) {
-    return mismatch(fmt::format(
-        "from estimator `{}` has version {} but the provider registers version {}",
-        estimate.estimator_id, estimate.estimator_version.to_string(),
-        descriptor.resource_estimator_version.to_string()));
-  }
-  if (estimate.estimator_implementation_fingerprint !=
-      descriptor.resource_estimator_implementation_fingerprint) {
-    return mismatch(fmt::format(
+    mismatch = fmt::format("comes from estimator `{}` but the provider registers estimator `{}`",
+                           estimate.estimator_id, descriptor.resource_estimator_id);
+  } else if (estimate.estimator_version != descriptor.resource_estimator_version) {
+    mismatch =
+        fmt::format("from estimator `{}` has version {} but the provider registers version {}",
+                    estimate.estimator_id, estimate.estimator_version.to_string(),
+                    descriptor.resource_estimator_version.to_string());
+  } else if (estimate.estimator_implementation_fingerprint !=
+             descriptor.resource_estimator_implementation_fingerprint) {
+    mismatch = fmt::format(
         "from estimator `{}` has implementation fingerprint `{}` but the provider registers "
         "implementation `{}`",
         estimate.estimator_id, estimate.estimator_implementation_fingerprint,
-        descriptor.resource_estimator_implementation_fingerprint));
+        descriptor.resource_estimator_implementation_fingerprint);
+  } else if (estimate.claimed_input_fingerprint != input_fingerprint) {
+    mismatch =
+        fmt::format("from estimator `{}` claims input fingerprint `{}` but the core computed `{}`",
+                    estimate.estimator_id, estimate.claimed_input_fingerprint, input_fingerprint);
   }
-  if (estimate.claimed_input_fingerprint != input_fingerprint) {
-    return mismatch(fmt::format(
-        "from estimator `{}` claims input fingerprint `{}` but the core computed `{}`",
-        estimate.estimator_id, estimate.claimed_input_fingerprint, input_fingerprint));
+  if (!mismatch.empty()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "provider `{}` resource estimate {}",
+                      provider, mismatch)
+        .with_field("provider_id", provider)
+        .with_field("estimator_id", descriptor.resource_estimator_id);
   }
 
   ProviderResourcePlan plan(descriptor.provider_id);
@@ -71,70 +114,24 @@ Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
 }
 
 Result<void> ProviderResourcePlan::validate_fields() const {
-  const std::string& provider = provider_id_.str();
-  auto fail = [&](std::string reason) {
-    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                             fmt::format("provider `{}` resource estimate from estimator `{}` {}",
-                                         provider, estimator_id_, reason))
-                          .with_field("provider_id", provider)
-                          .with_field("estimator_id", estimator_id_));
-  };
-  if (auto valid = validate_identity("resource estimator", estimator_id_); !valid) {
-    return fail(fmt::format("has an invalid estimator id: {}", valid.error().message()));
-  }
-  if (!estimator_version_.is_stable()) {
-    return fail(fmt::format("has unstable estimator version {}", estimator_version_.to_string()));
-  }
-  if (!is_canonical_sha256(estimator_implementation_fingerprint_)) {
-    return fail(fmt::format("has implementation fingerprint `{}` that is not a canonical sha256",
-                            estimator_implementation_fingerprint_));
-  }
-  if (!is_canonical_sha256(estimator_input_fingerprint_)) {
-    return fail(fmt::format("has input fingerprint `{}` that is not a canonical sha256",
-                            estimator_input_fingerprint_));
-  }
-  if (!is_power_of_two(value_alignment_bytes_)) {
-    return fail(fmt::format("has value_alignment_bytes {} that is not a non-zero power of two",
-                            value_alignment_bytes_));
-  }
-  struct Slot {
-    std::string_view name;
-    const std::optional<ProviderWorkspaceRequirement>* workspace;
-    bool must_be_invocation;
-  };
-  for (const Slot& slot : {Slot{"scratch", &scratch_, true}, Slot{"binding", &binding_, true},
-                           Slot{"persistent", &persistent_, false}}) {
-    if (!slot.workspace->has_value()) continue;
-    const ProviderWorkspaceRequirement& workspace = **slot.workspace;
-    const bool is_invocation = workspace.scope == ProviderWorkspaceScope::kInvocation;
-    if (slot.must_be_invocation && !is_invocation) {
-      return fail(fmt::format("has a {} workspace with scope `{}` (must be invocation)", slot.name,
-                              provider_workspace_scope_name(workspace.scope)));
-    }
-    if (!slot.must_be_invocation && is_invocation) {
-      return fail(fmt::format("has a {} workspace with scope `invocation` (must outlive one "
-                              "invocation)",
-                              slot.name));
-    }
-    if (auto valid = workspace.validate(); !valid) {
-      return fail(fmt::format("has an invalid {} workspace: {}", slot.name,
-                              valid.error().message()));
-    }
-  }
-  return {};
+  const std::string problem = fields_problem(*this);
+  if (problem.empty()) return {};
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    "provider `{}` resource estimate from estimator `{}` {}", provider_id_.str(),
+                    estimator_id_, problem)
+      .with_field("provider_id", provider_id_.str())
+      .with_field("estimator_id", estimator_id_);
 }
 
 Result<void> ProviderResourcePlan::validate_shape() const {
   FERRITE_RETURN_IF_ERROR(validate_fields());
   if (!is_canonical_sha256(estimate_fingerprint_) ||
       estimate_fingerprint_ != canonical_fingerprint(fingerprint_material())) {
-    return make_error(
-        Status(ErrorCode::kInvalidExecutionPlan,
-               fmt::format("provider `{}` resource estimate fingerprint `{}` does not match its "
-                           "fields",
-                           provider_id_.str(), estimate_fingerprint_))
-            .with_field("provider_id", provider_id_.str())
-            .with_field("estimator_id", estimator_id_));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "provider `{}` resource estimate fingerprint `{}` does not match its fields",
+                      provider_id_.str(), estimate_fingerprint_)
+        .with_field("provider_id", provider_id_.str())
+        .with_field("estimator_id", estimator_id_);
   }
   return {};
 }

@@ -12,34 +12,41 @@ OperationResourceEstimator::~OperationResourceEstimator() = default;
 
 Result<void> OperationResourceEstimateRequest::validate() const {
   const std::string& node = node_id.str();
-  auto fail = [&node](std::string reason) {
-    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                             fmt::format("resource estimate request for node `{}` {}", node,
-                                         reason))
-                          .with_field("node_id", node));
-  };
-  if (operation == nullptr) return fail("has no operation descriptor");
+  if (operation == nullptr) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "resource estimate request for node `{}` has no operation descriptor", node)
+        .with_field("node_id", node);
+  }
   FERRITE_RETURN_IF_ERROR(operation->validate());
   FERRITE_RETURN_IF_ERROR(operation->validate_attributes(node_id, attributes));
   const size_t expected = operation->inputs.size() + operation->outputs.size();
   if (values.size() != expected) {
-    return fail(fmt::format("has {} value bindings but operation `{}` has {} inputs and {} outputs",
-                            values.size(), operation->id.str(), operation->inputs.size(),
-                            operation->outputs.size()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "resource estimate request for node `{}` has {} value bindings but operation "
+                      "`{}` has {} inputs and {} outputs",
+                      node, values.size(), operation->id.str(), operation->inputs.size(),
+                      operation->outputs.size())
+        .with_field("node_id", node);
   }
   for (size_t i = 0; i < values.size(); ++i) {
     const bool is_input = i < operation->inputs.size();
     const ValueBindingRole role = is_input ? ValueBindingRole::kInput : ValueBindingRole::kOutput;
     const size_t ordinal = is_input ? i : i - operation->inputs.size();
     if (values[i].role() != role || values[i].ordinal() != ordinal) {
-      return fail(fmt::format("binding {} is {} but slot {} is {}[{}] of operation `{}`", i,
-                              values[i].describe(), i, value_binding_role_name(role), ordinal,
-                              operation->id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "resource estimate request for node `{}` binding {} is {} but slot {} is "
+                        "{}[{}] of operation `{}`",
+                        node, i, values[i].describe(), i, value_binding_role_name(role), ordinal,
+                        operation->id.str())
+          .with_field("node_id", node);
     }
   }
   if (!is_canonical_sha256(input_fingerprint)) {
-    return fail(fmt::format("has input fingerprint `{}` that is not a canonical sha256",
-                            input_fingerprint));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "resource estimate request for node `{}` has input fingerprint `{}` that is "
+                      "not a canonical sha256",
+                      node, input_fingerprint)
+        .with_field("node_id", node);
   }
   return {};
 }
@@ -54,16 +61,18 @@ Result<std::string> estimator_input_fingerprint(
     const std::set<WeightFormatId>& required_weight_formats,
     const std::set<QuantizationFormatId>& required_quantization_formats) {
   if (!is_canonical_sha256(prepared_family_fingerprint)) {
-    return invalid_plan(fmt::format(
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
         "estimator input for node `{}` (provider `{}`): prepared family fingerprint `{}` is not "
         "a canonical sha256",
-        node_id.str(), provider_id.str(), prepared_family_fingerprint));
+        node_id.str(), provider_id.str(), prepared_family_fingerprint);
   }
   if (!is_canonical_sha256(operation_fingerprint)) {
-    return invalid_plan(fmt::format(
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
         "estimator input for node `{}` (provider `{}`): operation `{}` fingerprint `{}` is not a "
         "canonical sha256",
-        node_id.str(), provider_id.str(), operation_id.str(), operation_fingerprint));
+        node_id.str(), provider_id.str(), operation_id.str(), operation_fingerprint);
   }
   nlohmann::json attribute_json = nlohmann::json::object();
   for (const auto& [id, value] : attributes) attribute_json[id.str()] = semantic_value_to_json(value);

@@ -10,16 +10,8 @@
 namespace ferrite {
 namespace {
 
-Error profile_error(std::string_view text, std::string_view problem,
-                    SourceLocation location = SourceLocation::current()) {
-  return make_error(ErrorCode::kInvalidArgument,
-                    fmt::format("storage profile `{}` is invalid: {} (expected "
-                                "linear/contiguous, fixed_block:<bytes>/contiguous or "
-                                "fixed_block:<bytes>/paged:<bytes>)",
-                                text, problem),
-                    location)
-      .with_field("profile", std::string(text));
-}
+constexpr std::string_view kProfileForms =
+    "linear/contiguous, fixed_block:<bytes>/contiguous or fixed_block:<bytes>/paged:<bytes>";
 
 }  // namespace
 
@@ -27,19 +19,22 @@ Result<DynamicStorageProfile> DynamicStorageProfile::create(DynamicStorageAlloca
                                                             DynamicStorageView view) {
   if (const auto* fixed = std::get_if<FixedBlockArena>(&allocator)) {
     if (!is_power_of_two(fixed->block_bytes)) {
-      return invalid_argument(fmt::format(
-          "fixed-block arena block size {} is not a non-zero power of two", fixed->block_bytes));
+      return make_error(ErrorCode::kInvalidArgument,
+                        "fixed-block arena block size {} is not a non-zero power of two",
+                        fixed->block_bytes);
     }
     if (const auto* paged = std::get_if<PagedRegionsView>(&view);
         paged && paged->block_bytes != fixed->block_bytes) {
-      return invalid_argument(fmt::format(
+      return make_error(
+          ErrorCode::kInvalidArgument,
           "paged view region size {} differs from the fixed-block arena block size {}",
-          paged->block_bytes, fixed->block_bytes));
+          paged->block_bytes, fixed->block_bytes);
     }
   } else if (const auto* paged = std::get_if<PagedRegionsView>(&view)) {
-    return invalid_argument(fmt::format(
+    return make_error(
+        ErrorCode::kInvalidArgument,
         "a paged view (region size {}) requires a fixed-block arena, not a linear arena",
-        paged->block_bytes));
+        paged->block_bytes);
   }
   return DynamicStorageProfile(allocator, view);
 }
@@ -47,7 +42,11 @@ Result<DynamicStorageProfile> DynamicStorageProfile::create(DynamicStorageAlloca
 Result<DynamicStorageProfile> DynamicStorageProfile::parse(std::string_view text) {
   const auto slash = text.find('/');
   if (slash == std::string_view::npos) {
-    return profile_error(text, "missing `/` between allocator and view");
+    return make_error(ErrorCode::kInvalidArgument,
+                      "storage profile `{}` is invalid: missing `/` between allocator and view "
+                      "(expected {})",
+                      text, kProfileForms)
+        .with_field("profile", text);
   }
   const std::string_view allocator_text = text.substr(0, slash);
   const std::string_view view_text = text.substr(slash + 1);
@@ -59,12 +58,18 @@ Result<DynamicStorageProfile> DynamicStorageProfile::parse(std::string_view text
   } else if (allocator_text.starts_with(kFixedPrefix)) {
     const auto bytes = parse_decimal_u64(allocator_text.substr(kFixedPrefix.size()));
     if (!bytes) {
-      return profile_error(text, fmt::format("block size `{}` is not a plain decimal u64",
-                                             allocator_text.substr(kFixedPrefix.size())));
+      return make_error(ErrorCode::kInvalidArgument,
+                        "storage profile `{}` is invalid: block size `{}` is not a plain decimal "
+                        "u64 (expected {})",
+                        text, allocator_text.substr(kFixedPrefix.size()), kProfileForms)
+          .with_field("profile", text);
     }
     allocator = FixedBlockArena{*bytes};
   } else {
-    return profile_error(text, fmt::format("unknown allocator `{}`", allocator_text));
+    return make_error(ErrorCode::kInvalidArgument,
+                      "storage profile `{}` is invalid: unknown allocator `{}` (expected {})", text,
+                      allocator_text, kProfileForms)
+        .with_field("profile", text);
   }
 
   DynamicStorageView view = ContiguousView{};
@@ -74,16 +79,27 @@ Result<DynamicStorageProfile> DynamicStorageProfile::parse(std::string_view text
   } else if (view_text.starts_with(kPagedPrefix)) {
     const auto bytes = parse_decimal_u64(view_text.substr(kPagedPrefix.size()));
     if (!bytes) {
-      return profile_error(text, fmt::format("region size `{}` is not a plain decimal u64",
-                                             view_text.substr(kPagedPrefix.size())));
+      return make_error(ErrorCode::kInvalidArgument,
+                        "storage profile `{}` is invalid: region size `{}` is not a plain decimal "
+                        "u64 (expected {})",
+                        text, view_text.substr(kPagedPrefix.size()), kProfileForms)
+          .with_field("profile", text);
     }
     view = PagedRegionsView{*bytes};
   } else {
-    return profile_error(text, fmt::format("unknown view `{}`", view_text));
+    return make_error(ErrorCode::kInvalidArgument,
+                      "storage profile `{}` is invalid: unknown view `{}` (expected {})", text,
+                      view_text, kProfileForms)
+        .with_field("profile", text);
   }
 
   auto profile = create(allocator, view);
-  if (!profile) return profile_error(text, profile.error().message());
+  if (!profile) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "storage profile `{}` is invalid: {} (expected {})", text,
+                      profile.error().message(), kProfileForms)
+        .with_field("profile", text);
+  }
   return *profile;
 }
 

@@ -23,60 +23,69 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
     TensorAccess access, AliasPolicy alias, BufferUsage usage,
     std::optional<ResolvedWeightBinding> weight, ResolvedValueStorage storage) {
   const std::string slot = describe_slot(value_id, role, ordinal);
-  auto fail = [&slot](std::string reason) {
-    return invalid_plan(fmt::format("value binding {} {}", slot, reason));
-  };
 
   // Rule 1: access and alias agree with the role.
   if (role == ValueBindingRole::kInput) {
     if (!access_reads(access)) {
-      return fail(fmt::format("is an input but has access `{}` (expected read or read_write)",
-                              tensor_access_name(access)));
+      return make_error(
+          ErrorCode::kInvalidExecutionPlan,
+          "value binding {} is an input but has access `{}` (expected read or read_write)", slot,
+          tensor_access_name(access));
     }
     if (!std::holds_alternative<NoAlias>(alias)) {
-      return fail(fmt::format("is an input but declares alias {}", describe_alias_policy(alias)));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "value binding {} is an input but declares alias {}", slot,
+                        describe_alias_policy(alias));
     }
   } else if (!access_writes(access)) {
-    return fail(fmt::format("is an output but has access `{}` (expected write or read_write)",
-                            tensor_access_name(access)));
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
+        "value binding {} is an output but has access `{}` (expected write or read_write)", slot,
+        tensor_access_name(access));
   }
 
   const bool is_weight = usage == BufferUsage::kWeights;
   const auto& components = storage.components();
   // Rule 2: non-weight values live in exactly one component.
   if (!is_weight && components.size() != 1) {
-    return fail(fmt::format("with usage `{}` must have exactly one storage component, found {}",
-                            buffer_usage_name(usage), components.size()));
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
+        "value binding {} with usage `{}` must have exactly one storage component, found {}", slot,
+        buffer_usage_name(usage), components.size());
   }
   // Rule 3: an unnamed single component stores the tensor's element type.
   if (components.size() == 1 && !components.front().component_id &&
       components.front().element_type != tensor.element_type()) {
-    return fail(fmt::format("storage in resource `{}` holds {} but the tensor is {}",
-                            components.front().resource_id.str(),
-                            element_type_name(components.front().element_type),
-                            element_type_name(tensor.element_type())));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "value binding {} storage in resource `{}` holds {} but the tensor is {}",
+                      slot, components.front().resource_id.str(),
+                      element_type_name(components.front().element_type),
+                      element_type_name(tensor.element_type()));
   }
   // Rule 4: the component is large enough for the tensor.
   if (!is_weight && components.front().length_bytes < tensor.minimum_storage_bytes()) {
-    return fail(fmt::format("storage in resource `{}` has {} bytes but tensor {} needs {}",
-                            components.front().resource_id.str(), components.front().length_bytes,
-                            tensor.to_string(), tensor.minimum_storage_bytes()));
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
+        "value binding {} storage in resource `{}` has {} bytes but tensor {} needs {}", slot,
+        components.front().resource_id.str(), components.front().length_bytes, tensor.to_string(),
+        tensor.minimum_storage_bytes());
   }
 
   if (is_weight) {
     // Rule 5: the weight contract is present, valid, and matches the storage exactly.
-    if (!weight) return fail("has usage `weights` but carries no weight contract");
+    if (!weight) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "value binding {} has usage `weights` but carries no weight contract",
+                        slot);
+    }
     const std::string& weight_id = weight->weight_id.str();
-    if (auto valid = weight->validate(); !valid) {
-      return make_error(std::move(valid).error().annotate("value binding {}", slot));
-    }
-    if (auto logical = weight->validate_logical(tensor.dimensions(), tensor.element_type());
-        !logical) {
-      return make_error(std::move(logical).error().annotate("value binding {}", slot));
-    }
+    FERRITE_RETURN_IF_ERROR(weight->validate(), "value binding {}", slot);
+    FERRITE_RETURN_IF_ERROR(weight->validate_logical(tensor.dimensions(), tensor.element_type()),
+                            "value binding {}", slot);
     if (components.size() != weight->components.size()) {
-      return fail(fmt::format("has {} storage components but weight `{}` declares {}",
-                              components.size(), weight_id, weight->components.size()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "value binding {} has {} storage components but weight `{}` declares {}",
+                        slot, components.size(), weight_id, weight->components.size());
     }
     std::map<WeightId, const ResolvedWeightComponentLayout*> declared;
     for (const ResolvedWeightComponentLayout& layout : weight->components) {
@@ -84,33 +93,40 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
     }
     for (const ResolvedStorageComponent& stored : components) {
       if (!stored.component_id) {
-        return fail(fmt::format("stores weight `{}` in resource `{}` without a component id",
-                                weight_id, stored.resource_id.str()));
+        return make_error(
+            ErrorCode::kInvalidExecutionPlan,
+            "value binding {} stores weight `{}` in resource `{}` without a component id", slot,
+            weight_id, stored.resource_id.str());
       }
       const std::string& component_id = stored.component_id->str();
       auto it = declared.find(*stored.component_id);
       if (it == declared.end()) {
-        return fail(fmt::format("stores component `{}` that weight `{}` does not declare",
-                                component_id, weight_id));
+        return make_error(
+            ErrorCode::kInvalidExecutionPlan,
+            "value binding {} stores component `{}` that weight `{}` does not declare", slot,
+            component_id, weight_id);
       }
       FERRITE_ASSIGN_OR_RETURN(uint64_t physical_bytes, it->second->physical_bytes());
       if (stored.length_bytes != physical_bytes) {
-        return fail(fmt::format(
-            "stores component `{}` of weight `{}` in {} bytes but it has {} physical bytes",
-            component_id, weight_id, stored.length_bytes, physical_bytes));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "value binding {} stores component `{}` of weight `{}` in {} bytes but "
+                          "it has {} physical bytes",
+                          slot, component_id, weight_id, stored.length_bytes, physical_bytes);
       }
       const ElementType physical_type = it->second->physical_element_type();
       if (stored.element_type != physical_type) {
-        return fail(fmt::format(
-            "stores component `{}` of weight `{}` as {} but its physical element type is {}",
-            component_id, weight_id, element_type_name(stored.element_type),
-            element_type_name(physical_type)));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "value binding {} stores component `{}` of weight `{}` as {} but its "
+                          "physical element type is {}",
+                          slot, component_id, weight_id, element_type_name(stored.element_type),
+                          element_type_name(physical_type));
       }
     }
   } else if (weight) {
     // Rule 6: only weights carry a weight contract.
-    return fail(fmt::format("has usage `{}` but carries weight contract `{}`",
-                            buffer_usage_name(usage), weight->weight_id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "value binding {} has usage `{}` but carries weight contract `{}`", slot,
+                      buffer_usage_name(usage), weight->weight_id.str());
   }
 
   return ResolvedValueBinding(std::move(value_id), role, ordinal, std::move(tensor), access,

@@ -50,22 +50,26 @@ Result<ResolvedStorageComponent> ResolvedStorageComponent::create(
 
 Result<void> ResolvedStorageComponent::validate() const {
   if (length_bytes == 0) {
-    return invalid_plan(fmt::format("{} has zero length", describe_component(*this)));
+    return make_error(ErrorCode::kInvalidExecutionPlan, "{} has zero length",
+                      describe_component(*this));
   }
   if (!checked_add(offset_bytes, length_bytes)) {
-    return invalid_plan(fmt::format("{} range (offset {} + length {}) overflows u64",
-                                    describe_component(*this), offset_bytes, length_bytes));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "{} range (offset {} + length {}) overflows u64", describe_component(*this),
+                      offset_bytes, length_bytes);
   }
   const uint64_t element_bytes = element_type_size_bytes(element_type);
   if (offset_bytes % element_bytes != 0) {
-    return invalid_plan(fmt::format("{} offset {} is not a multiple of the {}-byte {} element",
-                                    describe_component(*this), offset_bytes, element_bytes,
-                                    element_type_name(element_type)));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "{} offset {} is not a multiple of the {}-byte {} element",
+                      describe_component(*this), offset_bytes, element_bytes,
+                      element_type_name(element_type));
   }
   if (length_bytes % element_bytes != 0) {
-    return invalid_plan(fmt::format("{} length {} is not a multiple of the {}-byte {} element",
-                                    describe_component(*this), length_bytes, element_bytes,
-                                    element_type_name(element_type)));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "{} length {} is not a multiple of the {}-byte {} element",
+                      describe_component(*this), length_bytes, element_bytes,
+                      element_type_name(element_type));
   }
   return {};
 }
@@ -101,8 +105,8 @@ Result<ResolvedValueStorage> ResolvedValueStorage::composite(
     std::vector<ResolvedStorageComponent> components) {
   for (const ResolvedStorageComponent& component : components) {
     if (!component.component_id) {
-      return invalid_plan(fmt::format("composite storage {} has no component id",
-                                      describe_component(component)));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "composite storage {} has no component id", describe_component(component));
     }
   }
   return create(std::move(components));
@@ -110,13 +114,15 @@ Result<ResolvedValueStorage> ResolvedValueStorage::composite(
 
 Result<ResolvedValueStorage> ResolvedValueStorage::create(
     std::vector<ResolvedStorageComponent> components) {
-  if (components.empty()) return invalid_plan("value storage has no components");
+  if (components.empty()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "value storage has no components");
+  }
   if (components.size() > 1) {
     for (const ResolvedStorageComponent& component : components) {
       if (!component.component_id) {
-        return invalid_plan(fmt::format(
-            "value storage with {} components: {} has no component id", components.size(),
-            describe_component(component)));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "value storage with {} components: {} has no component id",
+                          components.size(), describe_component(component));
       }
     }
   }
@@ -129,13 +135,14 @@ Result<ResolvedValueStorage> ResolvedValueStorage::create(
   for (size_t i = 0; i < components.size(); ++i) {
     if (i > 0 && components[i].component_id &&
         components[i].component_id == components[i - 1].component_id) {
-      return invalid_plan(fmt::format("value storage repeats component id `{}`",
-                                      components[i].component_id->str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan, "value storage repeats component id `{}`",
+                        components[i].component_id->str());
     }
     auto sum = checked_add(total, components[i].length_bytes);
     if (!sum) {
-      return invalid_plan(fmt::format("value storage total byte size overflows u64 at {}",
-                                      describe_component(components[i])));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "value storage total byte size overflows u64 at {}",
+                        describe_component(components[i]));
     }
     total = *sum;
   }
@@ -153,12 +160,12 @@ Result<ResolvedValueStorage> ResolvedValueStorage::create(
     const ResolvedStorageComponent* furthest = nullptr;
     for (const ResolvedStorageComponent* component : list) {
       if (furthest != nullptr && furthest->overlaps(*component)) {
-        return invalid_plan(fmt::format("value storage components overlap in resource `{}`: {} "
-                                        "[{}, +{}) and {} [{}, +{})",
-                                        resource.str(), describe_component(*furthest),
-                                        furthest->offset_bytes, furthest->length_bytes,
-                                        describe_component(*component), component->offset_bytes,
-                                        component->length_bytes));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "value storage components overlap in resource `{}`: {} "
+                          "[{}, +{}) and {} [{}, +{})",
+                          resource.str(), describe_component(*furthest), furthest->offset_bytes,
+                          furthest->length_bytes, describe_component(*component),
+                          component->offset_bytes, component->length_bytes);
       }
       if (furthest == nullptr || component->offset_bytes + component->length_bytes >
                                      furthest->offset_bytes + furthest->length_bytes) {

@@ -12,14 +12,6 @@
 namespace ferrite {
 namespace {
 
-Error formula_error(const ProviderWorkspaceSizeFormula& formula, std::string_view reason,
-                    SourceLocation location = SourceLocation::current()) {
-  return make_error(ErrorCode::kInvalidExecutionPlan,
-                    fmt::format("provider workspace formula `{}` {}",
-                                workspace_formula_kind(formula), reason),
-                    location);
-}
-
 // a × b + c, or nullopt on overflow.
 std::optional<uint64_t> multiply_add(uint64_t a, uint64_t b, uint64_t c) {
   auto product = checked_mul(a, b);
@@ -50,33 +42,51 @@ std::string_view workspace_formula_kind(const ProviderWorkspaceSizeFormula& form
 }
 
 Result<void> validate_workspace_formula(const ProviderWorkspaceSizeFormula& formula) {
+  const std::string_view kind = workspace_formula_kind(formula);
   if (const auto* fixed = std::get_if<WorkspaceFixed>(&formula)) {
-    if (fixed->bytes == 0) return formula_error(formula, "must have bytes > 0");
+    if (fixed->bytes == 0) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "provider workspace formula `{}` must have bytes > 0", kind);
+    }
   } else if (const auto* sequences = std::get_if<WorkspaceActualSequences>(&formula)) {
     if (sequences->bytes_per_sequence == 0) {
-      return formula_error(formula, "must have bytes_per_sequence > 0");
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "provider workspace formula `{}` must have bytes_per_sequence > 0", kind);
     }
   } else if (const auto* tokens = std::get_if<WorkspaceTokens>(&formula)) {
-    if (tokens->bytes_per_token == 0) return formula_error(formula, "must have bytes_per_token > 0");
+    if (tokens->bytes_per_token == 0) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "provider workspace formula `{}` must have bytes_per_token > 0", kind);
+    }
   } else if (const auto* affine = std::get_if<WorkspaceAffine>(&formula)) {
     if (affine->per_sequence == 0 && affine->per_token == 0) {
-      return formula_error(formula,
-                           "must have per_sequence > 0 or per_token > 0 (use `fixed` otherwise)");
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "provider workspace formula `{}` must have per_sequence > 0 or "
+                        "per_token > 0 (use `fixed` otherwise)",
+                        kind);
     }
     auto at_one = checked_add(affine->fixed, affine->per_sequence);
     if (at_one) at_one = checked_add(*at_one, affine->per_token);
     if (!at_one) {
-      return formula_error(formula,
-                           fmt::format("fixed {} + per_sequence {} + per_token {} overflows u64",
-                                       affine->fixed, affine->per_sequence, affine->per_token));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "provider workspace formula `{}` fixed {} + per_sequence {} + per_token "
+                        "{} overflows u64",
+                        kind, affine->fixed, affine->per_sequence, affine->per_token);
     }
   } else if (const auto* pages = std::get_if<WorkspacePages>(&formula)) {
-    if (pages->bytes_per_page == 0) return formula_error(formula, "must have bytes_per_page > 0");
-    if (pages->maximum_pages == 0) return formula_error(formula, "must have maximum_pages > 0");
+    if (pages->bytes_per_page == 0) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "provider workspace formula `{}` must have bytes_per_page > 0", kind);
+    }
+    if (pages->maximum_pages == 0) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "provider workspace formula `{}` must have maximum_pages > 0", kind);
+    }
     if (!checked_mul(pages->bytes_per_page, pages->maximum_pages)) {
-      return formula_error(formula,
-                           fmt::format("bytes_per_page {} * maximum_pages {} overflows u64",
-                                       pages->bytes_per_page, pages->maximum_pages));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "provider workspace formula `{}` bytes_per_page {} * maximum_pages {} "
+                        "overflows u64",
+                        kind, pages->bytes_per_page, pages->maximum_pages);
     }
   }
   return {};
@@ -112,27 +122,29 @@ Result<void> ProviderWorkspaceRequirement::validate() const {
   FERRITE_RETURN_IF_ERROR(validate_workspace_formula(formula));
   const std::string_view scope_name = provider_workspace_scope_name(scope);
   if (!is_power_of_two(alignment_bytes)) {
-    return invalid_plan(fmt::format(
-        "{}-scoped provider workspace alignment {} is not a non-zero power of two", scope_name,
-        alignment_bytes));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "{}-scoped provider workspace alignment {} is not a non-zero power of two",
+                      scope_name, alignment_bytes);
   }
   if (scope == ProviderWorkspaceScope::kPlan && !std::holds_alternative<WorkspaceFixed>(formula)) {
-    return invalid_plan(fmt::format(
-        "plan-scoped provider workspace requires a `fixed` formula, found `{}`",
-        workspace_formula_kind(formula)));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "plan-scoped provider workspace requires a `fixed` formula, found `{}`",
+                      workspace_formula_kind(formula));
   }
   if (scope == ProviderWorkspaceScope::kSequence) {
     const auto* affine = std::get_if<WorkspaceAffine>(&formula);
     if (std::holds_alternative<WorkspaceActualSequences>(formula) ||
         (affine != nullptr && affine->per_sequence != 0)) {
-      return invalid_plan(fmt::format(
+      return make_error(
+          ErrorCode::kInvalidExecutionPlan,
           "sequence-scoped provider workspace formula `{}` must not scale per sequence",
-          workspace_formula_kind(formula)));
+          workspace_formula_kind(formula));
     }
   }
   if (storage.accepted_profiles.empty()) {
-    return invalid_plan(fmt::format(
-        "{}-scoped provider workspace storage accepts no dynamic storage profile", scope_name));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "{}-scoped provider workspace storage accepts no dynamic storage profile",
+                      scope_name);
   }
   FERRITE_RETURN_IF_ERROR(minimum_bytes());
   return {};
@@ -156,25 +168,28 @@ Result<uint64_t> ProviderWorkspaceRequirement::bytes_for_shape(uint64_t sequence
     if (bytes) bytes = multiply_add(affine->per_token, tokens, *bytes);
   } else if (const auto* paged = std::get_if<WorkspacePages>(&formula)) {
     if (pages > paged->maximum_pages) {
-      return invalid_plan(fmt::format(
-          "provider workspace needs {} pages but the provider bound is {} pages", pages,
-          paged->maximum_pages));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "provider workspace needs {} pages but the provider bound is {} pages",
+                        pages, paged->maximum_pages);
     }
     bytes = checked_mul(paged->bytes_per_page, pages);
   }
   if (!bytes) {
-    return invalid_plan(fmt::format("provider workspace formula `{}` overflows u64 at {}",
-                                    workspace_formula_kind(formula), shape));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "provider workspace formula `{}` overflows u64 at {}",
+                      workspace_formula_kind(formula), shape);
   }
   if (*bytes == 0) {
-    return invalid_plan(fmt::format("provider workspace formula `{}` evaluates to 0 bytes at {}",
-                                    workspace_formula_kind(formula), shape));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "provider workspace formula `{}` evaluates to 0 bytes at {}",
+                      workspace_formula_kind(formula), shape);
   }
   auto aligned = checked_align_up(*bytes, alignment_bytes);
   if (!aligned) {
-    return invalid_plan(fmt::format(
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
         "provider workspace of {} bytes cannot be aligned to {} (overflow or invalid alignment)",
-        *bytes, alignment_bytes));
+        *bytes, alignment_bytes);
   }
   return *aligned;
 }

@@ -23,11 +23,12 @@ int run_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
     // A plan file must be readable by verify and explain, whose limits guard
     // against hostile files; refuse to write one they would reject.
     if (auto readable = parse_strict_json(text, kMaxPlanFileBytes); !readable) {
-      Status status(ErrorCode::kInvalidExecutionPlan,
-                    fmt::format("the plan of {} nodes is too large for a plan file ({}); it can "
-                                "still be compiled and run in memory",
-                                plan.nodes().size(), readable.error().message()));
-      return report_error(status, args.json, out, err);
+      return report_error(make_error(ErrorCode::kInvalidExecutionPlan,
+                                     "the plan of {} nodes is too large for a plan file ({}); it "
+                                     "can still be compiled and run in memory",
+                                     plan.nodes().size(), readable.error().message())
+                              .value(),
+                          args.json, out, err);
     }
     if (auto written = write_file_atomically(args.output_path, text); !written) {
       return report_error(written.error(), args.json, out, err);

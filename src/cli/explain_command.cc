@@ -38,9 +38,10 @@ int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err) {
     from_plan = *plan_file;
     if (!from_plan) sources.program_path = args.path;
   } else if (!sources.example) {
-    return report_error(
-        Status(ErrorCode::kInvalidArgument, "explain needs a PLAN.json, a PROGRAM.json or --example"),
-        args.json, out, err);
+    return report_error(make_error(ErrorCode::kInvalidArgument,
+                                   "explain needs a PLAN.json, a PROGRAM.json or --example")
+                            .value(),
+                        args.json, out, err);
   }
   if (from_plan) {
     auto read = read_plan_wire(text);

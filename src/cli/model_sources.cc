@@ -22,8 +22,8 @@ Result<std::string_view> example_file(const std::string& example, std::string_vi
   const auto& files = embedded_examples();
   auto it = files.find(example + std::string(suffix));
   if (it == files.end()) {
-    return invalid_argument(fmt::format("unknown example `{}` (available: {})", example,
-                                        fmt::join(example_names(), ", ")));
+    return make_error(ErrorCode::kInvalidArgument, "unknown example `{}` (available: {})", example,
+                      fmt::join(example_names(), ", "));
   }
   return it->second;
 }
@@ -44,7 +44,9 @@ Result<PreparedModelFamily> load_program(const std::string& path,
     FERRITE_ASSIGN_OR_RETURN(auto text, example_file(*example, kProgramSuffix));
     return read_program_file_text(text);
   }
-  if (path.empty()) return invalid_argument("a PROGRAM file or --example NAME is required");
+  if (path.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "a PROGRAM file or --example NAME is required");
+  }
   return read_program_file(path);
 }
 
@@ -55,7 +57,8 @@ Result<OperationCatalog> load_operations(const std::string& path,
     FERRITE_ASSIGN_OR_RETURN(auto text, example_file(*example, ".catalog.json"));
     return read_catalog_file_text(text);
   }
-  return invalid_argument("an operation catalog is required (--ops CATALOG.json)");
+  return make_error(ErrorCode::kInvalidArgument,
+                    "an operation catalog is required (--ops CATALOG.json)");
 }
 
 Result<ProgramPlanCompileOptions> build_compile_options(
@@ -65,16 +68,18 @@ Result<ProgramPlanCompileOptions> build_compile_options(
   for (const auto& text : inputs) {
     FERRITE_ASSIGN_OR_RETURN(auto arg, parse_value_tensor_arg(text));
     if (!input_specs.emplace(arg.first, arg.second).second) {
-      return invalid_argument(fmt::format("--input names `{}` twice", arg.first.str()));
+      return make_error(ErrorCode::kInvalidArgument, "--input names `{}` twice", arg.first.str());
     }
   }
   if (example) {
     if (auto defaults = example_file(*example, ".inputs.json")) {
       FERRITE_ASSIGN_OR_RETURN(auto json, parse_strict_json(*defaults));
-      if (!json.is_object()) return serialization_error("example inputs must be a JSON object");
+      if (!json.is_object()) {
+        return make_error(ErrorCode::kSerialization, "example inputs must be a JSON object");
+      }
       for (const auto& [id, tensor_text] : json.items()) {
         if (!tensor_text.is_string()) {
-          return serialization_error(fmt::format("example input `{}` must be a string", id));
+          return make_error(ErrorCode::kSerialization, "example input `{}` must be a string", id);
         }
         FERRITE_ASSIGN_OR_RETURN(
             auto arg, parse_value_tensor_arg(id + "=" + tensor_text.get<std::string>()));

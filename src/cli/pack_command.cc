@@ -44,11 +44,12 @@ int run_pack(const PackArgs& args, std::ostream& out, std::ostream& err) {
   }
   auto verified = verify_packing(instance->buffers, solution->offsets);
   if (!verified || *verified != solution->peak) {
-    Status status = verified ? Status(ErrorCode::kInvalidExecutionPlan,
-                                      fmt::format("the packer reported peak {} but the packing's "
-                                                  "peak is {}",
-                                                  solution->peak, *verified))
-                             : with_csv_location(verified.error(), *instance);
+    Status status = verified
+                        ? make_error(ErrorCode::kInvalidExecutionPlan,
+                                     "the packer reported peak {} but the packing's peak is {}",
+                                     solution->peak, *verified)
+                              .value()
+                        : with_csv_location(verified.error(), *instance);
     return report_error(std::move(status).annotate("internal error: packing failed verification"),
                         false, out, err);
   }

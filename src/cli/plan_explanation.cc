@@ -69,7 +69,7 @@ Result<std::string> string_at(const ObjectReader& object, std::string_view key) 
 
 Result<ExplainedNode> read_node(const JsonCursor& cursor) {
   // Only the fields explain shows are read; the rest of the node is allowed.
-  if (!cursor.is_object()) return make_error(cursor.type_error("an object"));
+  if (!cursor.is_object()) return cursor.type_error("an object");
   ObjectReader object(cursor.json(), cursor.path());
   ExplainedNode node;
   FERRITE_ASSIGN_OR_RETURN(node.id, string_at(object, "id"));
@@ -83,14 +83,14 @@ Result<ExplainedNode> read_node(const JsonCursor& cursor) {
   FERRITE_ASSIGN_OR_RETURN(JsonCursor rejected, object.required("rejected_providers"));
   FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> rows, rejected.array());
   for (const JsonCursor& row : rows) {
-    if (!row.is_object()) return make_error(row.type_error("an object"));
+    if (!row.is_object()) return row.type_error("an object");
     ObjectReader entry(row.json(), row.path());
     FERRITE_ASSIGN_OR_RETURN(std::string provider, entry.required_string("provider_id"));
     FERRITE_ASSIGN_OR_RETURN(JsonCursor reason, entry.required("reason"));
     node.rejected.emplace_back(std::move(provider), describe_reason(reason.json()));
   }
   FERRITE_ASSIGN_OR_RETURN(JsonCursor resources_cursor, object.required("provider_resources"));
-  if (!resources_cursor.is_object()) return make_error(resources_cursor.type_error("an object"));
+  if (!resources_cursor.is_object()) return resources_cursor.type_error("an object");
   ObjectReader resources(resources_cursor.json(), resources_cursor.path());
   FERRITE_ASSIGN_OR_RETURN(node.value_alignment_bytes,
                            resources.required_u64("value_alignment_bytes"));
@@ -109,7 +109,7 @@ Result<ExplainedNode> read_node(const JsonCursor& cursor) {
 }
 
 Result<ExplainedResource> read_resource(const JsonCursor& cursor) {
-  if (!cursor.is_object()) return make_error(cursor.type_error("an object"));
+  if (!cursor.is_object()) return cursor.type_error("an object");
   ObjectReader object(cursor.json(), cursor.path());
   ExplainedResource resource;
   FERRITE_ASSIGN_OR_RETURN(resource.id, object.required_string("resource_id"));
@@ -125,7 +125,7 @@ Result<ExplainedResource> read_resource(const JsonCursor& cursor) {
     FERRITE_ASSIGN_OR_RETURN(resource.storage_profile, profile.string());
   }
   if (auto scaled = object.optional("token_scaled"); scaled && !scaled->is_null()) {
-    if (!scaled->is_object()) return make_error(scaled->type_error("an object or null"));
+    if (!scaled->is_object()) return scaled->type_error("an object or null");
     ObjectReader demand(scaled->json(), scaled->path());
     FERRITE_ASSIGN_OR_RETURN(uint64_t per_token, demand.required_u64("bytes_per_token"));
     FERRITE_ASSIGN_OR_RETURN(uint64_t tokens, demand.required_u64("maximum_tokens"));
@@ -153,26 +153,26 @@ namespace {
 // The optional `weight_materializer` and `weight_quality_approval` members.
 Result<void> read_weight_materialization(const ObjectReader& payload, PlanExplanation& out) {
   if (auto materializer = payload.optional("weight_materializer")) {
-    if (!materializer->is_object()) return make_error(materializer->type_error("an object"));
+    if (!materializer->is_object()) return materializer->type_error("an object");
     ObjectReader m(materializer->json(), materializer->path());
     FERRITE_ASSIGN_OR_RETURN(std::string id, m.required_string("id"));
     FERRITE_ASSIGN_OR_RETURN(std::string version, m.required_string("version"));
     FERRITE_ASSIGN_OR_RETURN(std::string fidelity, m.required_string("fidelity"));
     out.weight_materializer = fmt::format("{} {} ({})", id, version, fidelity);
     if (auto contract = m.optional("quality_contract")) {
-      if (!contract->is_object()) return make_error(contract->type_error("an object"));
+      if (!contract->is_object()) return contract->type_error("an object");
       ObjectReader c(contract->json(), contract->path());
       FERRITE_ASSIGN_OR_RETURN(out.quality_bound, c.required_string("max_relative_l2"));
     }
   }
   auto approval = payload.optional("weight_quality_approval");
   if (!approval) return {};
-  if (!approval->is_object()) return make_error(approval->type_error("an object"));
+  if (!approval->is_object()) return approval->type_error("an object");
   ObjectReader a(approval->json(), approval->path());
   FERRITE_ASSIGN_OR_RETURN(JsonCursor components, a.required("components"));
   FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> rows, components.array());
   for (const JsonCursor& row : rows) {
-    if (!row.is_object()) return make_error(row.type_error("an object"));
+    if (!row.is_object()) return row.type_error("an object");
     ObjectReader c(row.json(), row.path());
     ExplainedWeightQuality q;
     FERRITE_ASSIGN_OR_RETURN(q.component_id, c.required_string("component_id"));
@@ -181,7 +181,7 @@ Result<void> read_weight_materialization(const ObjectReader& payload, PlanExplan
     FERRITE_ASSIGN_OR_RETURN(q.relative_l2, c.required_string("relative_l2"));
     auto relative = parse_quality_number(q.relative_l2);
     auto max_abs = parse_quality_number(q.max_abs_error);
-    if (!relative || !max_abs) return make_error(row.error("has a statistic that is not a decimal"));
+    if (!relative || !max_abs) return row.error("has a statistic that is not a decimal");
     q.relative_l2_value = *relative;
     q.max_abs_error_value = *max_abs;
     out.weight_quality.push_back(std::move(q));
@@ -214,10 +214,10 @@ std::string weight_quality_summary(const PlanExplanation& e) {
 
 Result<PlanExplanation> explain_plan(const json& wire) {
   const JsonCursor root(wire);
-  if (!root.is_object()) return make_error(root.type_error("an object"));
+  if (!root.is_object()) return root.type_error("an object");
   ObjectReader top(wire, "$");
   FERRITE_ASSIGN_OR_RETURN(JsonCursor payload_cursor, top.required("payload"));
-  if (!payload_cursor.is_object()) return make_error(payload_cursor.type_error("an object"));
+  if (!payload_cursor.is_object()) return payload_cursor.type_error("an object");
   ObjectReader payload(payload_cursor.json(), payload_cursor.path());
   PlanExplanation out;
   FERRITE_ASSIGN_OR_RETURN(out.plan_id, payload.required_string("plan_id"));
@@ -236,7 +236,7 @@ Result<PlanExplanation> explain_plan(const json& wire) {
     if (row.is_object() && row.json().contains("value_id") && row.json()["value_id"].is_string()) {
       out.retained_values.push_back(row.json()["value_id"].get<std::string>());
     } else {
-      return make_error(row.error("must be an object with a string `value_id`"));
+      return row.error("must be an object with a string `value_id`");
     }
   }
   FERRITE_ASSIGN_OR_RETURN(JsonCursor nodes, payload.required("nodes"));
@@ -248,7 +248,7 @@ Result<PlanExplanation> explain_plan(const json& wire) {
     out.nodes.push_back(std::move(node));
   }
   FERRITE_ASSIGN_OR_RETURN(JsonCursor memory_cursor, payload.required("memory"));
-  if (!memory_cursor.is_object()) return make_error(memory_cursor.type_error("an object"));
+  if (!memory_cursor.is_object()) return memory_cursor.type_error("an object");
   ObjectReader memory(memory_cursor.json(), memory_cursor.path());
   FERRITE_ASSIGN_OR_RETURN(out.static_bytes, memory.required_u64("static_bytes"));
   FERRITE_ASSIGN_OR_RETURN(out.minimum_runnable_bytes,
@@ -258,7 +258,7 @@ Result<PlanExplanation> explain_plan(const json& wire) {
   FERRITE_ASSIGN_OR_RETURN(JsonCursor arenas, memory.required("activation_arenas"));
   FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> arena_rows, arenas.array());
   for (const JsonCursor& row : arena_rows) {
-    if (!row.is_object()) return make_error(row.type_error("an object"));
+    if (!row.is_object()) return row.type_error("an object");
     ObjectReader arena(row.json(), row.path());
     ExplainedArena a;
     FERRITE_ASSIGN_OR_RETURN(a.id, arena.required_string("resource_id"));
@@ -274,7 +274,7 @@ Result<PlanExplanation> explain_plan(const json& wire) {
   for (const JsonCursor& row : resource_rows) {
     FERRITE_ASSIGN_OR_RETURN(ExplainedResource resource, read_resource(row));
     auto total = checked_add(out.total_resource_bytes, resource.size_bytes);
-    if (!total) return make_error(row.error("sizes overflow u64 when summed"));
+    if (!total) return row.error("sizes overflow u64 when summed");
     out.total_resource_bytes = *total;
     out.resources.push_back(std::move(resource));
   }

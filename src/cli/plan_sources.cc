@@ -21,7 +21,8 @@ Result<std::pair<std::string, std::string>> split_assignment(std::string_view op
                                                             std::string_view shape) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
-    return invalid_argument(fmt::format("{} `{}` must have the form {}", option, text, shape));
+    return make_error(ErrorCode::kInvalidArgument, "{} `{}` must have the form {}", option, text,
+                      shape);
   }
   return std::pair{text.substr(0, eq), text.substr(eq + 1)};
 }
@@ -30,8 +31,8 @@ template <class Id>
 Result<Id> parse_id(std::string_view option, const std::string& text) {
   auto id = Id::create(text);
   if (!id) {
-    return invalid_argument(fmt::format("{} `{}` is not a valid {} id: {}", option, text,
-                                        Id::kind(), id.error().message()));
+    return make_error(ErrorCode::kInvalidArgument, "{} `{}` is not a valid {} id: {}", option, text,
+                      Id::kind(), id.error().message());
   }
   return std::move(*id);
 }
@@ -43,7 +44,8 @@ Result<CompilationTarget> load_target(const PlanSourceArgs& args) {
                              example_file(*args.example, ".catalog.json"));
     return read_target_catalog_file_text(text);
   }
-  return invalid_argument("a target catalog is required (--catalog CATALOG.json, format_version 2)");
+  return make_error(ErrorCode::kInvalidArgument,
+                    "a target catalog is required (--catalog CATALOG.json, format_version 2)");
 }
 
 Result<RuntimePolicy> load_policy(const PlanSourceArgs& args, const DeviceDescriptor& device) {
@@ -72,7 +74,7 @@ Result<void> apply_options(const PlanSourceArgs& args, const PreparedModelFamily
     options.require_capability(std::move(node), std::move(capability));
   }
   if (args.retain_all && !args.retain.empty()) {
-    return invalid_argument("--retain and --retain-all are exclusive");
+    return make_error(ErrorCode::kInvalidArgument, "--retain and --retain-all are exclusive");
   }
   if (args.retain_all) options.retain_all_outputs_for_determinism(family);
   for (const auto& text : args.retain) {
@@ -81,7 +83,8 @@ Result<void> apply_options(const PlanSourceArgs& args, const PreparedModelFamily
   }
   auto storage = parse_activation_storage(args.activation_storage);
   if (!storage) {
-    return invalid_argument(fmt::format("--activation-storage: {}", storage.error().message()));
+    return make_error(ErrorCode::kInvalidArgument, "--activation-storage: {}",
+                      storage.error().message());
   }
   options.set_activation_storage(*storage);
   std::optional<WeightMaterializerId> id;
@@ -115,7 +118,7 @@ Result<WeightMaterializerId> block_materializer_option(std::string_view option,
                                                        const std::string& name) {
   const GgmlBlockFormat* format = ggml_block_format_by_name(name);
   if (format == nullptr) {
-    return invalid_argument(fmt::format("{} `{}`: expected q8_0 or q4_0", option, name));
+    return make_error(ErrorCode::kInvalidArgument, "{} `{}`: expected q8_0 or q4_0", option, name);
   }
   return ggml_block_materializer_id(*format);
 }

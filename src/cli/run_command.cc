@@ -77,14 +77,13 @@ Result<std::unique_ptr<Prepared>> prepare(PreparedModelFamily family, uint64_t c
   if (!compiled && compiled.error().code() == ErrorCode::kWeightMaterializerQualityApprovalRequired &&
       !args.quality_approval) {
     Status status = compiled.error();
-    return make_error(Status(status.code(),
-                             fmt::format("{}; measure the error with `ferrite approve-weights {} "
-                                         "--weights {} -o APPROVAL.json`, review it, and pass "
-                                         "--quality-approval APPROVAL.json",
-                                         status.message(), args.model_path,
-                                         args.weights.value_or("FORMAT"))));
+    return make_error(status.code(),
+                      "{}; measure the error with `ferrite approve-weights {} "
+                      "--weights {} -o APPROVAL.json`, review it, and pass "
+                      "--quality-approval APPROVAL.json",
+                      status.message(), args.model_path, args.weights.value_or("FORMAT"));
   }
-  if (!compiled) return make_error(compiled.error());
+  FERRITE_RETURN_IF_ERROR(compiled);
   const ExecutionWeightPlan& execution_weights = compiled->resolution.execution_weights;
   const WeightMaterializer* materializer = materializers.find(execution_weights.materializer().id);
   auto prepared = std::unique_ptr<Prepared>(
@@ -113,13 +112,16 @@ Result<std::vector<uint32_t>> parse_token_ids(const std::string& text, uint64_t 
     }
     if (at == start || value >= vocab_size ||
         (at < text.size() && text[at] != ' ' && text[at] != ',')) {
-      return invalid_argument(fmt::format("--prompt-ids: `{}` at character {} is not a token id "
-                                          "below the vocabulary size {}",
-                                          text.substr(start, 16), start, vocab_size));
+      return make_error(ErrorCode::kInvalidArgument,
+                        "--prompt-ids: `{}` at character {} is not a token id "
+                        "below the vocabulary size {}",
+                        text.substr(start, 16), start, vocab_size);
     }
     ids.push_back(static_cast<uint32_t>(value));
   }
-  if (ids.empty()) return invalid_argument("--prompt-ids: no token ids given");
+  if (ids.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "--prompt-ids: no token ids given");
+  }
   return ids;
 }
 

@@ -37,8 +37,9 @@ std::string_view activation_storage_name(ActivationStorage storage) {
 Result<ActivationStorage> parse_activation_storage(std::string_view name) {
   if (name == "packed") return ActivationStorage::kPacked;
   if (name == "dedicated") return ActivationStorage::kDedicated;
-  return invalid_argument(fmt::format(
-      "activation storage `{}` is not one of `packed`, `dedicated`", name.substr(0, 64)));
+  return make_error(ErrorCode::kInvalidArgument,
+                    "activation storage `{}` is not one of `packed`, `dedicated`",
+                    name.substr(0, 64));
 }
 
 }  // namespace ferrite

@@ -8,10 +8,14 @@ Result<EstimatorRegistry> EstimatorRegistry::create(
     std::vector<std::shared_ptr<const OperationResourceEstimator>> estimators) {
   EstimatorRegistry registry;
   for (auto& estimator : estimators) {
-    if (!estimator) return invalid_plan("estimator registry received a null estimator");
+    if (!estimator) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "estimator registry received a null estimator");
+    }
     const ProviderId id = estimator->descriptor().provider_id;
     if (!registry.estimators_.emplace(id, std::move(estimator)).second) {
-      return invalid_plan(fmt::format("provider `{}` has more than one resource estimator", id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "provider `{}` has more than one resource estimator", id.str());
     }
   }
   return registry;

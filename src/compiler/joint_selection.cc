@@ -44,8 +44,8 @@ Result<NodeCandidates> node_candidates(const PlanNodeResolution& resolution,
     const OperationProviderDescriptor* descriptor =
         catalog.find_provider(resolution.operation_id(), plan.provider_id());
     if (!descriptor) {
-      return invalid_plan(fmt::format("provider `{}` is not in the catalog",
-                                      plan.provider_id().str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan, "provider `{}` is not in the catalog",
+                        plan.provider_id().str());
     }
     JointCandidate candidate{&plan, resolution.preferred_provider() == plan.provider_id(), {}};
     std::set<ResourceId> empty;
@@ -71,11 +71,10 @@ Result<NodeCandidates> node_candidates(const PlanNodeResolution& resolution,
     out.candidates.push_back(std::move(candidate));
   }
   if (out.candidates.empty()) {
-    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                             fmt::format("node `{}` has no provider candidate with an available "
-                                         "storage profile",
-                                         resolution.node_id().str()))
-                          .with_field("node_id", resolution.node_id().str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "node `{}` has no provider candidate with an available storage profile",
+                      resolution.node_id().str())
+        .with_field("node_id", resolution.node_id().str());
   }
   std::stable_sort(out.candidates.begin(), out.candidates.end(),
                    [](const JointCandidate& a, const JointCandidate& b) {
@@ -233,17 +232,18 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
       }
     }
     if (next.empty()) {
-      return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                               fmt::format("no joint provider/storage assignment satisfies shared "
-                                           "resource constraints (at node `{}`)",
-                                           nodes[member].resolution->node_id().str()))
-                            .with_field("node_id", nodes[member].resolution->node_id().str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "no joint provider/storage assignment satisfies shared "
+                        "resource constraints (at node `{}`)",
+                        nodes[member].resolution->node_id().str())
+          .with_field("node_id", nodes[member].resolution->node_id().str());
     }
     frontier = std::move(next);
   }
   // Every resource is closed by the last member: one state remains.
   if (frontier.size() != 1 || !frontier.begin()->first.empty()) {
-    return invalid_plan("joint selection left resources without a final storage profile");
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "joint selection left resources without a final storage profile");
   }
   Solution solution;
   solution.partial.assign(members.size(), 0);
@@ -271,13 +271,14 @@ Result<JointProviderSelection> select_providers_jointly(
       const auto& node = nodes[members[k]];
       const auto& chosen = node.candidates[solution.partial[k]];
       if (!selection.chosen.emplace(node.resolution->node_id(), chosen.plan->provider_id()).second) {
-        return invalid_plan(fmt::format("node `{}` was selected twice",
-                                        node.resolution->node_id().str()));
+        return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` was selected twice",
+                          node.resolution->node_id().str());
       }
     }
     for (auto& [id, profile] : solution.profiles) {
       if (!selection.profiles.emplace(id, profile).second) {
-        return invalid_plan(fmt::format("resource `{}` was assigned twice", id.str()));
+        return make_error(ErrorCode::kInvalidExecutionPlan, "resource `{}` was assigned twice",
+                          id.str());
       }
     }
   }
@@ -298,9 +299,10 @@ Result<JointProviderSelection> select_providers_jointly(
         }
       }
       if (conflicts.empty()) {
-        return invalid_plan(fmt::format(
+        return make_error(
+            ErrorCode::kInvalidExecutionPlan,
             "node `{}` preferred provider `{}` was not selected without a storage conflict",
-            node_id.str(), preferred->str()));
+            node_id.str(), preferred->str());
       }
     }
     if (!was_candidate) {

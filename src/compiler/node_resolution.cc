@@ -155,7 +155,8 @@ json plan_reject_reason_to_json(const PlanProviderRejectReason& reason) {
 Result<ResourceId> workspace_base_id(const NodeId& node, std::string_view kind,
                                      const std::string& estimate_fingerprint) {
   if (!is_canonical_sha256(estimate_fingerprint)) {
-    return invalid_plan("workspace estimate fingerprint is not a canonical sha256");
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "workspace estimate fingerprint is not a canonical sha256");
   }
   std::string material = std::string(kind);
   material.push_back('\0');
@@ -387,7 +388,9 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   FERRITE_ASSIGN_OR_RETURN(auto compatible,
                            context.catalog.require_compatible_for_node(node.id, request));
   const std::string* cached_fingerprint = context.catalog.operation_fingerprint(op->id);
-  if (cached_fingerprint == nullptr) return invalid_plan("operation fingerprint is not cached");
+  if (cached_fingerprint == nullptr) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "operation fingerprint is not cached");
+  }
   const std::string& operation_fingerprint = *cached_fingerprint;
   // 4. Per compatible provider: storage, estimate, trusted plan.
   std::vector<ProviderResourcePlan> candidates;

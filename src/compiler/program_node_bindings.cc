@@ -20,11 +20,13 @@ Result<ResolvedValueBinding> make_binding(
   const ModelProgram& program = family.program();
   auto tensor = tensors.find(value);
   if (tensor == tensors.end()) {
-    return invalid_plan(fmt::format("value `{}` has no resolved tensor", value.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` has no resolved tensor",
+                      value.str());
   }
   auto storage = storages.find(value);
   if (storage == storages.end()) {
-    return invalid_plan(fmt::format("value `{}` has no resolved storage", value.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` has no resolved storage",
+                      value.str());
   }
   std::optional<ResolvedWeightBinding> weight;
   if (const WeightReference* ref = program.find_weight_by_value(value)) {

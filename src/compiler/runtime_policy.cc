@@ -1,6 +1,8 @@
 #include "ferrite/compiler/runtime_policy.h"
 
+#include <optional>
 #include <set>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -9,48 +11,54 @@
 namespace ferrite {
 namespace {
 
-Error policy_error(const RuntimePolicy& policy, std::string_view field, std::string_view reason,
-                   SourceLocation location = SourceLocation::current()) {
-  return make_error(ErrorCode::kInvalidExecutionPlan,
-                    fmt::format("runtime policy `{}` field `policy.{}` is invalid: {}",
-                                policy.id.str(), field, reason),
-                    location)
-      .with_field("policy_id", policy.id.str())
-      .with_field("field", fmt::format("policy.{}", field));
+// The first rule a runtime policy breaks: its field (below `policy.`) and why.
+struct PolicyViolation {
+  std::string_view field;
+  std::string reason;
+};
+
+std::optional<PolicyViolation> first_violation(const RuntimePolicy& policy) {
+  if (!policy.version.is_stable()) {
+    return PolicyViolation{"policy_version", fmt::format("version {} is unstable (major 0)",
+                                                         policy.version.to_string())};
+  }
+  if (policy.memory_capacity_bytes == 0) {
+    return PolicyViolation{"memory.capacity_bytes", "must be greater than zero"};
+  }
+  if (policy.memory_reserve_bytes >= policy.memory_capacity_bytes) {
+    return PolicyViolation{"memory.reserve_bytes",
+                           fmt::format("reserve {} must be smaller than the capacity {}",
+                                       policy.memory_reserve_bytes, policy.memory_capacity_bytes)};
+  }
+  if (policy.maximum_active_sequences == 0) {
+    return PolicyViolation{"memory.maximum_active_sequences", "must be greater than zero"};
+  }
+  if (policy.maximum_scheduled_tokens == 0) {
+    return PolicyViolation{"admission.maximum_scheduled_tokens", "must be greater than zero"};
+  }
+  if (policy.storage_profile_order.empty()) {
+    return PolicyViolation{"memory.storage_profile_order", "must not be empty"};
+  }
+  std::set<DynamicStorageProfile> seen;
+  for (const auto& profile : policy.storage_profile_order) {
+    if (!seen.insert(profile).second) {
+      return PolicyViolation{"memory.storage_profile_order",
+                             fmt::format("repeats profile `{}`", profile.to_string())};
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
 Result<void> RuntimePolicy::validate() const {
-  if (!version.is_stable()) {
-    return policy_error(*this, "policy_version",
-                        fmt::format("version {} is unstable (major 0)", version.to_string()));
-  }
-  if (memory_capacity_bytes == 0) {
-    return policy_error(*this, "memory.capacity_bytes", "must be greater than zero");
-  }
-  if (memory_reserve_bytes >= memory_capacity_bytes) {
-    return policy_error(*this, "memory.reserve_bytes",
-                        fmt::format("reserve {} must be smaller than the capacity {}",
-                                    memory_reserve_bytes, memory_capacity_bytes));
-  }
-  if (maximum_active_sequences == 0) {
-    return policy_error(*this, "memory.maximum_active_sequences", "must be greater than zero");
-  }
-  if (maximum_scheduled_tokens == 0) {
-    return policy_error(*this, "admission.maximum_scheduled_tokens", "must be greater than zero");
-  }
-  if (storage_profile_order.empty()) {
-    return policy_error(*this, "memory.storage_profile_order", "must not be empty");
-  }
-  std::set<DynamicStorageProfile> seen;
-  for (const auto& profile : storage_profile_order) {
-    if (!seen.insert(profile).second) {
-      return policy_error(*this, "memory.storage_profile_order",
-                          fmt::format("repeats profile `{}`", profile.to_string()));
-    }
-  }
-  return {};
+  const std::optional<PolicyViolation> violation = first_violation(*this);
+  if (!violation) return {};
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    "runtime policy `{}` field `policy.{}` is invalid: {}", id.str(),
+                    violation->field, violation->reason)
+      .with_field("policy_id", id.str())
+      .with_field("field", fmt::format("policy.{}", violation->field));
 }
 
 nlohmann::json RuntimePolicy::to_json() const {

@@ -40,10 +40,9 @@ Result<void> unify_dimensions(const std::vector<DimensionConstraint>& constraint
       valid = bind_symbol(symbols, std::get<DimensionSymbol>(constraint).name, extent);
     }
     if (!valid) {
-      return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                               fmt::format("{} dimension[{}]={} violates `{}`", context, axis,
-                                           extent, describe_dimension_constraint(constraint)))
-                            .with_field("axis", std::to_string(axis)));
+      return make_error(ErrorCode::kInvalidExecutionPlan, "{} dimension[{}]={} violates `{}`",
+                        context, axis, extent, describe_dimension_constraint(constraint))
+          .with_field("axis", std::to_string(axis));
     }
   }
   return {};
@@ -90,8 +89,9 @@ Result<ResolvedTensorLayout> infer_layout(const std::vector<LayoutConstraint>& l
                                           const std::map<std::string, uint64_t>& stride_symbols,
                                           const NodeId& node_id) {
   if (layouts.size() != 1) {
-    return invalid_plan(fmt::format(
-        "node `{}` output layout is ambiguous; provide an explicit tensor", node_id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "node `{}` output layout is ambiguous; provide an explicit tensor",
+                      node_id.str());
   }
   const auto& only = layouts.front();
   if (std::holds_alternative<ContiguousLayoutConstraint>(only)) return ContiguousLayout{};
@@ -105,9 +105,9 @@ Result<ResolvedTensorLayout> infer_layout(const std::vector<LayoutConstraint>& l
       const auto& symbol = std::get<StrideSymbol>(s).name;
       auto it = stride_symbols.find(symbol);
       if (it == stride_symbols.end()) {
-        return invalid_plan(fmt::format("node `{}` stride symbol `{}` is unresolved; provide an "
-                                        "explicit tensor",
-                                        node_id.str(), symbol));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "node `{}` stride symbol `{}` is unresolved; provide an explicit tensor",
+                          node_id.str(), symbol);
       }
       out.byte_strides.push_back(it->second);
     }
@@ -123,7 +123,9 @@ Result<ResolvedTensorLayout> infer_layout(const std::vector<LayoutConstraint>& l
     BlockedPaddingZeroFill padding;
     for (uint32_t axis : blocked.axis_order) {
       auto padded = checked_round_up(dimensions[axis], blocked.block[axis]);
-      if (!padded) return invalid_plan("blocked tensor padding overflows u64");
+      if (!padded) {
+        return make_error(ErrorCode::kInvalidExecutionPlan, "blocked tensor padding overflows u64");
+      }
       padding.physical_dimensions.push_back(*padded);
     }
     out.padding = std::move(padding);
@@ -135,12 +137,33 @@ Result<void> insert_exact_tensor(ValueTensors& tensors, const ProgramValueId& va
                                  const ResolvedTensorSpec& tensor, std::string_view kind) {
   auto [it, inserted] = tensors.emplace(value_id, tensor);
   if (!inserted && !(it->second == tensor)) {
-    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                             fmt::format("explicit {} tensor `{}` differs from model semantics "
-                                         "(model: {}, explicit: {})",
-                                         kind, value_id.str(), tensor.to_string(),
-                                         it->second.to_string()))
-                          .with_field("value_id", value_id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "explicit {} tensor `{}` differs from model semantics "
+                      "(model: {}, explicit: {})",
+                      kind, value_id.str(), tensor.to_string(), it->second.to_string())
+        .with_field("value_id", value_id.str());
+  }
+  return {};
+}
+
+// unify_tensor without the fields that name the slot (`context` names it in
+// the message).
+Result<void> unify_slot(const TensorContract& contract, const ResolvedTensorSpec& tensor,
+                        TensorSymbols& symbols, const std::string& context) {
+  if (!contract.element_types().contains(tensor.element_type()) ||
+      contract.rank() != tensor.rank()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "{} rank or dtype differs from its operation contract: actual rank={} "
+                      "dtype={}, expected rank={} dtypes={}",
+                      context, tensor.rank(), element_type_debug_name(tensor.element_type()),
+                      contract.rank(), describe_element_types(contract.element_types()));
+  }
+  FERRITE_RETURN_IF_ERROR(
+      unify_dimensions(contract.dimensions(), tensor.dimensions(), symbols.dimensions, context));
+  if (!layout_matches(contract.layouts(), tensor.layout(), symbols.strides)) {
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan, "{} layout {} differs from its operation contract {}",
+        context, describe_layout(tensor.layout()), describe_layout_constraints(contract.layouts()));
   }
   return {};
 }
@@ -156,43 +179,40 @@ Result<void> validate_compile_options(const PreparedModelFamily& family,
     node_ids.insert(node->id);
     produced.insert(node->outputs.begin(), node->outputs.end());
   }
-  auto unknown_node = [&](const NodeId& id) {
-    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                             fmt::format("program compile options reference an unknown node `{}`",
-                                         id.str()))
-                          .with_field("node_id", id.str()));
-  };
-  for (const auto& [node_id, _] : options.required_capabilities()) {
-    if (!node_ids.contains(node_id)) return unknown_node(node_id);
-  }
-  for (const auto& [node_id, _] : options.preferred_providers()) {
-    if (!node_ids.contains(node_id)) return unknown_node(node_id);
+  std::vector<NodeId> referenced;  // in the order they are checked
+  for (const auto& [node_id, _] : options.required_capabilities()) referenced.push_back(node_id);
+  for (const auto& [node_id, _] : options.preferred_providers()) referenced.push_back(node_id);
+  for (const NodeId& node_id : referenced) {
+    if (!node_ids.contains(node_id)) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "program compile options reference an unknown node `{}`", node_id.str())
+          .with_field("node_id", node_id.str());
+    }
   }
   for (const auto& [value_id, _] : options.tensor_specs()) {
     if (!program.value_kind(value_id)) {
-      return make_error(
-          Status(ErrorCode::kInvalidExecutionPlan,
-                 fmt::format("program compile options contain an unknown semantic value `{}`",
-                             value_id.str()))
-              .with_field("value_id", value_id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "program compile options contain an unknown semantic value `{}`",
+                        value_id.str())
+          .with_field("value_id", value_id.str());
     }
   }
   for (const auto& value_id : options.completion_retention().values()) {
     if (!produced.contains(value_id)) {
-      return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                               fmt::format("completion retention must reference a semantic node "
-                                           "output; `{}` is not one",
-                                           value_id.str()))
-                            .with_field("value_id", value_id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "completion retention must reference a semantic node "
+                        "output; `{}` is not one",
+                        value_id.str())
+          .with_field("value_id", value_id.str());
     }
   }
   for (const auto& input : program.inputs()) {
     if (!options.tensor_specs().contains(input)) {
-      return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                               fmt::format("every program input requires an explicit canonical "
-                                           "tensor capacity; `{}` has none",
-                                           input.str()))
-                            .with_field("value_id", input.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "every program input requires an explicit canonical "
+                        "tensor capacity; `{}` has none",
+                        input.str())
+          .with_field("value_id", input.str());
     }
   }
   return {};
@@ -203,35 +223,13 @@ Result<void> unify_tensor(const TensorContract& contract, const ResolvedTensorSp
                           size_t ordinal, const ProgramValueId& value_id) {
   const std::string context =
       fmt::format("node `{}` {}[{}] `{}`", node_id.str(), role, ordinal, value_id.str());
-  auto fail = [&](std::string message) {
-    return make_error(Status(ErrorCode::kInvalidExecutionPlan, std::move(message))
+  if (auto unified = unify_slot(contract, tensor, symbols, context); !unified) {
+    return make_error(std::move(unified)
+                          .error()
                           .with_field("node_id", node_id.str())
                           .with_field("role", std::string(role))
                           .with_field("ordinal", std::to_string(ordinal))
                           .with_field("value_id", value_id.str()));
-  };
-  if (!contract.element_types().contains(tensor.element_type()) ||
-      contract.rank() != tensor.rank()) {
-    return fail(fmt::format(
-        "{} rank or dtype differs from its operation contract: actual rank={} dtype={}, "
-        "expected rank={} dtypes={}",
-        context, tensor.rank(), element_type_debug_name(tensor.element_type()), contract.rank(),
-        describe_element_types(contract.element_types())));
-  }
-  if (auto dims = unify_dimensions(contract.dimensions(), tensor.dimensions(), symbols.dimensions,
-                                   context);
-      !dims) {
-    Status status = std::move(dims).error();
-    status.with_field("node_id", node_id.str())
-        .with_field("role", std::string(role))
-        .with_field("ordinal", std::to_string(ordinal))
-        .with_field("value_id", value_id.str());
-    return make_error(std::move(status));
-  }
-  if (!layout_matches(contract.layouts(), tensor.layout(), symbols.strides)) {
-    return fail(fmt::format("{} layout {} differs from its operation contract {}", context,
-                            describe_layout(tensor.layout()),
-                            describe_layout_constraints(contract.layouts())));
   }
   return {};
 }
@@ -239,8 +237,9 @@ Result<void> unify_tensor(const TensorContract& contract, const ResolvedTensorSp
 Result<ResolvedTensorSpec> infer_tensor(const TensorContract& contract,
                                         const TensorSymbols& symbols, const NodeId& node_id) {
   if (contract.element_types().size() != 1) {
-    return invalid_plan(fmt::format(
-        "node `{}` output dtype is ambiguous; provide an explicit tensor", node_id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "node `{}` output dtype is ambiguous; provide an explicit tensor",
+                      node_id.str());
   }
   const ElementType element_type = *contract.element_types().begin();
   std::vector<uint64_t> dimensions;
@@ -249,17 +248,18 @@ Result<ResolvedTensorSpec> infer_tensor(const TensorContract& contract,
       dimensions.push_back(exact->value);
     } else if (const auto* range = std::get_if<DimensionRange>(&constraint)) {
       if (range->minimum != range->maximum) {
-        return invalid_plan(fmt::format(
-            "node `{}` output range is ambiguous; provide an explicit tensor", node_id.str()));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "node `{}` output range is ambiguous; provide an explicit tensor",
+                          node_id.str());
       }
       dimensions.push_back(range->minimum);
     } else {
       const auto& symbol = std::get<DimensionSymbol>(constraint).name;
       auto it = symbols.dimensions.find(symbol);
       if (it == symbols.dimensions.end()) {
-        return invalid_plan(fmt::format(
-            "node `{}` output symbol `{}` is unresolved; provide an explicit tensor",
-            node_id.str(), symbol));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "node `{}` output symbol `{}` is unresolved; provide an explicit tensor",
+                          node_id.str(), symbol);
       }
       dimensions.push_back(it->second);
     }
@@ -290,13 +290,12 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
     FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
                              operations.operation_for_node(node->id, node->operation_id));
     if (node->inputs.size() != op->inputs.size() || node->outputs.size() != op->outputs.size()) {
-      return make_error(
-          Status(ErrorCode::kInvalidExecutionPlan,
-                 fmt::format("node `{}` arity differs from operation `{}`: node has {} inputs and "
-                             "{} outputs, operation has {} and {}",
-                             node->id.str(), op->id.str(), node->inputs.size(),
-                             node->outputs.size(), op->inputs.size(), op->outputs.size()))
-              .with_field("node_id", node->id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` arity differs from operation `{}`: node has {} inputs and "
+                        "{} outputs, operation has {} and {}",
+                        node->id.str(), op->id.str(), node->inputs.size(), node->outputs.size(),
+                        op->inputs.size(), op->outputs.size())
+          .with_field("node_id", node->id.str());
     }
     // Attribute values are a separate typed contract: an attribute never
     // binds a dimension symbol of the same name.
@@ -305,11 +304,11 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
       const auto& value_id = node->inputs[ordinal];
       auto it = tensors.find(value_id);
       if (it == tensors.end()) {
-        return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                                 fmt::format("node `{}` input `{}` has no concrete tensor",
-                                             node->id.str(), value_id.str()))
-                              .with_field("node_id", node->id.str())
-                              .with_field("value_id", value_id.str()));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "node `{}` input `{}` has no concrete tensor", node->id.str(),
+                          value_id.str())
+            .with_field("node_id", node->id.str())
+            .with_field("value_id", value_id.str());
       }
       FERRITE_RETURN_IF_ERROR(unify_tensor(op->inputs[ordinal], it->second, symbols, node->id,
                                            "input", ordinal, value_id));
@@ -338,7 +337,8 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
   }
   for (const auto& output : program.outputs()) {
     if (!tensors.contains(output)) {
-      return invalid_plan("program compilation did not resolve every semantic output");
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "program compilation did not resolve every semantic output");
     }
   }
   return tensors;

@@ -29,7 +29,8 @@ Result<ResolvedValueStorage> activation_storage(const ProgramValueId& value,
                                                 const std::string& family_fingerprint) {
   auto it = tensors.find(value);
   if (it == tensors.end()) {
-    return invalid_plan(fmt::format("activation `{}` has no resolved tensor", value.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan, "activation `{}` has no resolved tensor",
+                      value.str());
   }
   FERRITE_ASSIGN_OR_RETURN(auto id, hashed_resource_id("activation", family_fingerprint, value.str()));
   return ResolvedValueStorage::single(std::move(id), 0, it->second.minimum_storage_bytes(),
@@ -72,10 +73,15 @@ Result<WeightLocations> arena_weight_locations(const PreparedModelFamily& family
     const ElementType type = component->physical_element_type();
     const uint64_t alignment = std::max(provider_alignment_bytes, element_type_size_bytes(type));
     auto offset = checked_align_up(next_offsets[type], alignment);
-    if (!offset) return invalid_plan("weight arena alignment is invalid or overflows u64");
+    if (!offset) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "weight arena alignment is invalid or overflows u64");
+    }
     FERRITE_ASSIGN_OR_RETURN(uint64_t length, component->physical_bytes());
     auto end = checked_add(*offset, length);
-    if (!end) return invalid_plan("weight arena byte range overflows u64");
+    if (!end) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "weight arena byte range overflows u64");
+    }
     next_offsets[type] = *end;
     const std::string key = nlohmann::json(element_type_name(type)).dump();  // "\"f32\""
     FERRITE_ASSIGN_OR_RETURN(auto id, hashed_resource_id("weight-arena", weights.fingerprint(), key));
@@ -101,8 +107,8 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
     for (const auto* component : refs) {
       auto it = locations.find(component->id);
       if (it == locations.end()) {
-        return invalid_plan(fmt::format("weight component `{}` has no physical location",
-                                        component->id.str()));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "weight component `{}` has no physical location", component->id.str());
       }
       FERRITE_ASSIGN_OR_RETURN(auto placed, ResolvedStorageComponent::create(
                                                 component->id, it->second.resource_id,
@@ -116,13 +122,17 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
   for (const auto& state : program.states()) {
     auto it = tensors.find(state.value_id);
     if (it == tensors.end()) {
-      return invalid_plan(fmt::format("state `{}` has no resolved tensor", state.id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan, "state `{}` has no resolved tensor",
+                        state.id.str());
     }
     const auto& tensor = it->second;
     FERRITE_ASSIGN_OR_RETURN(uint64_t demand, capacity_minimum_bytes(state.capacity_demand,
                                                                       tensor.minimum_storage_bytes()));
     auto length = checked_round_up(demand, element_type_size_bytes(tensor.element_type()));
-    if (!length) return invalid_plan(fmt::format("state `{}` size overflows u64", state.id.str()));
+    if (!length) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "state `{}` size overflows u64",
+                        state.id.str());
+    }
     FERRITE_ASSIGN_OR_RETURN(auto id, hashed_resource_id("state", family_fp, state.id.str()));
     FERRITE_ASSIGN_OR_RETURN(auto storage, ResolvedValueStorage::single(std::move(id), 0, *length,
                                                                          tensor.element_type()));
@@ -136,13 +146,15 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
       const auto& value = node->outputs[ordinal];
       if (const auto* must = std::get_if<MustAlias>(&op->outputs[ordinal].alias())) {
         if (must->tensor_index >= node->inputs.size()) {
-          return invalid_plan(fmt::format("node `{}` aliases an absent input", node->id.str()));
+          return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` aliases an absent input",
+                            node->id.str());
         }
         const auto& input = node->inputs[must->tensor_index];
         auto it = storages.find(input);
         if (it == storages.end()) {
-          return invalid_plan(fmt::format("node `{}` alias input `{}` has no storage",
-                                          node->id.str(), input.str()));
+          return make_error(ErrorCode::kInvalidExecutionPlan,
+                            "node `{}` alias input `{}` has no storage", node->id.str(),
+                            input.str());
         }
         storages.insert_or_assign(value, it->second);
       } else {

@@ -53,17 +53,20 @@ const WeightMaterializerDescriptor& identity_weight_materializer_descriptor() {
 
 Result<void> WeightMaterializerDescriptor::validate() const {
   if (!version.is_stable()) {
-    return invalid_plan(fmt::format("weight materializer `{}` has unstable version {}", id.str(),
-                                    version.to_string()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "weight materializer `{}` has unstable version {}", id.str(),
+                      version.to_string());
   }
   if (!is_canonical_sha256(implementation_fingerprint)) {
-    return invalid_plan(fmt::format(
-        "weight materializer `{}` implementation fingerprint is not a canonical sha256", id.str()));
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
+        "weight materializer `{}` implementation fingerprint is not a canonical sha256", id.str());
   }
   if (quality_contract) {
     if (fidelity != WeightMaterializationFidelity::kApproximate) {
-      return invalid_plan(fmt::format(
-          "weight materializer `{}` is exact and cannot declare a quality contract", id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "weight materializer `{}` is exact and cannot declare a quality contract",
+                        id.str());
     }
     FERRITE_RETURN_IF_ERROR(quality_contract->validate());
   }
@@ -103,10 +106,11 @@ Result<void> WeightMaterializer::materialize_component(const WeightComponentSpec
                                                        std::span<std::byte> destination) const {
   if (source.physical_element_type() != target.physical_element_type() ||
       source_bytes.size() != destination.size()) {
-    return invalid_plan(fmt::format(
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
         "weight materializer `{}` cannot copy component `{}` ({} bytes) into `{}` ({} bytes)",
         descriptor().id.str(), source.id.str(), source_bytes.size(), target.id.str(),
-        destination.size()));
+        destination.size());
   }
   std::copy(source_bytes.begin(), source_bytes.end(), destination.begin());
   return {};
@@ -115,8 +119,9 @@ Result<void> WeightMaterializer::materialize_component(const WeightComponentSpec
 Result<ComponentQuality> WeightMaterializer::measure_component(
     const WeightComponentSpec&, std::span<const std::byte>, const WeightComponentSpec& target,
     std::span<const std::byte>) const {
-  return invalid_plan(fmt::format("weight materializer `{}` cannot measure component `{}`",
-                                  descriptor().id.str(), target.id.str()));
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    "weight materializer `{}` cannot measure component `{}`", descriptor().id.str(),
+                    target.id.str());
 }
 
 Result<std::map<WeightId, std::vector<WeightId>>> WeightMaterializer::component_sources(
@@ -124,10 +129,11 @@ Result<std::map<WeightId, std::vector<WeightId>>> WeightMaterializer::component_
   std::map<WeightId, std::vector<WeightId>> sources;
   for (const auto& component : execution_schema.components) {
     if (!family.weight_schema().find_component(component.id)) {
-      return invalid_plan(fmt::format(
+      return make_error(
+          ErrorCode::kInvalidExecutionPlan,
           "weight materializer `{}` execution component `{}` has no source component of the "
           "same id",
-          descriptor().id.str(), component.id.str()));
+          descriptor().id.str(), component.id.str());
     }
     sources.emplace(component.id, std::vector<WeightId>{component.id});
   }
@@ -143,40 +149,44 @@ Result<ExecutionWeightPlan> ExecutionWeightPlan::create(
   FERRITE_RETURN_IF_ERROR(schema.validate(family.family_id()));
   const WeightSchema& source = family.weight_schema();
   if (logical_tensor_contract(schema) != logical_tensor_contract(source)) {
-    return invalid_plan(fmt::format(
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
         "weight materializer `{}`: execution weight schema changes the prepared family's logical "
         "tensor contract",
-        descriptor.id.str()));
+        descriptor.id.str());
   }
   std::set<WeightId> used_sources;
   for (const auto& component : schema.components) {
     auto it = sources.find(component.id);
     if (it == sources.end() || it->second.empty()) {
-      return invalid_plan(fmt::format("execution weight component `{}` has no source components",
-                                      component.id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "execution weight component `{}` has no source components",
+                        component.id.str());
     }
     std::set<WeightId> unique(it->second.begin(), it->second.end());
     if (unique.size() != it->second.size()) {
-      return invalid_plan(fmt::format(
-          "execution weight component `{}` lists a source component twice", component.id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "execution weight component `{}` lists a source component twice",
+                        component.id.str());
     }
     for (const auto& source_id : it->second) {
       if (!source.find_component(source_id)) {
-        return invalid_plan(fmt::format(
-            "execution weight component `{}` names unknown source component `{}`",
-            component.id.str(), source_id.str()));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "execution weight component `{}` names unknown source component `{}`",
+                          component.id.str(), source_id.str());
       }
       used_sources.insert(source_id);
     }
   }
   if (sources.size() != schema.components.size()) {
-    return invalid_plan("execution weight sources name components the execution schema lacks");
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "execution weight sources name components the execution schema lacks");
   }
   for (const auto& component : source.components) {
     if (component.required && !used_sources.contains(component.id)) {
-      return invalid_plan(fmt::format(
-          "required source weight component `{}` is not used by the execution schema",
-          component.id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "required source weight component `{}` is not used by the execution schema",
+                        component.id.str());
     }
   }
   return ExecutionWeightPlan(source.fingerprint(), descriptor, std::move(sources),
@@ -221,16 +231,19 @@ Result<WeightMaterializerRegistry> WeightMaterializerRegistry::create(
     std::vector<std::shared_ptr<const WeightMaterializer>> others) {
   WeightMaterializerRegistry registry = identity_only();
   if (others.size() + 1 > kMaxMaterializers) {
-    return invalid_plan(fmt::format("at most {} weight materializers may be registered",
-                                    kMaxMaterializers));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "at most {} weight materializers may be registered", kMaxMaterializers);
   }
   for (auto& materializer : others) {
-    if (!materializer) return invalid_plan("weight materializer registry received a null entry");
+    if (!materializer) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "weight materializer registry received a null entry");
+    }
     const auto& descriptor = materializer->descriptor();
     FERRITE_RETURN_IF_ERROR(descriptor.validate());
     if (!registry.materializers_.emplace(descriptor.id, materializer).second) {
-      return invalid_plan(fmt::format("weight materializer `{}` is registered twice",
-                                      descriptor.id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "weight materializer `{}` is registered twice", descriptor.id.str());
     }
   }
   return registry;
@@ -251,25 +264,26 @@ Result<ExecutionWeightPlan> WeightMaterializerRegistry::select(
     const PreparedModelFamily& family, const WeightMaterializerSelection& selection) const {
   const WeightMaterializer* materializer = find(selection.materializer_id);
   if (!materializer) {
-    return invalid_plan(fmt::format("weight materializer `{}` is not registered",
-                                    selection.materializer_id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "weight materializer `{}` is not registered",
+                      selection.materializer_id.str());
   }
   const auto& descriptor = materializer->descriptor();
   const bool approximate = descriptor.fidelity == WeightMaterializationFidelity::kApproximate;
   if (approximate && !selection.quality_approval) {
-    return make_error(Status(ErrorCode::kWeightMaterializerQualityApprovalRequired,
-                             fmt::format("weight materializer `{}` is approximate and requires "
-                                         "explicit numerical-quality approval (a measured "
-                                         "approval of every component it approximates)",
-                                         descriptor.id.str()))
-                          .with_field("materializer_id", descriptor.id.str()));
+    return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                      "weight materializer `{}` is approximate and requires "
+                      "explicit numerical-quality approval (a measured "
+                      "approval of every component it approximates)",
+                      descriptor.id.str())
+        .with_field("materializer_id", descriptor.id.str());
   }
   if (!approximate && selection.quality_approval) {
-    return make_error(Status(ErrorCode::kInvalidArgument,
-                             fmt::format("weight materializer `{}` is exact and cannot consume an "
-                                         "approximate quality approval",
-                                         descriptor.id.str()))
-                          .with_field("materializer_id", descriptor.id.str()));
+    return make_error(ErrorCode::kInvalidArgument,
+                      "weight materializer `{}` is exact and cannot consume an "
+                      "approximate quality approval",
+                      descriptor.id.str())
+        .with_field("materializer_id", descriptor.id.str());
   }
   FERRITE_ASSIGN_OR_RETURN(WeightSchema schema, materializer->execution_schema(family));
   schema.normalize();
@@ -306,13 +320,15 @@ Result<WeightQualityApproval> measure_weight_quality(const WeightMaterializer& m
     const WeightComponentSpec* target = schema.find_component(id);
     auto from = sources.find(id);
     if (target == nullptr || from == sources.end() || from->second.size() != 1) {
-      return invalid_plan(fmt::format("weight materializer `{}`: approximated component `{}` "
-                                      "needs exactly one source component",
-                                      descriptor.id.str(), id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "weight materializer `{}`: approximated component `{}` "
+                        "needs exactly one source component",
+                        descriptor.id.str(), id.str());
     }
     const WeightComponentSpec* source = family.weight_schema().find_component(from->second[0]);
     if (source == nullptr) {
-      return invalid_plan(fmt::format("unknown source component `{}`", from->second[0].str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan, "unknown source component `{}`",
+                        from->second[0].str());
     }
     FERRITE_ASSIGN_OR_RETURN(uint64_t source_size, source->physical_bytes());
     FERRITE_ASSIGN_OR_RETURN(uint64_t target_size, target->physical_bytes());

@@ -14,14 +14,74 @@ namespace {
 
 using nlohmann::json;
 
-Error refused(const WeightMaterializerDescriptor& descriptor, std::string reason,
-              SourceLocation location = SourceLocation::current()) {
-  return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
-                    fmt::format("weight materializer `{}` requires explicit "
-                                "numerical-quality approval: {}",
-                                descriptor.id.str(), std::move(reason)),
-                    location)
-      .with_field("materializer_id", descriptor.id.str());
+// check_weight_quality_approval without the context its errors get: why
+// `approval` does not approve `descriptor`'s approximations.
+Result<void> check_approval(const WeightQualityApproval& approval,
+                            const WeightMaterializerDescriptor& descriptor,
+                            const std::string& source_schema_fingerprint,
+                            const std::string& execution_schema_fingerprint,
+                            const std::vector<WeightId>& approximated) {
+  if (!descriptor.quality_contract) {
+    return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                      "it declares no quality contract, so no approval can satisfy it");
+  }
+  const double bound = descriptor.quality_contract->max_relative_l2;
+  if (approval.materializer_id != descriptor.id) {
+    return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                      "the approval is for materializer `{}`", approval.materializer_id.str());
+  }
+  if (approval.materializer_version != descriptor.version ||
+      approval.materializer_implementation_fingerprint != descriptor.implementation_fingerprint) {
+    return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                      "the approval was measured with version {} (implementation {}), not {} ({})",
+                      approval.materializer_version.to_string(),
+                      approval.materializer_implementation_fingerprint,
+                      descriptor.version.to_string(), descriptor.implementation_fingerprint);
+  }
+  if (approval.source_schema_fingerprint != source_schema_fingerprint) {
+    return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                      "the approval was measured for another weight schema (source "
+                      "schema fingerprint differs)");
+  }
+  if (approval.execution_schema_fingerprint != execution_schema_fingerprint) {
+    return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                      "the approval was measured for another execution weight schema");
+  }
+  for (size_t i = 0; i < approval.components.size(); ++i) {
+    const ComponentQuality& c = approval.components[i];
+    if (i > 0 && !(approval.components[i - 1].component_id < c.component_id)) {
+      return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                        "the approval lists component `{}` out of order or twice",
+                        c.component_id.str());
+    }
+    if (!std::binary_search(approximated.begin(), approximated.end(), c.component_id)) {
+      return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                        "the approval names component `{}`, which this "
+                        "materializer does not approximate",
+                        c.component_id.str());
+    }
+  }
+  for (const WeightId& id : approximated) {
+    const ComponentQuality* c = approval.find(id);
+    if (c == nullptr) {
+      return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                        "component `{}` has no measurement", id.str());
+    }
+    if (c->non_finite != 0) {
+      return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                        "component `{}` has {} non-finite values", id.str(), c->non_finite);
+    }
+    if (!std::isfinite(c->max_abs_error) || !std::isfinite(c->relative_l2) || c->values == 0) {
+      return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                        "component `{}` has no finite statistics", id.str());
+    }
+    if (c->relative_l2 > bound) {
+      return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                        "component `{}` has relative L2 error {}, above the contract's {}",
+                        id.str(), quality_number_text(c->relative_l2), quality_number_text(bound));
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -43,7 +103,8 @@ std::optional<double> parse_quality_number(std::string_view text) {
 
 Result<void> WeightQualityContract::validate() const {
   if (!std::isfinite(max_relative_l2) || max_relative_l2 <= 0) {
-    return invalid_plan("a weight quality contract needs a finite, positive max_relative_l2");
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "a weight quality contract needs a finite, positive max_relative_l2");
   }
   return {};
 }
@@ -84,60 +145,15 @@ Result<void> check_weight_quality_approval(const WeightQualityApproval& approval
                                            const std::string& source_schema_fingerprint,
                                            const std::string& execution_schema_fingerprint,
                                            const std::vector<WeightId>& approximated) {
-  if (!descriptor.quality_contract) {
-    return refused(descriptor, "it declares no quality contract, so no approval can satisfy it");
-  }
-  const double bound = descriptor.quality_contract->max_relative_l2;
-  if (approval.materializer_id != descriptor.id) {
-    return refused(descriptor, fmt::format("the approval is for materializer `{}`",
-                                           approval.materializer_id.str()));
-  }
-  if (approval.materializer_version != descriptor.version ||
-      approval.materializer_implementation_fingerprint != descriptor.implementation_fingerprint) {
-    return refused(descriptor, fmt::format("the approval was measured with version {} "
-                                           "(implementation {}), not {} ({})",
-                                           approval.materializer_version.to_string(),
-                                           approval.materializer_implementation_fingerprint,
-                                           descriptor.version.to_string(),
-                                           descriptor.implementation_fingerprint));
-  }
-  if (approval.source_schema_fingerprint != source_schema_fingerprint) {
-    return refused(descriptor, "the approval was measured for another weight schema (source "
-                               "schema fingerprint differs)");
-  }
-  if (approval.execution_schema_fingerprint != execution_schema_fingerprint) {
-    return refused(descriptor, "the approval was measured for another execution weight schema");
-  }
-  for (size_t i = 0; i < approval.components.size(); ++i) {
-    const ComponentQuality& c = approval.components[i];
-    if (i > 0 && !(approval.components[i - 1].component_id < c.component_id)) {
-      return refused(descriptor, fmt::format("the approval lists component `{}` out of order or "
-                                             "twice", c.component_id.str()));
-    }
-    if (!std::binary_search(approximated.begin(), approximated.end(), c.component_id)) {
-      return refused(descriptor, fmt::format("the approval names component `{}`, which this "
-                                             "materializer does not approximate",
-                                             c.component_id.str()));
-    }
-  }
-  for (const WeightId& id : approximated) {
-    const ComponentQuality* c = approval.find(id);
-    if (c == nullptr) {
-      return refused(descriptor, fmt::format("component `{}` has no measurement", id.str()));
-    }
-    if (c->non_finite != 0) {
-      return refused(descriptor, fmt::format("component `{}` has {} non-finite values",
-                                             id.str(), c->non_finite));
-    }
-    if (!std::isfinite(c->max_abs_error) || !std::isfinite(c->relative_l2) || c->values == 0) {
-      return refused(descriptor, fmt::format("component `{}` has no finite statistics", id.str()));
-    }
-    if (c->relative_l2 > bound) {
-      return refused(descriptor,
-                     fmt::format("component `{}` has relative L2 error {}, above the contract's {}",
-                                 id.str(), quality_number_text(c->relative_l2),
-                                 quality_number_text(bound)));
-    }
+  auto checked = check_approval(approval, descriptor, source_schema_fingerprint,
+                                execution_schema_fingerprint, approximated);
+  if (!checked) {
+    return make_error(std::move(checked)
+                          .error()
+                          .annotate("weight materializer `{}` requires explicit numerical-quality "
+                                    "approval",
+                                    descriptor.id.str())
+                          .with_field("materializer_id", descriptor.id.str()));
   }
   return {};
 }

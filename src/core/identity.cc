@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -15,27 +17,27 @@ bool is_portable_byte(unsigned char c) {
          c == '_' || c == '-' || c == ':' || c == '/';
 }
 
-Error identity_error(std::string_view kind, std::string_view value, std::string_view reason,
-                     SourceLocation location = SourceLocation::current()) {
-  return make_error(ErrorCode::kInvalidIdentity,
-                    fmt::format("{} identity `{}` {}", kind, shown_text(value), reason), location)
-      .with_field("kind", kind)
-      .with_field("reason", reason);
+// Why `value` is not a portable identity; nullopt when it is one.
+std::optional<std::string> identity_problem(std::string_view value) {
+  if (value.empty()) return "must not be empty";
+  if (value.size() > kMaxIdentityBytes) return fmt::format("exceeds {} bytes", kMaxIdentityBytes);
+  for (char c : value) {
+    if (!is_portable_byte(static_cast<unsigned char>(c))) {
+      return "contains a non-portable character";
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
 Result<void> validate_identity(std::string_view kind, std::string_view value) {
-  if (value.empty()) return identity_error(kind, value, "must not be empty");
-  if (value.size() > kMaxIdentityBytes) {
-    return identity_error(kind, value, fmt::format("exceeds {} bytes", kMaxIdentityBytes));
-  }
-  for (char c : value) {
-    if (!is_portable_byte(static_cast<unsigned char>(c))) {
-      return identity_error(kind, value, "contains a non-portable character");
-    }
-  }
-  return {};
+  const std::optional<std::string> problem = identity_problem(value);
+  if (!problem) return {};
+  return make_error(ErrorCode::kInvalidIdentity, "{} identity `{}` {}", kind, shown_text(value),
+                    *problem)
+      .with_field("kind", kind)
+      .with_field("reason", *problem);
 }
 
 void abort_invalid_literal(const Status& status) {

@@ -163,12 +163,6 @@ std::string parse_error_detail(std::string_view what) {
   return std::string(what);
 }
 
-Status float_error(const std::string& path) {
-  return json_error_at(
-      path, "is a floating-point number; Ferrite accepts only integers in u64/i64 range "
-            "(write rationals as strings such as \"1/100000\")");
-}
-
 std::string join_keys(const std::vector<std::string_view>& keys) {
   std::string out;
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -189,15 +183,15 @@ std::string json_index_path(std::string_view parent, size_t index) {
   return fmt::format("{}[{}]", parent, index);
 }
 
-Status json_error_at(std::string_view path, std::string_view message) {
-  return Status(ErrorCode::kSerialization, fmt::format("`{}` {}", path, message))
-      .with_field("path", std::string(path));
+Error json_error_at(std::string_view path, std::string_view message, SourceLocation location) {
+  std::string text = fmt::format("`{}` {}", path, message);
+  return make_error(ErrorCode::kSerialization, std::move(text), location).with_field("path", path);
 }
 
-Status with_json_path(Status status, std::string_view path) {
+Error with_json_path(Status status, std::string_view path) {
   status.annotate("`{}`", path);
   if (!status.fields().contains("path")) status.with_field("path", std::string(path));
-  return status;
+  return make_error(std::move(status));
 }
 
 std::string_view json_value_kind(const json& value) {
@@ -229,10 +223,10 @@ Result<json> parse_strict_json(std::string_view text, size_t max_bytes) {
 
 Result<json> parse_bounded_json(std::string_view text, size_t max_bytes) {
   if (text.size() > max_bytes) {
-    return make_error(Status(ErrorCode::kSerialization,
-                             fmt::format("`$` JSON text of {} bytes exceeds the limit of {} bytes",
-                                         text.size(), max_bytes))
-                          .with_field("path", "$"));
+    return make_error(ErrorCode::kSerialization,
+                      "`$` JSON text of {} bytes exceeds the limit of {} bytes", text.size(),
+                      max_bytes)
+        .with_field("path", "$");
   }
   StrictParseState state;
   json::parser_callback_t callback = [&state](int /*depth*/, json::parse_event_t event,
@@ -242,23 +236,21 @@ Result<json> parse_bounded_json(std::string_view text, size_t max_bytes) {
     doc = json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true,
                       /*ignore_comments=*/false);
   } catch (const StrictJsonViolation& violation) {
-    return make_error(json_error_at(violation.path, violation.message));
+    return json_error_at(violation.path, violation.message);
   } catch (const json::parse_error& error) {
     // `byte` is the 1-based index of the last character read.
     const size_t offset = error.byte == 0 ? 0 : static_cast<size_t>(error.byte - 1);
     const auto [line, column] = line_and_column(text, offset);
     const std::string path = state.container_path();
-    return make_error(
-        Status(ErrorCode::kSerialization,
-               fmt::format("JSON syntax error at byte offset {} (line {}, column {}) inside `{}`: {}",
-                           offset, line, column, path, parse_error_detail(error.what())))
-            .with_field("path", path)
-            .with_field("offset", std::to_string(offset)));
+    return make_error(ErrorCode::kSerialization,
+                      "JSON syntax error at byte offset {} (line {}, column {}) inside `{}`: {}",
+                      offset, line, column, path, parse_error_detail(error.what()))
+        .with_field("path", path)
+        .with_field("offset", std::to_string(offset));
   } catch (const json::exception& error) {
-    return make_error(json_error_at(state.container_path(),
-                                    fmt::format("could not be parsed: {}", error.what())));
+    return json_error_at(state.container_path(), "could not be parsed: {}", error.what());
   } catch (const std::exception& error) {
-    return make_error(json_error_at("$", fmt::format("could not be parsed: {}", error.what())));
+    return json_error_at("$", "could not be parsed: {}", error.what());
   }
   return doc;
 }
@@ -275,11 +267,15 @@ Result<void> check_strict_json_value(const json& value, std::string_view path) {
     Item item = std::move(stack.back());
     stack.pop_back();
     const json& current = *item.value;
-    if (current.is_number_float()) return make_error(float_error(item.path));
+    if (current.is_number_float()) {
+      return json_error_at(item.path,
+                           "is a floating-point number; Ferrite accepts only integers "
+                           "in u64/i64 range (write rationals as strings such as \"1/100000\")");
+    }
     if (!current.is_structured()) continue;
     if (item.depth > kMaxJsonDepth) {
-      return make_error(json_error_at(
-          item.path, fmt::format("nests deeper than the limit of {} containers", kMaxJsonDepth)));
+      return json_error_at(item.path, "nests deeper than the limit of {} containers",
+                           kMaxJsonDepth);
     }
     // Push children in reverse so they are visited in document order.
     if (current.is_object()) {
@@ -308,59 +304,52 @@ Result<std::string> read_text_file(const std::filesystem::path& path, size_t max
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) {
-    return make_error(Status(ErrorCode::kIo, fmt::format("cannot read `{}`: file does not exist",
-                                                         path.string()))
-                          .with_field("file", path.string()));
+    return make_error(ErrorCode::kIo, "cannot read `{}`: file does not exist", path.string())
+        .with_field("file", path.string());
   }
   if (!std::filesystem::is_regular_file(status)) {
-    return make_error(Status(ErrorCode::kIo,
-                             fmt::format("cannot read `{}`: not a regular file", path.string()))
-                          .with_field("file", path.string()));
+    return make_error(ErrorCode::kIo, "cannot read `{}`: not a regular file", path.string())
+        .with_field("file", path.string());
   }
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) {
-    return make_error(Status(ErrorCode::kIo, fmt::format("cannot read `{}`: {}", path.string(),
-                                                         ec.message()))
-                          .with_field("file", path.string()));
+    return make_error(ErrorCode::kIo, "cannot read `{}`: {}", path.string(), ec.message())
+        .with_field("file", path.string());
   }
   if (size > max_bytes) {
-    return make_error(Status(ErrorCode::kIo,
-                             fmt::format("cannot read `{}`: {} bytes exceeds the limit of {} bytes",
-                                         path.string(), size, max_bytes))
-                          .with_field("file", path.string()));
+    return make_error(ErrorCode::kIo, "cannot read `{}`: {} bytes exceeds the limit of {} bytes",
+                      path.string(), size, max_bytes)
+        .with_field("file", path.string());
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return make_error(Status(ErrorCode::kIo, fmt::format("cannot open `{}`", path.string()))
-                          .with_field("file", path.string()));
+    return make_error(ErrorCode::kIo, "cannot open `{}`", path.string())
+        .with_field("file", path.string());
   }
   std::string text(static_cast<size_t>(size), '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (static_cast<size_t>(in.gcount()) != text.size() || in.bad()) {
-    return make_error(Status(ErrorCode::kIo, fmt::format("cannot read `{}`: short read",
-                                                         path.string()))
-                          .with_field("file", path.string()));
+    return make_error(ErrorCode::kIo, "cannot read `{}`: short read", path.string())
+        .with_field("file", path.string());
   }
   // A file that grew since it was measured is rejected rather than truncated.
   if (in.peek() != std::char_traits<char>::eof()) {
-    return make_error(Status(ErrorCode::kIo, fmt::format("cannot read `{}`: file changed while "
-                                                         "being read",
-                                                         path.string()))
-                          .with_field("file", path.string()));
+    return make_error(ErrorCode::kIo, "cannot read `{}`: file changed while being read",
+                      path.string())
+        .with_field("file", path.string());
   }
   return text;
 }
 
 // ---- JsonCursor ------------------------------------------------------------
 
-Status JsonCursor::error(std::string_view message) const { return json_error_at(path_, message); }
-
-Status JsonCursor::type_error(std::string_view expected) const {
-  return error(fmt::format("must be {}, found {}", expected, json_value_kind(*value_)));
+Error JsonCursor::type_error(std::string_view expected, SourceLocation location) const {
+  return error(fmt::format("must be {}, found {}", expected, json_value_kind(*value_)), location);
 }
 
-Status JsonCursor::wrap_error(std::string_view what, const Status& inner) const {
-  return error(fmt::format("{}: {}", what, inner.message()));
+Error JsonCursor::wrap_error(std::string_view what, const Status& inner,
+                             SourceLocation location) const {
+  return error(fmt::format("{}: {}", what, inner.message()), location);
 }
 
 Result<ObjectReader> JsonCursor::object(std::initializer_list<std::string_view> allowed) const {
@@ -368,22 +357,20 @@ Result<ObjectReader> JsonCursor::object(std::initializer_list<std::string_view> 
 }
 
 Result<ObjectReader> JsonCursor::object(const std::vector<std::string_view>& allowed) const {
-  if (!value_->is_object()) return make_error(type_error("an object"));
+  if (!value_->is_object()) return type_error("an object");
   for (auto it = value_->begin(); it != value_->end(); ++it) {
     if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end()) {
       const std::string child = json_child_path(path_, it.key());
-      return make_error(Status(ErrorCode::kSerialization,
-                               fmt::format("unknown field `{}` (expected {})", child,
-                                           allowed.empty() ? std::string("no fields")
-                                                           : join_keys(allowed)))
-                            .with_field("path", child));
+      return make_error(ErrorCode::kSerialization, "unknown field `{}` (expected {})", child,
+                        allowed.empty() ? std::string("no fields") : join_keys(allowed))
+          .with_field("path", child);
     }
   }
   return ObjectReader(*value_, path_);
 }
 
 Result<std::vector<std::pair<std::string, JsonCursor>>> JsonCursor::entries() const {
-  if (!value_->is_object()) return make_error(type_error("an object"));
+  if (!value_->is_object()) return type_error("an object");
   std::vector<std::pair<std::string, JsonCursor>> out;
   out.reserve(value_->size());
   for (auto it = value_->begin(); it != value_->end(); ++it) {
@@ -396,13 +383,13 @@ Result<std::pair<std::string, JsonCursor>> JsonCursor::single_key(
     std::initializer_list<std::string_view> allowed) const {
   const std::vector<std::string_view> keys(allowed);
   if (!value_->is_object()) {
-    return make_error(type_error(fmt::format("an object with one of the keys {}", join_keys(keys))));
+    return type_error(fmt::format("an object with one of the keys {}", join_keys(keys)));
   }
   FERRITE_ASSIGN_OR_RETURN(ObjectReader reader, object(keys));
   (void)reader;
   if (value_->size() != 1) {
-    return make_error(error(fmt::format("must have exactly one of the keys {}, found {} keys",
-                                        join_keys(keys), value_->size())));
+    return error("must have exactly one of the keys {}, found {} keys", join_keys(keys),
+                 value_->size());
   }
   auto it = value_->begin();
   return std::pair<std::string, JsonCursor>(it.key(),
@@ -410,7 +397,7 @@ Result<std::pair<std::string, JsonCursor>> JsonCursor::single_key(
 }
 
 Result<std::vector<JsonCursor>> JsonCursor::array() const {
-  if (!value_->is_array()) return make_error(type_error("an array"));
+  if (!value_->is_array()) return type_error("an array");
   std::vector<JsonCursor> out;
   out.reserve(value_->size());
   for (size_t i = 0; i < value_->size(); ++i) {
@@ -420,28 +407,27 @@ Result<std::vector<JsonCursor>> JsonCursor::array() const {
 }
 
 Result<std::vector<JsonCursor>> JsonCursor::array_of_size(size_t size) const {
-  if (!value_->is_array()) return make_error(type_error(fmt::format("an array of {}", size)));
+  if (!value_->is_array()) return type_error(fmt::format("an array of {}", size));
   if (value_->size() != size) {
-    return make_error(error(fmt::format("must have exactly {} elements, found {}", size,
-                                        value_->size())));
+    return error("must have exactly {} elements, found {}", size, value_->size());
   }
   return array();
 }
 
 Result<bool> JsonCursor::boolean() const {
-  if (!value_->is_boolean()) return make_error(type_error("a boolean"));
+  if (!value_->is_boolean()) return type_error("a boolean");
   return value_->get<bool>();
 }
 
 Result<std::string> JsonCursor::string() const {
-  if (!value_->is_string()) return make_error(type_error("a string"));
+  if (!value_->is_string()) return type_error("a string");
   return value_->get<std::string>();
 }
 
 Result<std::string> JsonCursor::non_empty_string() const {
-  if (!value_->is_string()) return make_error(type_error("a non-empty string"));
+  if (!value_->is_string()) return type_error("a non-empty string");
   const auto& text = value_->get_ref<const std::string&>();
-  if (text.empty()) return make_error(error("must not be empty"));
+  if (text.empty()) return error("must not be empty");
   return text;
 }
 
@@ -456,14 +442,13 @@ Result<uint64_t> JsonCursor::bounded_unsigned(uint64_t maximum) const {
   } else if (value_->is_number_integer()) {
     const auto signed_value = value_->get<int64_t>();
     if (signed_value < 0) {
-      return make_error(error(fmt::format("must be {}, found negative integer {}", expected,
-                                          signed_value)));
+      return error("must be {}, found negative integer {}", expected, signed_value);
     }
     value = static_cast<uint64_t>(signed_value);
   } else {
-    return make_error(type_error(expected));
+    return type_error(expected);
   }
-  if (value > maximum) return make_error(error(fmt::format("must be {}, found {}", expected, value)));
+  if (value > maximum) return error("must be {}, found {}", expected, value);
   return value;
 }
 
@@ -490,17 +475,16 @@ Result<int64_t> JsonCursor::i64() const {
   if (value_->is_number_unsigned()) {
     const auto value = value_->get<uint64_t>();
     if (value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return make_error(
-          error(fmt::format("must be a signed 64-bit integer, found {} (out of range)", value)));
+      return error("must be a signed 64-bit integer, found {} (out of range)", value);
     }
     return static_cast<int64_t>(value);
   }
   if (value_->is_number_integer()) return value_->get<int64_t>();
-  return make_error(type_error("an integer"));
+  return type_error("an integer");
 }
 
 Result<ContractVersion> JsonCursor::version_text() const {
-  if (!value_->is_string()) return make_error(type_error("a version string \"MAJOR.MINOR\""));
+  if (!value_->is_string()) return type_error("a version string \"MAJOR.MINOR\"");
   const auto& text = value_->get_ref<const std::string&>();
   auto parse_part = [](std::string_view part) -> std::optional<uint16_t> {
     auto value = parse_decimal_u64(part);
@@ -516,10 +500,10 @@ Result<ContractVersion> JsonCursor::version_text() const {
     minor = parse_part(std::string_view(text).substr(dot + 1));
   }
   if (!major || !minor) {
-    return make_error(error(fmt::format(
+    return error(
         "must be a version \"MAJOR.MINOR\" (decimal, no leading zeros, each at most 65535), "
         "found {}",
-        quoted_key(text))));
+        quoted_key(text));
   }
   return ContractVersion{*major, *minor};
 }
@@ -576,9 +560,8 @@ Result<JsonCursor> ObjectReader::required(std::string_view key) const {
   auto it = object_->find(key);
   const std::string child = json_child_path(path_, key);
   if (it == object_->end()) {
-    return make_error(
-        Status(ErrorCode::kSerialization, fmt::format("missing required field `{}`", child))
-            .with_field("path", child));
+    return make_error(ErrorCode::kSerialization, "missing required field `{}`", child)
+        .with_field("path", child);
   }
   return JsonCursor(*it, child);
 }

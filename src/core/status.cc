@@ -58,12 +58,12 @@ std::string Status::debug_string() const {
 
 Error invalid_model_config(std::string_view family_id, std::string_view field,
                            std::string_view reason, SourceLocation location) {
-  return make_error(Status(ErrorCode::kInvalidModelConfig,
-                           fmt::format("model family `{}` field `{}` is invalid: {}", family_id,
-                                       field, reason),
-                           location)
-                        .with_field("family_id", std::string(family_id))
-                        .with_field("field", std::string(field)));
+  // The caller's location is passed on, so the message is formatted here first.
+  std::string message =
+      fmt::format("model family `{}` field `{}` is invalid: {}", family_id, field, reason);
+  return make_error(ErrorCode::kInvalidModelConfig, std::move(message), location)
+      .with_field("family_id", family_id)
+      .with_field("field", field);
 }
 
 }  // namespace ferrite

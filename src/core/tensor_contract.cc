@@ -82,60 +82,70 @@ Result<TensorContract> TensorContract::create(std::vector<DimensionConstraint> d
   std::sort(layouts.begin(), layouts.end());
   layouts.erase(std::unique(layouts.begin(), layouts.end()), layouts.end());
   if (element_types.empty()) {
-    return invalid_plan("tensor contract must allow at least one element type");
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "tensor contract must allow at least one element type");
   }
-  if (layouts.empty()) return invalid_plan("tensor contract must allow at least one layout");
+  if (layouts.empty()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "tensor contract must allow at least one layout");
+  }
   for (size_t axis = 0; axis < dimensions.size(); ++axis) {
     const auto& d = dimensions[axis];
     if (const auto* exact = std::get_if<DimensionExact>(&d); exact && exact->value == 0) {
-      return invalid_plan(fmt::format("tensor contract dimension[{}] is Exact(0)", axis));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "tensor contract dimension[{}] is Exact(0)", axis);
     }
     if (const auto* range = std::get_if<DimensionRange>(&d)) {
       if (range->minimum == 0) {
-        return invalid_plan(fmt::format("tensor contract dimension[{}] range starts at zero", axis));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "tensor contract dimension[{}] range starts at zero", axis);
       }
       if (range->minimum > range->maximum) {
-        return invalid_plan(fmt::format("tensor contract dimension[{}] range {}..={} is inverted",
-                                        axis, range->minimum, range->maximum));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "tensor contract dimension[{}] range {}..={} is inverted", axis,
+                          range->minimum, range->maximum);
       }
     }
     if (const auto* symbol = std::get_if<DimensionSymbol>(&d); symbol && is_blank(symbol->name)) {
-      return invalid_plan(fmt::format("tensor contract dimension[{}] symbol is empty", axis));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "tensor contract dimension[{}] symbol is empty", axis);
     }
   }
   const size_t rank = dimensions.size();
   for (const auto& layout : layouts) {
     if (const auto* strided = std::get_if<StridedLayoutConstraint>(&layout)) {
       if (strided->strides.size() != rank) {
-        return invalid_plan(fmt::format(
-            "tensor contract strided layout has {} strides for rank {}", strided->strides.size(),
-            rank));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "tensor contract strided layout has {} strides for rank {}",
+                          strided->strides.size(), rank);
       }
       for (size_t axis = 0; axis < rank; ++axis) {
         const auto& s = strided->strides[axis];
         if (const auto* exact = std::get_if<StrideExactBytes>(&s); exact && exact->value == 0) {
-          return invalid_plan(
-              fmt::format("tensor contract stride[{}] is ExactBytes(0)", axis));
+          return make_error(ErrorCode::kInvalidExecutionPlan,
+                            "tensor contract stride[{}] is ExactBytes(0)", axis);
         }
         if (const auto* symbol = std::get_if<StrideSymbol>(&s); symbol && is_blank(symbol->name)) {
-          return invalid_plan(fmt::format("tensor contract stride[{}] symbol is empty", axis));
+          return make_error(ErrorCode::kInvalidExecutionPlan,
+                            "tensor contract stride[{}] symbol is empty", axis);
         }
       }
     } else if (const auto* blocked = std::get_if<BlockedLayoutConstraint>(&layout)) {
       if (blocked->block.size() != rank) {
-        return invalid_plan(fmt::format(
-            "tensor contract blocked layout has {} block extents for rank {}",
-            blocked->block.size(), rank));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "tensor contract blocked layout has {} block extents for rank {}",
+                          blocked->block.size(), rank);
       }
       for (size_t axis = 0; axis < rank; ++axis) {
         if (blocked->block[axis] == 0) {
-          return invalid_plan(fmt::format("tensor contract block[{}] is zero", axis));
+          return make_error(ErrorCode::kInvalidExecutionPlan, "tensor contract block[{}] is zero",
+                            axis);
         }
       }
       if (!is_axis_permutation(blocked->axis_order, rank)) {
-        return invalid_plan(fmt::format(
-            "tensor contract blocked axis_order [{}] is not a permutation of 0..{}",
-            fmt::join(blocked->axis_order, ","), rank));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "tensor contract blocked axis_order [{}] is not a permutation of 0..{}",
+                          fmt::join(blocked->axis_order, ","), rank);
       }
     }
   }

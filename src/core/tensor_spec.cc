@@ -24,7 +24,7 @@ namespace {
 Result<uint64_t> product_bytes(const std::vector<uint64_t>& extents, uint64_t elem) {
   auto count = checked_product(extents);
   auto bytes = count ? checked_mul(*count, elem) : std::nullopt;
-  if (!bytes) return invalid_plan("tensor byte size overflows u64");
+  if (!bytes) return make_error(ErrorCode::kInvalidExecutionPlan, "tensor byte size overflows u64");
   return *bytes;
 }
 
@@ -33,49 +33,58 @@ Result<std::vector<uint64_t>> blocked_storage_extents(const std::vector<uint64_t
                                                       const BlockedLayout& blocked) {
   const size_t rank = dims.size();
   if (blocked.block.size() != rank) {
-    return invalid_plan(fmt::format("blocked layout has {} block extents for rank {}",
-                                    blocked.block.size(), rank));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "blocked layout has {} block extents for rank {}", blocked.block.size(),
+                      rank);
   }
   for (size_t axis = 0; axis < rank; ++axis) {
     if (blocked.block[axis] == 0) {
-      return invalid_plan(fmt::format("blocked layout block[{}] must be greater than zero", axis));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "blocked layout block[{}] must be greater than zero", axis);
     }
   }
   if (!is_axis_permutation(blocked.axis_order, rank)) {
-    return invalid_plan(fmt::format("blocked layout axis_order [{}] is not a permutation of 0..{}",
-                                    fmt::join(blocked.axis_order, ","), rank));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "blocked layout axis_order [{}] is not a permutation of 0..{}",
+                      fmt::join(blocked.axis_order, ","), rank);
   }
   if (std::holds_alternative<BlockedPaddingExact>(blocked.padding)) {
     for (size_t axis = 0; axis < rank; ++axis) {
       if (dims[axis] % blocked.block[axis] != 0) {
-        return invalid_plan(fmt::format(
+        return make_error(
+            ErrorCode::kInvalidExecutionPlan,
             "blocked layout with exact padding requires dimension[{}]={} divisible by block {}",
-            axis, dims[axis], blocked.block[axis]));
+            axis, dims[axis], blocked.block[axis]);
       }
     }
     return dims;
   }
   const auto& physical = std::get<BlockedPaddingZeroFill>(blocked.padding).physical_dimensions;
   if (physical.size() != rank) {
-    return invalid_plan(fmt::format("zero-fill padding lists {} physical dimensions for rank {}",
-                                    physical.size(), rank));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "zero-fill padding lists {} physical dimensions for rank {}", physical.size(),
+                      rank);
   }
   std::vector<uint64_t> expected(rank);
   bool any_padded = false;
   for (size_t position = 0; position < rank; ++position) {
     const uint32_t axis = blocked.axis_order[position];
     auto padded = checked_round_up(dims[axis], blocked.block[axis]);
-    if (!padded) return invalid_plan("blocked tensor padding overflows u64");
+    if (!padded) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "blocked tensor padding overflows u64");
+    }
     expected[position] = *padded;
     if (*padded != dims[axis]) any_padded = true;
   }
   if (physical != expected) {
-    return invalid_plan(fmt::format(
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
         "zero-fill physical dimensions [{}] differ from the padded extents [{}] in axis order",
-        fmt::join(physical, ","), fmt::join(expected, ",")));
+        fmt::join(physical, ","), fmt::join(expected, ","));
   }
   if (!any_padded) {
-    return invalid_plan("zero-fill padding pads no axis; use exact padding");
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "zero-fill padding pads no axis; use exact padding");
   }
   return physical;
 }
@@ -130,7 +139,8 @@ Result<ResolvedTensorSpec> ResolvedTensorSpec::create(std::vector<uint64_t> dime
                                                       ResolvedTensorLayout layout) {
   for (size_t axis = 0; axis < dimensions.size(); ++axis) {
     if (dimensions[axis] == 0) {
-      return invalid_plan(fmt::format("tensor dimension[{}] must be greater than zero", axis));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "tensor dimension[{}] must be greater than zero", axis);
     }
   }
   const uint64_t elem = element_type_size_bytes(element_type);
@@ -138,18 +148,22 @@ Result<ResolvedTensorSpec> ResolvedTensorSpec::create(std::vector<uint64_t> dime
   uint64_t minimum = dense_bytes;
   if (const auto* strided = std::get_if<StridedLayout>(&layout)) {
     if (strided->byte_strides.size() != dimensions.size()) {
-      return invalid_plan(fmt::format("strided layout has {} byte strides for rank {}",
-                                      strided->byte_strides.size(), dimensions.size()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "strided layout has {} byte strides for rank {}",
+                        strided->byte_strides.size(), dimensions.size());
     }
     uint64_t span = elem;
     for (size_t axis = 0; axis < dimensions.size(); ++axis) {
       if (strided->byte_strides[axis] == 0) {
-        return invalid_plan(fmt::format("strided layout byte_strides[{}] must be greater than zero",
-                                        axis));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "strided layout byte_strides[{}] must be greater than zero", axis);
       }
       auto term = checked_mul(dimensions[axis] - 1, strided->byte_strides[axis]);
       auto sum = term ? checked_add(span, *term) : std::nullopt;
-      if (!sum) return invalid_plan("strided tensor byte span overflows u64");
+      if (!sum) {
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "strided tensor byte span overflows u64");
+      }
       span = *sum;
     }
     minimum = span;
@@ -170,8 +184,8 @@ std::string ResolvedTensorSpec::to_string() const {
 Result<void> ProgramTensorSpec::validate(std::string_view field) const {
   auto resolved = resolve();
   if (!resolved) {
-    return make_error(Status(resolved.error().code(),
-                             fmt::format("`{}` is invalid: {}", field, resolved.error().message())));
+    return make_error(resolved.error().code(), "`{}` is invalid: {}", field,
+                      resolved.error().message());
   }
   return {};
 }

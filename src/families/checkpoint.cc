@@ -68,34 +68,34 @@ class NamedTensorSource final : public WeightSource {
     }
     if (view == nullptr) {
       return make_error(ErrorCode::kInvalidModelConfig,
-                        fmt::format("checkpoint has no tensor `{}` for weight component `{}`",
-                                    component.external_names.front(), component.id.str()));
+                        "checkpoint has no tensor `{}` for weight component `{}`",
+                        component.external_names.front(), component.id.str());
     }
     if (const auto* block = std::get_if<BlockQuantizedEncoding>(&component.encoding)) {
       // Block-quantized bytes are copied as stored (the identity materializer).
       if (view->type != SourceType::kBlocks || view->blocks->format_id != block->format_id.str() ||
           view->shape != component.dimensions || view->bytes.size() != destination.size()) {
         return make_error(ErrorCode::kInvalidModelConfig,
-                          fmt::format("tensor `{}` is not stored as `{}` blocks of grid [{}]", used,
-                                      block->format_id.str(), fmt::join(component.dimensions, ",")));
+                          "tensor `{}` is not stored as `{}` blocks of grid [{}]", used,
+                          block->format_id.str(), fmt::join(component.dimensions, ","));
       }
       std::memcpy(destination.data(), view->bytes.data(), destination.size());
       return {};
     }
     if (view->type == SourceType::kBlocks) {
       return make_error(ErrorCode::kInvalidModelConfig,
-                        fmt::format("tensor `{}` is {}, but the model reads it as f32", used,
-                                    view->blocks->name));
+                        "tensor `{}` is {}, but the model reads it as f32", used,
+                        view->blocks->name);
     }
     if (view->shape != component.dimensions) {
       return make_error(ErrorCode::kInvalidModelConfig,
-                        fmt::format("tensor `{}` has shape [{}], the model needs [{}]", used,
-                                    fmt::join(view->shape, ","),
-                                    fmt::join(component.dimensions, ",")));
+                        "tensor `{}` has shape [{}], the model needs [{}]", used,
+                        fmt::join(view->shape, ","), fmt::join(component.dimensions, ","));
     }
     if (component.physical_element_type() != ElementType::kF32 ||
         destination.size() % sizeof(float) != 0) {
-      return invalid_argument(fmt::format("component `{}` is not f32", component.id.str()));
+      return make_error(ErrorCode::kInvalidArgument, "component `{}` is not f32",
+                        component.id.str());
     }
     std::span<float> out(reinterpret_cast<float*>(destination.data()),
                          destination.size() / sizeof(float));
@@ -111,8 +111,8 @@ class NamedTensorSource final : public WeightSource {
     }
     if (!ok) {
       return make_error(ErrorCode::kSerialization,
-                        fmt::format("tensor `{}` has {} bytes, expected {} f32 values", used,
-                                    view->bytes.size(), out.size()));
+                        "tensor `{}` has {} bytes, expected {} f32 values", used,
+                        view->bytes.size(), out.size());
     }
     return {};
   }
@@ -138,9 +138,9 @@ Result<const FamilyRoom*> sole_reader(const FamilyRegistry& registry, std::strin
   const auto readers = registry.readers_of(format);
   if (readers.size() == 1) return readers.front();
   return make_error(ErrorCode::kInvalidModelConfig,
-                    fmt::format("{}: {} registered model families read {} files (known: {}); "
-                                "cannot tell which this is",
-                                path.string(), readers.size(), format, known_families(registry)));
+                    "{}: {} registered model families read {} files (known: {}); "
+                    "cannot tell which this is",
+                    path.string(), readers.size(), format, known_families(registry));
 }
 
 // The family's completeness check over the served tensors, then the source.
@@ -183,11 +183,10 @@ Result<uint32_t> gguf_token_id(const GgufModel& m, std::string_view key, uint32_
   if (m.find(key) == nullptr) return fallback;
   FERRITE_ASSIGN_OR_RETURN(uint64_t value, m.get_unsigned(key));
   if (value > std::numeric_limits<uint32_t>::max()) {
-    return make_error(Status(ErrorCode::kInvalidModelConfig,
-                             fmt::format("{}: metadata `{}` is {}, above the largest token id {}",
-                                         m.source, key, value,
-                                         std::numeric_limits<uint32_t>::max()))
-                          .with_field("key", std::string(key)));
+    return make_error(ErrorCode::kInvalidModelConfig,
+                      "{}: metadata `{}` is {}, above the largest token id {}", m.source, key,
+                      value, std::numeric_limits<uint32_t>::max())
+        .with_field("key", std::string(key));
   }
   return static_cast<uint32_t>(value);
 }
@@ -208,9 +207,8 @@ Result<Checkpoint> open_gguf(const FamilyRegistry& registry, const std::filesyst
   const FamilyRoom* room = registry.find_gguf_architecture(arch);
   if (room == nullptr || !room->config_from_gguf) {
     return make_error(ErrorCode::kInvalidModelConfig,
-                      fmt::format("GGUF architecture `{}` is not a registered model family "
-                                  "(known: {})",
-                                  arch, known_families(registry)));
+                      "GGUF architecture `{}` is not a registered model family (known: {})", arch,
+                      known_families(registry));
   }
   CheckpointTensors stored{
       .source = path.string(), .names = {}, .block_formats = {}, .fallbacks = {}};
@@ -242,13 +240,12 @@ Result<Checkpoint> open_gguf(const FamilyRegistry& registry, const std::filesyst
       continue;
     } else {
       const auto name = ggml_type_name(t.ggml_type);
-      return make_error(Status(ErrorCode::kInvalidModelConfig,
-                               fmt::format("{}: tensor `{}` is {}; Ferrite loads F32, F16, BF16 "
-                                           "and (matrices) Q8_0 and Q4_0 GGUF tensors",
-                                           path.string(), t.name,
-                                           name ? std::string(*name)
-                                                : fmt::format("ggml type {}", t.ggml_type)))
-                            .with_field("tensor", t.name));
+      return make_error(ErrorCode::kInvalidModelConfig,
+                        "{}: tensor `{}` is {}; Ferrite loads F32, F16, BF16 "
+                        "and (matrices) Q8_0 and Q4_0 GGUF tensors",
+                        path.string(), t.name,
+                        name ? std::string(*name) : fmt::format("ggml type {}", t.ggml_type))
+          .with_field("tensor", t.name);
     }
     FERRITE_ASSIGN_OR_RETURN(auto bytes, shared->tensor_data(t));
     source->tensors[t.name] = TensorView{bytes, {t.dims.rbegin(), t.dims.rend()}, type};
@@ -299,8 +296,8 @@ Result<Checkpoint> open_safetensors(const FamilyRegistry& registry,
     } else if (t.dtype == "BF16") {
       type = SourceType::kBF16;
     } else {
-      return make_error(ErrorCode::kInvalidModelConfig,
-                        fmt::format("tensor `{}` has unsupported dtype {}", t.name, t.dtype));
+      return make_error(ErrorCode::kInvalidModelConfig, "tensor `{}` has unsupported dtype {}",
+                        t.name, t.dtype);
     }
     FERRITE_ASSIGN_OR_RETURN(auto bytes, shared->tensor_data(t));
     source->tensors[std::move(*gguf)] = TensorView{bytes, t.shape, type};

@@ -22,31 +22,36 @@ bool reads(const FamilyRoom& room, std::string_view format) {
 }  // namespace
 
 Result<void> FamilyRegistry::add(FamilyRoom room) {
-  if (room.name.empty()) return invalid_argument("a model family needs a name");
+  if (room.name.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "a model family needs a name");
+  }
   if (rooms_.contains(room.name)) {
-    return invalid_argument(fmt::format("model family `{}` is registered twice", room.name));
+    return make_error(ErrorCode::kInvalidArgument, "model family `{}` is registered twice",
+                      room.name);
   }
   for (const auto& architecture : room.gguf_architectures) {
     if (const FamilyRoom* other = find_gguf_architecture(architecture)) {
-      return invalid_argument(fmt::format("GGUF architecture `{}` is claimed by `{}` and `{}`",
-                                          architecture, other->name, room.name));
+      return make_error(ErrorCode::kInvalidArgument,
+                        "GGUF architecture `{}` is claimed by `{}` and `{}`", architecture,
+                        other->name, room.name);
     }
   }
   for (const auto& architecture : room.hf_architectures) {
     if (const FamilyRoom* other = find_hf_architecture(architecture)) {
-      return invalid_argument(fmt::format("architecture `{}` is claimed by `{}` and `{}`",
-                                          architecture, other->name, room.name));
+      return make_error(ErrorCode::kInvalidArgument,
+                        "architecture `{}` is claimed by `{}` and `{}`", architecture, other->name,
+                        room.name);
     }
   }
   if (!room.build_program || !room.context_length || !room.vocab_size) {
-    return invalid_argument(fmt::format(
+    return make_error(
+        ErrorCode::kInvalidArgument,
         "model family `{}` builds no program or states no context length or vocabulary size",
-        room.name));
+        room.name);
   }
   if (room.config_from_hf && !room.hf_tensor_name) {
-    return invalid_argument(fmt::format(
-        "model family `{}` reads config.json but maps no tensor names",
-        room.name));
+    return make_error(ErrorCode::kInvalidArgument,
+                      "model family `{}` reads config.json but maps no tensor names", room.name);
   }
   std::string name = room.name;
   rooms_.emplace(std::move(name), std::move(room));

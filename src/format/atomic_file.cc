@@ -13,12 +13,6 @@
 namespace ferrite {
 namespace {
 
-Status io_error(const std::filesystem::path& path, std::string_view what, int error_number) {
-  return Status(ErrorCode::kIo, fmt::format("cannot {} `{}`: {}", what, path.string(),
-                                            std::strerror(error_number)))
-      .with_field("file", path.string());
-}
-
 std::filesystem::path temporary_path_for(const std::filesystem::path& path) {
   static std::atomic<unsigned> counter{0};
   const std::string name = fmt::format(".{}.tmp-{}-{}", path.filename().string(),
@@ -40,7 +34,11 @@ class TemporaryFile {
   Result<void> close() {
     const int fd = fd_;
     fd_ = -1;
-    if (::close(fd) != 0) return make_error(io_error(path_, "close", errno));
+    if (::close(fd) != 0) {
+      return make_error(ErrorCode::kIo, "cannot close `{}`: {}", path_.c_str(),
+                        std::strerror(errno))
+          .with_field("file", path_.string());
+    }
     return {};
   }
   void release() { released_ = true; }
@@ -55,26 +53,35 @@ class TemporaryFile {
 
 Result<void> write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
   if (path.empty() || !path.has_filename()) {
-    return make_error(Status(ErrorCode::kInvalidArgument,
-                             fmt::format("output path `{}` does not name a file", path.string())));
+    return make_error(ErrorCode::kInvalidArgument, "output path `{}` does not name a file",
+                      path.string());
   }
   const std::filesystem::path temporary = temporary_path_for(path);
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error(io_error(path, "create a temporary file beside", errno));
+  if (fd < 0) {
+    return make_error(ErrorCode::kIo, "cannot create a temporary file beside `{}`: {}",
+                      path.c_str(), std::strerror(errno))
+        .with_field("file", path.string());
+  }
   TemporaryFile file(temporary, fd);
   size_t written = 0;
   while (written < bytes.size()) {
     const ssize_t n = ::write(file.fd(), bytes.data() + written, bytes.size() - written);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return make_error(io_error(path, "write", errno));
+      return make_error(ErrorCode::kIo, "cannot write `{}`: {}", path.c_str(), std::strerror(errno))
+          .with_field("file", path.string());
     }
     written += static_cast<size_t>(n);
   }
-  if (::fsync(file.fd()) != 0) return make_error(io_error(path, "flush", errno));
+  if (::fsync(file.fd()) != 0) {
+    return make_error(ErrorCode::kIo, "cannot flush `{}`: {}", path.c_str(), std::strerror(errno))
+        .with_field("file", path.string());
+  }
   FERRITE_RETURN_IF_ERROR(file.close());
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    return make_error(io_error(path, "replace", errno));
+    return make_error(ErrorCode::kIo, "cannot replace `{}`: {}", path.c_str(), std::strerror(errno))
+        .with_field("file", path.string());
   }
   file.release();
   return {};

@@ -11,7 +11,7 @@ namespace ferrite {
 
 Result<CanonicalRational> read_rational(const JsonCursor& cursor) {
   if (!cursor.is_string()) {
-    return make_error(cursor.type_error("a rational written as a string (e.g. \"1/100000\")"));
+    return cursor.type_error("a rational written as a string (e.g. \"1/100000\")");
   }
   return cursor.parsed_string(CanonicalRational::parse_decimal, "rational");
 }
@@ -50,7 +50,7 @@ Result<std::map<AttributeId, SemanticValue>> read_attribute_values(const JsonCur
   for (const auto& [key, value_cursor] : entries) {
     auto id = AttributeId::create(key);
     if (!id) {
-      return make_error(value_cursor.wrap_error("is not a valid operation attribute id", id.error()));
+      return value_cursor.wrap_error("is not a valid operation attribute id", id.error());
     }
     FERRITE_ASSIGN_OR_RETURN(SemanticValue value, read_semantic_value(value_cursor));
     out.emplace(std::move(*id), std::move(value));
@@ -78,10 +78,9 @@ Result<AttributeConstraint> read_attribute_constraint(const JsonCursor& cursor) 
   if (cursor.is_string()) {
     FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
     if (name == "none") return NoAttributeConstraint{};
-    return make_error(
-        cursor.error(fmt::format("must be \"none\" or a constraint object, found string `{}`", name)));
+    return cursor.error("must be \"none\" or a constraint object, found string `{}`", name);
   }
-  if (!cursor.is_object()) return make_error(cursor.type_error("\"none\" or a constraint object"));
+  if (!cursor.is_object()) return cursor.type_error("\"none\" or a constraint object");
   FERRITE_ASSIGN_OR_RETURN(auto entry,
                            cursor.single_key({"bool_equals", "integer_range", "unsigned_range",
                                               "rational_range", "text_choices",
@@ -111,7 +110,7 @@ Result<AttributeConstraint> read_attribute_constraint(const JsonCursor& cursor) 
     for (const JsonCursor& item : items) {
       FERRITE_ASSIGN_OR_RETURN(std::string choice, item.string());
       if (!choices.insert(choice).second) {
-        return make_error(item.error("repeats an earlier text choice"));
+        return item.error("repeats an earlier text choice");
       }
     }
     return TextChoicesConstraint{std::move(choices)};
@@ -138,13 +137,13 @@ Result<AttributeSchema> read_attribute_schema(const JsonCursor& cursor) {
   for (const auto& [key, spec_cursor] : entries) {
     auto id = AttributeId::create(key);
     if (!id) {
-      return make_error(spec_cursor.wrap_error("is not a valid operation attribute id", id.error()));
+      return spec_cursor.wrap_error("is not a valid operation attribute id", id.error());
     }
     FERRITE_ASSIGN_OR_RETURN(AttributeSpec spec, read_attribute_spec(spec_cursor));
     specs.emplace(std::move(*id), std::move(spec));
   }
   auto schema = AttributeSchema::create(std::move(specs));
-  if (!schema) return make_error(with_json_path(std::move(schema).error(), cursor.path()));
+  if (!schema) return with_json_path(std::move(schema).error(), cursor.path());
   return std::move(*schema);
 }
 

@@ -17,20 +17,11 @@
 namespace ferrite {
 namespace {
 
-Status reserved_key_error(std::string_view path) {
-  return Status(ErrorCode::kSerialization,
-                fmt::format("unknown field `{}`: reserved for format_version {}; "
-                            "format_version {} accepts only `format`, `format_version` and "
-                            "`operations`",
-                            path, kTargetCatalogFileFormatVersion, kCatalogFileFormatVersion))
-      .with_field("path", std::string(path));
-}
-
 Result<std::string> read_sha256(const ObjectReader& object, std::string_view key) {
   FERRITE_ASSIGN_OR_RETURN(JsonCursor cursor, object.required(key));
   FERRITE_ASSIGN_OR_RETURN(std::string text, cursor.string());
   if (!is_canonical_sha256(text)) {
-    return make_error(cursor.error("must be a canonical SHA-256 (64 lowercase hex characters)"));
+    return cursor.error("must be a canonical SHA-256 (64 lowercase hex characters)");
   }
   return text;
 }
@@ -47,7 +38,7 @@ Result<std::set<Id>> read_id_set(const ObjectReader& object, std::string_view ke
   FERRITE_ASSIGN_OR_RETURN(std::vector<Id> ids, cursor->identity_array<Id>());
   for (auto& id : ids) {
     if (!out.insert(id).second) {
-      return make_error(cursor->error(fmt::format("names `{}` twice", id.str())));
+      return cursor->error("names `{}` twice", id.str());
     }
   }
   return out;
@@ -59,9 +50,9 @@ Result<std::set<DynamicStorageProfile>> read_profiles(const JsonCursor& cursor) 
   for (const JsonCursor& item : items) {
     FERRITE_ASSIGN_OR_RETURN(std::string text, item.string());
     auto profile = DynamicStorageProfile::parse(text);
-    if (!profile) return make_error(item.wrap_error("is not a storage profile", profile.error()));
+    if (!profile) return item.wrap_error("is not a storage profile", profile.error());
     if (!out.insert(*profile).second) {
-      return make_error(item.error(fmt::format("repeats profile `{}`", text)));
+      return item.error("repeats profile `{}`", text);
     }
   }
   return out;
@@ -78,7 +69,7 @@ Result<DeviceDescriptor> read_device(const JsonCursor& cursor) {
   FERRITE_ASSIGN_OR_RETURN(std::string class_name, class_cursor.string());
   auto device_class = parse_device_class(class_name);
   if (!device_class) {
-    return make_error(class_cursor.wrap_error("is not a device class", device_class.error()));
+    return class_cursor.wrap_error("is not a device class", device_class.error());
   }
   FERRITE_ASSIGN_OR_RETURN(uint32_t ordinal, object.required_u32("ordinal"));
   FERRITE_ASSIGN_OR_RETURN(uint64_t memory, object.required_u64("total_memory_bytes"));
@@ -97,7 +88,7 @@ Result<DeviceDescriptor> read_device(const JsonCursor& cursor) {
                           .capabilities = std::move(capabilities),
                           .dynamic_storage_profiles = std::move(profiles)};
   if (auto valid = device.validate(); !valid) {
-    return make_error(with_json_path(valid.error(), cursor.path()));
+    return with_json_path(valid.error(), cursor.path());
   }
   return device;
 }
@@ -112,7 +103,7 @@ Result<std::vector<ProviderStorageBindingRequirement>> read_storage(const JsonCu
     FERRITE_ASSIGN_OR_RETURN(JsonCursor role_cursor, object.required("role"));
     FERRITE_ASSIGN_OR_RETURN(std::string role_name, role_cursor.string());
     auto role = parse_value_binding_role(role_name);
-    if (!role) return make_error(role_cursor.wrap_error("is not a binding role", role.error()));
+    if (!role) return role_cursor.wrap_error("is not a binding role", role.error());
     binding.role = *role;
     FERRITE_ASSIGN_OR_RETURN(binding.ordinal, object.required_u32("ordinal"));
     FERRITE_ASSIGN_OR_RETURN(JsonCursor profiles, object.required("accepted_profiles"));
@@ -139,14 +130,13 @@ Result<FileProvider> read_provider(const JsonCursor& cursor, const OperationCata
                            object.required_identity<OperationId>("operation"));
   const OperationDescriptor* operation = operations.find(operation_id);
   if (operation == nullptr) {
-    return make_error(
-        Status(ErrorCode::kUnsupportedOperation,
-               fmt::format("`{}.operation`: provider `{}` implements operation `{}`, which the "
-                           "file's `operations` do not declare",
-                           cursor.path(), provider_id.str(), operation_id.str()))
-            .with_field("path", cursor.path() + ".operation")
-            .with_field("provider_id", provider_id.str())
-            .with_field("operation_id", operation_id.str()));
+    return make_error(ErrorCode::kUnsupportedOperation,
+                      "`{}.operation`: provider `{}` implements operation `{}`, which the "
+                      "file's `operations` do not declare",
+                      cursor.path(), provider_id.str(), operation_id.str())
+        .with_field("path", cursor.path() + ".operation")
+        .with_field("provider_id", provider_id.str())
+        .with_field("operation_id", operation_id.str());
   }
   FERRITE_ASSIGN_OR_RETURN(std::string operation_fingerprint, operation->fingerprint());
   FERRITE_ASSIGN_OR_RETURN(ContractVersion version, object.required_version_text("version"));
@@ -196,7 +186,7 @@ Result<FileProvider> read_provider(const JsonCursor& cursor, const OperationCata
   OperationProviderDescriptor& d = provider.descriptor;
   d.normalize();
   if (auto valid = d.validate(); !valid) {
-    return make_error(with_json_path(valid.error(), cursor.path()));
+    return with_json_path(valid.error(), cursor.path());
   }
   return provider;
 }
@@ -219,9 +209,8 @@ Result<CompilationTarget> read_target(const JsonCursor& root) {
   FERRITE_ASSIGN_OR_RETURN(JsonCursor providers_cursor, object.required("providers"));
   FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> provider_items, providers_cursor.array());
   if (provider_items.size() > kMaxCatalogProviders) {
-    return make_error(providers_cursor.error(
-        fmt::format("has {} providers, more than the cap of {}", provider_items.size(),
-                    kMaxCatalogProviders)));
+    return providers_cursor.error("has {} providers, more than the cap of {}",
+                                  provider_items.size(), kMaxCatalogProviders);
   }
   std::vector<OperationProviderDescriptor> descriptors;
   std::vector<std::shared_ptr<const OperationResourceEstimator>> estimators;
@@ -229,7 +218,7 @@ Result<CompilationTarget> read_target(const JsonCursor& root) {
     FERRITE_ASSIGN_OR_RETURN(FileProvider provider, read_provider(item, operations, device.id));
     auto estimator =
         DeclarativeResourceEstimator::create(provider.descriptor, std::move(provider.estimate));
-    if (!estimator) return make_error(with_json_path(estimator.error(), item.path()));
+    if (!estimator) return with_json_path(estimator.error(), item.path());
     estimators.push_back(
         std::make_shared<const DeclarativeResourceEstimator>(std::move(*estimator)));
     descriptors.push_back(std::move(provider.descriptor));
@@ -238,7 +227,7 @@ Result<CompilationTarget> read_target(const JsonCursor& root) {
       CapabilityCatalog catalog,
       CapabilityCatalog::create(std::move(device), std::move(operations), std::move(descriptors)));
   auto registry = EstimatorRegistry::create(std::move(estimators));
-  if (!registry) return make_error(with_json_path(registry.error(), providers_cursor.path()));
+  if (!registry) return with_json_path(registry.error(), providers_cursor.path());
   return CompilationTarget{std::move(catalog), std::move(*registry)};
 }
 
@@ -253,7 +242,12 @@ Result<OperationCatalog> read_operations_only(const nlohmann::json& document) {
   const JsonCursor root(document);
   for (std::string_view reserved : kReservedCatalogFileKeys) {
     if (document.contains(reserved)) {
-      return make_error(reserved_key_error(json_child_path(root.path(), reserved)));
+      const std::string path = json_child_path(root.path(), reserved);
+      return make_error(ErrorCode::kSerialization,
+                        "unknown field `{}`: reserved for format_version {}; format_version {} "
+                        "accepts only `format`, `format_version` and `operations`",
+                        path, kTargetCatalogFileFormatVersion, kCatalogFileFormatVersion)
+          .with_field("path", path);
     }
   }
   FERRITE_ASSIGN_OR_RETURN(ObjectReader object,
@@ -264,7 +258,7 @@ Result<OperationCatalog> read_operations_only(const nlohmann::json& document) {
 
 template <class T>
 Result<T> with_file(Result<T> result, const std::filesystem::path& path) {
-  if (!result) return make_error(format_internal::with_file_context(std::move(result).error(), path));
+  if (!result) return format_internal::with_file_context(std::move(result).error(), path);
   return result;
 }
 
@@ -297,12 +291,11 @@ nlohmann::json catalog_file_to_json(const OperationCatalog& catalog) {
 Result<CompilationTarget> read_target_catalog_file_json(const nlohmann::json& document) {
   FERRITE_ASSIGN_OR_RETURN(uint64_t version, read_version(document));
   if (version != kTargetCatalogFileFormatVersion) {
-    return make_error(
-        Status(ErrorCode::kSerialization,
-               fmt::format("`$.format_version` is {}: a catalog of operations only; compiling "
-                           "needs format_version {} with `device` and `providers`",
-                           version, kTargetCatalogFileFormatVersion))
-            .with_field("path", "$.format_version"));
+    return make_error(ErrorCode::kSerialization,
+                      "`$.format_version` is {}: a catalog of operations only; compiling "
+                      "needs format_version {} with `device` and `providers`",
+                      version, kTargetCatalogFileFormatVersion)
+        .with_field("path", "$.format_version");
   }
   return read_target(JsonCursor(document));
 }

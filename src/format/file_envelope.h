@@ -5,7 +5,7 @@
 // those two keys first (so a catalog passed as a program says so before any
 // unknown-field error) and rejects other formats and versions with
 // kSerialization naming `$.format` / `$.format_version`. `with_file_context`
-// prefixes a status from a file with the file's path (code unchanged).
+// re-wraps an error from a file, prefixed with the file's path (code unchanged).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,6 @@ Result<void> check_envelope(const JsonCursor& root, std::string_view format, uin
 // Accepts any version in [min_version, max_version] and returns the one found.
 Result<uint64_t> check_envelope_range(const JsonCursor& root, std::string_view format,
                                       uint64_t min_version, uint64_t max_version);
-Status with_file_context(Status status, const std::filesystem::path& path);
+Error with_file_context(Status status, const std::filesystem::path& path);
 
 }  // namespace ferrite::format_internal

@@ -49,7 +49,7 @@ Result<ProviderRequirement> read_provider(const JsonCursor& cursor) {
   for (const JsonCursor& item : items) {
     FERRITE_ASSIGN_OR_RETURN(CapabilityId capability, item.identity<CapabilityId>());
     if (!out.required_capabilities.insert(capability).second) {
-      return make_error(item.error(fmt::format("repeats capability `{}`", capability.str())));
+      return item.error("repeats capability `{}`", capability.str());
     }
   }
   return out;
@@ -82,7 +82,7 @@ Result<OperationDescriptor> read_operation_descriptor(const JsonCursor& cursor) 
                                  std::move(attributes), resources,
                                  std::move(provider)};
   if (auto valid = descriptor.validate(); !valid) {
-    return make_error(with_json_path(std::move(valid).error(), cursor.path()));
+    return with_json_path(std::move(valid).error(), cursor.path());
   }
   return descriptor;
 }
@@ -90,8 +90,8 @@ Result<OperationDescriptor> read_operation_descriptor(const JsonCursor& cursor) 
 Result<std::vector<OperationDescriptor>> read_operation_list(const JsonCursor& cursor) {
   FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> items, cursor.array());
   if (items.size() > kMaxCatalogOperations) {
-    return make_error(cursor.error(fmt::format("lists {} operations; the limit is {}",
-                                               items.size(), kMaxCatalogOperations)));
+    return cursor.error("lists {} operations; the limit is {}", items.size(),
+                        kMaxCatalogOperations);
   }
   std::vector<OperationDescriptor> out;
   out.reserve(items.size());

@@ -73,7 +73,7 @@ Result<RuntimePolicy> read_policy_file_text(std::string_view text) {
 Result<RuntimePolicy> read_policy_file(const std::filesystem::path& path) {
   FERRITE_ASSIGN_OR_RETURN(std::string text, read_text_file(path));
   auto policy = read_policy_file_text(text);
-  if (!policy) return make_error(format_internal::with_file_context(std::move(policy).error(), path));
+  if (!policy) return format_internal::with_file_context(std::move(policy).error(), path);
   return policy;
 }
 

@@ -20,7 +20,7 @@ Result<PreparedModelFamily> read_program_file_json(const nlohmann::json& documen
                                         "weight_schema", "program"}));
   FERRITE_ASSIGN_OR_RETURN(ModelFamilyId family, object.required_identity<ModelFamilyId>("family"));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor config, object.required("config"));
-  if (!config.is_object()) return make_error(config.type_error("an object"));
+  if (!config.is_object()) return config.type_error("an object");
   FERRITE_ASSIGN_OR_RETURN(JsonCursor schema_cursor, object.required("weight_schema"));
   FERRITE_ASSIGN_OR_RETURN(WeightSchema schema, read_weight_schema(schema_cursor));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor program_cursor, object.required("program"));
@@ -37,7 +37,7 @@ Result<PreparedModelFamily> read_program_file_text(std::string_view text) {
 Result<PreparedModelFamily> read_program_file(const std::filesystem::path& path) {
   FERRITE_ASSIGN_OR_RETURN(std::string text, read_text_file(path));
   auto family = read_program_file_text(text);
-  if (!family) return make_error(format_internal::with_file_context(std::move(family).error(), path));
+  if (!family) return format_internal::with_file_context(std::move(family).error(), path);
   return family;
 }
 

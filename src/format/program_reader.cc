@@ -15,10 +15,9 @@ Result<ProgramNodeWorkSpec> read_work_spec(const JsonCursor& cursor) {
   if (cursor.is_string()) {
     FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
     if (name == "fixed") return WorkFixed{};
-    return make_error(cursor.error(
-        fmt::format("must be \"fixed\" or {{\"tokens\":{{...}}}}, found string `{}`", name)));
+    return cursor.error("must be \"fixed\" or {{\"tokens\":{{...}}}}, found string `{}`", name);
   }
-  if (!cursor.is_object()) return make_error(cursor.type_error("\"fixed\" or {\"tokens\":{...}}"));
+  if (!cursor.is_object()) return cursor.type_error("\"fixed\" or {\"tokens\":{...}}");
   FERRITE_ASSIGN_OR_RETURN(auto entry, cursor.single_key({"tokens"}));
   FERRITE_ASSIGN_OR_RETURN(ObjectReader tokens, entry.second.object({"value", "axis"}));
   FERRITE_ASSIGN_OR_RETURN(ProgramValueId value, tokens.required_identity<ProgramValueId>("value"));
@@ -30,11 +29,11 @@ Result<StateCapacityDemand> read_capacity_demand(const JsonCursor& cursor) {
   if (cursor.is_string()) {
     FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
     if (name == "fixed_per_scope") return StateCapacityFixedPerScope{};
-    return make_error(cursor.error(fmt::format(
-        "must be \"fixed_per_scope\" or {{\"token_scaled\":{{...}}}}, found string `{}`", name)));
+    return cursor.error(
+        "must be \"fixed_per_scope\" or {{\"token_scaled\":{{...}}}}, found string `{}`", name);
   }
   if (!cursor.is_object()) {
-    return make_error(cursor.type_error("\"fixed_per_scope\" or {\"token_scaled\":{...}}"));
+    return cursor.type_error("\"fixed_per_scope\" or {\"token_scaled\":{...}}");
   }
   FERRITE_ASSIGN_OR_RETURN(auto entry, cursor.single_key({"token_scaled"}));
   FERRITE_ASSIGN_OR_RETURN(ObjectReader scaled,

@@ -18,11 +18,10 @@ class ArgParser {
   explicit ArgParser(std::string_view text) : text_(text) {}
 
   Error fail(size_t position, std::string_view problem) const {
-    return make_error(Status(ErrorCode::kInvalidArgument,
-                             fmt::format("tensor argument `{}`: {} (column {})", text_, problem,
-                                         position + 1))
-                          .with_field("argument", std::string(text_))
-                          .with_field("column", std::to_string(position + 1)));
+    return make_error(ErrorCode::kInvalidArgument, "tensor argument `{}`: {} (column {})", text_,
+                      problem, position + 1)
+        .with_field("argument", std::string(text_))
+        .with_field("column", std::to_string(position + 1));
   }
 
   size_t position() const { return position_; }
@@ -178,10 +177,9 @@ Result<std::pair<ProgramValueId, ProgramTensorSpec>> parse_value_tensor_arg(std:
   }
   ProgramTensorSpec spec{std::move(dims), *element_type, std::move(layout)};
   if (auto resolved = spec.resolve(); !resolved) {
-    return make_error(Status(ErrorCode::kInvalidArgument,
-                             fmt::format("tensor argument `{}` is invalid: {}", text,
-                                         resolved.error().message()))
-                          .with_field("argument", std::string(text)));
+    return make_error(ErrorCode::kInvalidArgument, "tensor argument `{}` is invalid: {}", text,
+                      resolved.error().message())
+        .with_field("argument", std::string(text));
   }
   return std::pair<ProgramValueId, ProgramTensorSpec>(std::move(*value), std::move(spec));
 }

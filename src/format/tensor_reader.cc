@@ -19,11 +19,10 @@ Result<BlockedTensorPadding> read_blocked_padding(const JsonCursor& cursor) {
   if (cursor.is_string()) {
     FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
     if (name == "exact") return BlockedPaddingExact{};
-    return make_error(cursor.error(
-        fmt::format("must be \"exact\" or {{\"zero_fill\":[...]}}, found string `{}`", name)));
+    return cursor.error("must be \"exact\" or {{\"zero_fill\":[...]}}, found string `{}`", name);
   }
   if (!cursor.is_object()) {
-    return make_error(cursor.type_error("\"exact\" or {\"zero_fill\":[...]}"));
+    return cursor.type_error("\"exact\" or {\"zero_fill\":[...]}");
   }
   FERRITE_ASSIGN_OR_RETURN(auto entry, cursor.single_key({"zero_fill"}));
   FERRITE_ASSIGN_OR_RETURN(std::vector<uint64_t> physical, entry.second.u64_array());
@@ -37,13 +36,12 @@ Result<std::optional<std::pair<std::string, JsonCursor>>> read_layout_shape(
   if (cursor.is_string()) {
     FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
     if (name == "contiguous") return std::nullopt;
-    return make_error(cursor.error(fmt::format(
+    return cursor.error(
         "must be \"contiguous\", {{\"strided\":...}} or {{\"blocked\":...}}, found string `{}`",
-        name)));
+        name);
   }
   if (!cursor.is_object()) {
-    return make_error(
-        cursor.type_error("\"contiguous\", {\"strided\":...} or {\"blocked\":...}"));
+    return cursor.type_error("\"contiguous\", {\"strided\":...} or {\"blocked\":...}");
   }
   FERRITE_ASSIGN_OR_RETURN(auto entry, cursor.single_key({"strided", "blocked"}));
   return std::optional<std::pair<std::string, JsonCursor>>(std::move(entry));
@@ -86,7 +84,7 @@ Result<ProgramTensorSpec> read_program_tensor_spec(const JsonCursor& cursor) {
 Result<ResolvedTensorSpec> read_resolved_tensor_spec(const JsonCursor& cursor) {
   FERRITE_ASSIGN_OR_RETURN(ProgramTensorSpec spec, read_program_tensor_spec(cursor));
   auto resolved = spec.resolve();
-  if (!resolved) return make_error(with_json_path(std::move(resolved).error(), cursor.path()));
+  if (!resolved) return with_json_path(std::move(resolved).error(), cursor.path());
   return std::move(*resolved);
 }
 
@@ -105,8 +103,8 @@ Result<DimensionConstraint> read_dimension_constraint(const JsonCursor& cursor) 
     FERRITE_ASSIGN_OR_RETURN(uint64_t maximum, range.required_u64("max"));
     return DimensionRange{minimum, maximum};
   }
-  return make_error(cursor.type_error(
-      "an unsigned integer (exact), a string (symbol) or {\"min\":N,\"max\":N} (range)"));
+  return cursor.type_error(
+      "an unsigned integer (exact), a string (symbol) or {\"min\":N,\"max\":N} (range)");
 }
 
 Result<LayoutConstraint> read_layout_constraint(const JsonCursor& cursor) {
@@ -126,7 +124,7 @@ Result<LayoutConstraint> read_layout_constraint(const JsonCursor& cursor) {
         FERRITE_ASSIGN_OR_RETURN(uint64_t bytes, item.u64());
         strides.emplace_back(StrideExactBytes{bytes});
       } else {
-        return make_error(item.type_error("an unsigned integer (bytes) or a string (symbol)"));
+        return item.type_error("an unsigned integer (bytes) or a string (symbol)");
       }
     }
     return StridedLayoutConstraint{std::move(strides)};
@@ -147,12 +145,12 @@ Result<AliasPolicy> read_alias_policy(const JsonCursor& cursor) {
   if (cursor.is_string()) {
     FERRITE_ASSIGN_OR_RETURN(std::string name, cursor.string());
     if (name == "no_alias") return NoAlias{};
-    return make_error(cursor.error(fmt::format(
+    return cursor.error(
         "must be \"no_alias\", {{\"may_alias\":N}} or {{\"must_alias\":N}}, found string `{}`",
-        name)));
+        name);
   }
   if (!cursor.is_object()) {
-    return make_error(cursor.type_error("\"no_alias\", {\"may_alias\":N} or {\"must_alias\":N}"));
+    return cursor.type_error("\"no_alias\", {\"may_alias\":N} or {\"must_alias\":N}");
   }
   FERRITE_ASSIGN_OR_RETURN(auto entry, cursor.single_key({"may_alias", "must_alias"}));
   FERRITE_ASSIGN_OR_RETURN(uint32_t index, entry.second.u32());
@@ -178,8 +176,7 @@ Result<TensorContract> read_tensor_contract(const JsonCursor& cursor) {
   for (const JsonCursor& item : type_items) {
     FERRITE_ASSIGN_OR_RETURN(ElementType type, read_element_type(item));
     if (!element_types.insert(type).second) {
-      return make_error(item.error(
-          fmt::format("repeats element type `{}`", element_type_name(type))));
+      return item.error("repeats element type `{}`", element_type_name(type));
     }
   }
   FERRITE_ASSIGN_OR_RETURN(JsonCursor layouts_cursor, object.required("layouts"));
@@ -196,7 +193,7 @@ Result<TensorContract> read_tensor_contract(const JsonCursor& cursor) {
   FERRITE_ASSIGN_OR_RETURN(AliasPolicy alias, read_alias_policy(alias_cursor));
   auto contract = TensorContract::create(std::move(dimensions), std::move(element_types),
                                          std::move(layouts), access, alias);
-  if (!contract) return make_error(with_json_path(std::move(contract).error(), cursor.path()));
+  if (!contract) return with_json_path(std::move(contract).error(), cursor.path());
   return std::move(*contract);
 }
 

@@ -13,7 +13,7 @@ Result<std::string> sha256_field(const ObjectReader& object, std::string_view ke
   FERRITE_ASSIGN_OR_RETURN(std::string text, object.required_string(key));
   if (!is_canonical_sha256(text)) {
     FERRITE_ASSIGN_OR_RETURN(JsonCursor cursor, object.required(key));
-    return make_error(cursor.error("must be a canonical sha256 (64 lowercase hex digits)"));
+    return cursor.error("must be a canonical sha256 (64 lowercase hex digits)");
   }
   return text;
 }
@@ -23,7 +23,7 @@ Result<double> number_field(const ObjectReader& object, std::string_view key) {
   auto value = parse_quality_number(text);
   if (!value) {
     FERRITE_ASSIGN_OR_RETURN(JsonCursor cursor, object.required(key));
-    return make_error(cursor.error("must be a finite, non-negative decimal string"));
+    return cursor.error("must be a finite, non-negative decimal string");
   }
   return *value;
 }
@@ -72,8 +72,7 @@ Result<WeightQualityApproval> read_approval(const JsonCursor& cursor) {
   for (const JsonCursor& item : items) {
     FERRITE_ASSIGN_OR_RETURN(ComponentQuality c, read_component(item));
     if (!a.components.empty() && !(a.components.back().component_id < c.component_id)) {
-      return make_error(item.error("is out of order or repeats a component id (components are "
-                                   "sorted by id)"));
+      return item.error("is out of order or repeats a component id (components are sorted by id)");
     }
     a.components.push_back(std::move(c));
   }
@@ -98,7 +97,7 @@ Result<WeightQualityApproval> read_weight_quality_file(const std::filesystem::pa
   FERRITE_ASSIGN_OR_RETURN(std::string text, read_text_file(path, kMaxWeightQualityFileBytes));
   auto approval = read_weight_quality_text(text);
   if (!approval) {
-    return make_error(format_internal::with_file_context(std::move(approval).error(), path));
+    return format_internal::with_file_context(std::move(approval).error(), path);
   }
   return approval;
 }

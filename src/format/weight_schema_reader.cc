@@ -13,21 +13,15 @@ namespace {
 
 // Reads "kind" of a discriminated object before its keys are checked.
 Result<std::string> read_kind(const JsonCursor& cursor, std::string_view expected) {
-  if (!cursor.is_object()) return make_error(cursor.type_error(expected));
+  if (!cursor.is_object()) return cursor.type_error(expected);
   const auto& object = cursor.json();
   auto it = object.find("kind");
   if (it == object.end()) {
     const std::string child = json_child_path(cursor.path(), "kind");
-    return make_error(
-        Status(ErrorCode::kSerialization, fmt::format("missing required field `{}`", child))
-            .with_field("path", child));
+    return make_error(ErrorCode::kSerialization, "missing required field `{}`", child)
+        .with_field("path", child);
   }
   return JsonCursor(*it, json_child_path(cursor.path(), "kind")).string();
-}
-
-Status unknown_kind(const JsonCursor& cursor, std::string_view kind, std::string_view expected) {
-  return json_error_at(json_child_path(cursor.path(), "kind"),
-                       fmt::format("must be one of {}, found `{}`", expected, kind));
 }
 
 Result<AffineRational> read_affine_rational(const JsonCursor& cursor) {
@@ -48,8 +42,7 @@ Result<QuantizationPacking> read_packing(const JsonCursor& cursor) {
 
 Result<PhysicalWeightLayout> read_layout_at_depth(const JsonCursor& cursor, size_t depth) {
   if (depth > kMaxJsonDepth) {
-    return make_error(cursor.error(
-        fmt::format("nests weight layouts deeper than the limit of {}", kMaxJsonDepth)));
+    return cursor.error("nests weight layouts deeper than the limit of {}", kMaxJsonDepth);
   }
   constexpr std::string_view kKinds = "`dense`, `quantized`, `block_quantized`, `composite`";
   FERRITE_ASSIGN_OR_RETURN(std::string kind, read_kind(cursor, "a weight layout object"));
@@ -98,7 +91,8 @@ Result<PhysicalWeightLayout> read_layout_at_depth(const JsonCursor& cursor, size
     }
     return PhysicalWeightLayout(std::move(composite));
   }
-  return make_error(unknown_kind(cursor, kind, kKinds));
+  return json_error_at(json_child_path(cursor.path(), "kind"), "must be one of {}, found `{}`",
+                       kKinds, kind);
 }
 
 }  // namespace
@@ -156,7 +150,8 @@ Result<WeightEncoding> read_weight_encoding(const JsonCursor& cursor) {
     FERRITE_ASSIGN_OR_RETURN(uint64_t bytes, object.required_u64("bytes_per_block"));
     return BlockQuantizedEncoding{std::move(format_id), values, bytes};
   }
-  return make_error(unknown_kind(cursor, kind, kKinds));
+  return json_error_at(json_child_path(cursor.path(), "kind"), "must be one of {}, found `{}`",
+                       kKinds, kind);
 }
 
 Result<PhysicalWeightLayout> read_physical_weight_layout(const JsonCursor& cursor) {

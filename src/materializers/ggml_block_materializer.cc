@@ -88,12 +88,14 @@ class GgmlBlockMaterializer final : public WeightMaterializer {
     FERRITE_ASSIGN_OR_RETURN(std::vector<float> values, source_values(source, source_bytes));
     auto blocks = quantize_ggml_blocks(format_, values);
     if (!blocks) {
-      return invalid_plan(fmt::format("weight component `{}` cannot be quantized to {}: {}",
-                                      source.id.str(), format_.name, blocks.error().message()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "weight component `{}` cannot be quantized to {}: {}", source.id.str(),
+                        format_.name, blocks.error().message());
     }
     if (blocks->size() != destination.size()) {
-      return invalid_plan(fmt::format("weight component `{}`: {} block bytes for a {} byte slot",
-                                      target.id.str(), blocks->size(), destination.size()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "weight component `{}`: {} block bytes for a {} byte slot", target.id.str(),
+                        blocks->size(), destination.size());
     }
     std::copy(blocks->begin(), blocks->end(), destination.begin());
     return {};
@@ -106,8 +108,9 @@ class GgmlBlockMaterializer final : public WeightMaterializer {
     FERRITE_ASSIGN_OR_RETURN(std::vector<float> exact, source_values(source, source_bytes));
     if (materialized.size() % format_.bytes_per_block != 0 ||
         materialized.size() / format_.bytes_per_block * format_.values_per_block != exact.size()) {
-      return invalid_plan(fmt::format("weight component `{}`: {} block bytes do not hold {} values",
-                                      target.id.str(), materialized.size(), exact.size()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "weight component `{}`: {} block bytes do not hold {} values",
+                        target.id.str(), materialized.size(), exact.size());
     }
     std::vector<float> approximate(exact.size());
     for (size_t b = 0; b * format_.values_per_block < exact.size(); ++b) {
@@ -121,8 +124,8 @@ class GgmlBlockMaterializer final : public WeightMaterializer {
   Result<std::vector<float>> source_values(const WeightComponentSpec& source,
                                            std::span<const std::byte> bytes) const {
     if (source.physical_element_type() != ElementType::kF32 || bytes.size() % 4 != 0) {
-      return invalid_plan(fmt::format("weight component `{}` is not f32 values",
-                                      source.id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan, "weight component `{}` is not f32 values",
+                        source.id.str());
     }
     std::vector<float> values(bytes.size() / 4);
     std::memcpy(values.data(), bytes.data(), bytes.size());

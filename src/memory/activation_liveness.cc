@@ -35,7 +35,8 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
   for (const auto& output : program.outputs()) {
     auto it = spans.find(output);
     if (it == spans.end()) {
-      return invalid_plan(fmt::format("program output `{}` is never produced", output.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan, "program output `{}` is never produced",
+                        output.str());
     }
     it->second.pinned_end = true;
   }
@@ -50,8 +51,9 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
   ValueClasses classes;
   for (const auto& [output, input] : must_alias) {
     if (!spans.contains(output) || !spans.contains(input)) {
-      return invalid_plan(fmt::format("must-alias edge `{}` → `{}` names an unknown value",
-                                      output.str(), input.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "must-alias edge `{}` → `{}` names an unknown value", output.str(),
+                        input.str());
     }
     classes.join(output, input);
   }

@@ -44,8 +44,8 @@ Result<PackingModel> build_packing_model(std::span<const PackingBuffer> buffers,
                                          bool with_conflicts) {
   FERRITE_RETURN_IF_ERROR(validate_packing_buffers(buffers));
   if (buffers.size() >= std::numeric_limits<uint32_t>::max()) {
-    return invalid_argument(
-        fmt::format("{} buffers exceed the packer's limit of 2^32 - 2", buffers.size()));
+    return make_error(ErrorCode::kInvalidArgument,
+                      "{} buffers exceed the packer's limit of 2^32 - 2", buffers.size());
   }
   PackingModel m;
   m.n = buffers.size();

@@ -53,8 +53,8 @@ Result<uint64_t> compute_load(std::span<const PackingBuffer> buffers) {
 Result<uint64_t> verify_packing(std::span<const PackingBuffer> buffers,
                                 std::span<const uint64_t> offsets) {
   if (offsets.size() != buffers.size()) {
-    return invalid_argument(
-        fmt::format("{} offsets for {} buffers", offsets.size(), buffers.size()));
+    return make_error(ErrorCode::kInvalidArgument, "{} offsets for {} buffers", offsets.size(),
+                      buffers.size());
   }
   uint64_t peak = 0;
   for (size_t i = 0; i < buffers.size(); ++i) {
@@ -107,9 +107,9 @@ Result<uint64_t> verify_packing(std::span<const PackingBuffer> buffers,
           "buffers {} and {} are both live at step {} and overlap: [{}, {}) and [{}, {})",
           buffers[a].id, buffers[b].id, time, offsets[a], offsets[a] + buffers[a].size, offsets[b],
           offsets[b] + buffers[b].size);
-      return make_error(Status(ErrorCode::kInvalidExecutionPlan, message)
-                            .with_field("buffer_id", std::to_string(buffers[a].id))
-                            .with_field("other_buffer_id", std::to_string(buffers[b].id)));
+      return make_error(ErrorCode::kInvalidExecutionPlan, message)
+          .with_field("buffer_id", std::to_string(buffers[a].id))
+          .with_field("other_buffer_id", std::to_string(buffers[b].id));
     };
     if (it != live.begin()) {
       const size_t p = std::prev(it)->second;
@@ -122,7 +122,7 @@ Result<uint64_t> verify_packing(std::span<const PackingBuffer> buffers,
     load = std::max(load, live_bytes);
   }
   if (peak < load) {  // impossible for disjoint ranges; guards the checker itself
-    return invalid_plan(fmt::format("peak {} is below LOAD {}", peak, load));
+    return make_error(ErrorCode::kInvalidExecutionPlan, "peak {} is below LOAD {}", peak, load);
   }
   return peak;
 }

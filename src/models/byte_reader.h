@@ -24,7 +24,8 @@ namespace ferrite::models_detail {
 inline Error format_error_at(ErrorCode code, std::string_view source, uint64_t offset,
                              std::string_view message,
                              SourceLocation location = SourceLocation::current()) {
-  return make_error(code, fmt::format("{}: offset {}: {}", source, offset, message), location)
+  std::string text = fmt::format("{}: offset {}: {}", source, offset, message);
+  return make_error(code, std::move(text), location)
       .with_field("file", source)
       .with_field("offset", offset);
 }

@@ -30,13 +30,14 @@ uint16_t f32_to_f16_bits(float value) {
 Result<std::vector<std::byte>> quantize_ggml_blocks(const GgmlBlockFormat& format,
                                                     std::span<const float> values) {
   if (values.size() % format.values_per_block != 0) {
-    return invalid_argument(fmt::format("{} values are not whole {} blocks of {}", values.size(),
-                                        format.name, format.values_per_block));
+    return make_error(ErrorCode::kInvalidArgument, "{} values are not whole {} blocks of {}",
+                      values.size(), format.name, format.values_per_block);
   }
   for (size_t i = 0; i < values.size(); ++i) {
     if (!std::isfinite(values[i])) {
-      return invalid_argument(fmt::format("value {} is not finite ({}); {} blocks need finite values",
-                                          i, values[i], format.name));
+      return make_error(ErrorCode::kInvalidArgument,
+                        "value {} is not finite ({}); {} blocks need finite values", i, values[i],
+                        format.name);
     }
   }
   std::vector<std::byte> out;

@@ -144,7 +144,7 @@ class GgufParser {
 
   template <class T>
   static Result<GgufValue> wrap(Result<T> value) {
-    if (!value) return make_error(std::move(value).error());
+    FERRITE_RETURN_IF_ERROR(value);
     return GgufValue{GgufValue::Variant(std::in_place_type<T>, std::move(*value))};
   }
 
@@ -480,11 +480,10 @@ Error GgufModel::lookup_error(std::string_view key, std::string_view expected) c
   const GgufValue* value = find(key);
   std::string found = value == nullptr ? "it is absent"
                                        : fmt::format("found {}", gguf_value_type_name(value->type()));
-  return make_error(Status(ErrorCode::kSerialization,
-                           fmt::format("{}: metadata `{}` must be {}, {}", source, key, expected,
-                                       found))
-                        .with_field("file", source)
-                        .with_field("key", std::string(key)));
+  return make_error(ErrorCode::kSerialization, "{}: metadata `{}` must be {}, {}", source, key,
+                    expected, found)
+      .with_field("file", source)
+      .with_field("key", std::string(key));
 }
 
 Result<uint64_t> GgufModel::get_unsigned(std::string_view key) const {
@@ -537,12 +536,11 @@ Result<GgufFile> GgufFile::open(const std::filesystem::path& path) {
 
 Result<std::span<const std::byte>> GgufFile::tensor_data(const GgufTensorInfo& tensor) const {
   if (!tensor.byte_size) {
-    return make_error(Status(ErrorCode::kSerialization,
-                             fmt::format("{}: tensor `{}` has ggml type {} whose byte size is "
-                                         "unknown to Ferrite",
-                                         model_.source, tensor.name, tensor.ggml_type))
-                          .with_field("file", model_.source)
-                          .with_field("tensor", tensor.name));
+    return make_error(ErrorCode::kSerialization,
+                      "{}: tensor `{}` has ggml type {} whose byte size is unknown to Ferrite",
+                      model_.source, tensor.name, tensor.ggml_type)
+        .with_field("file", model_.source)
+        .with_field("tensor", tensor.name);
   }
   // Bounds were checked by parse_gguf; re-check cheaply in case `tensor`
   // belongs to another file.

@@ -79,7 +79,8 @@ std::optional<uint64_t> tensor_bytes(uint32_t ggml_type, const std::vector<uint6
 
 Result<std::vector<std::byte>> serialize_gguf(const GgufFileSpec& file) {
   if (file.alignment == 0 || (file.alignment & (file.alignment - 1)) != 0) {
-    return invalid_argument(fmt::format("GGUF alignment {} is not a power of two", file.alignment));
+    return make_error(ErrorCode::kInvalidArgument, "GGUF alignment {} is not a power of two",
+                      file.alignment);
   }
   Out out;
   for (char c : std::string_view("GGUF")) out.u8(static_cast<uint8_t>(c));
@@ -101,9 +102,9 @@ Result<std::vector<std::byte>> serialize_gguf(const GgufFileSpec& file) {
   for (const auto& t : file.tensors) {
     const auto expected = tensor_bytes(t.ggml_type, t.dims);
     if (t.dims.empty() || t.dims.size() > kGgufMaxDims || !expected || *expected != t.bytes.size()) {
-      return invalid_argument(fmt::format("GGUF tensor `{}`: {} bytes do not match type {} and "
-                                          "dims [{}]",
-                                          t.name, t.bytes.size(), t.ggml_type, fmt::join(t.dims, ",")));
+      return make_error(ErrorCode::kInvalidArgument,
+                        "GGUF tensor `{}`: {} bytes do not match type {} and dims [{}]", t.name,
+                        t.bytes.size(), t.ggml_type, fmt::join(t.dims, ","));
     }
     out.str(t.name);
     out.u32(static_cast<uint32_t>(t.dims.size()));

@@ -55,15 +55,15 @@ const nlohmann::json* HfConfig::member(std::string_view key) const {
 
 Error HfConfig::wrong_type(std::string_view key, std::string message,
                            SourceLocation location) const {
-  return make_error(ErrorCode::kSerialization, fmt::format("{}: `{}` {}", source_, key, message),
-                    location)
+  std::string text = fmt::format("{}: `{}` {}", source_, key, message);
+  return make_error(ErrorCode::kSerialization, std::move(text), location)
       .with_field("file", source_)
       .with_field("key", key);
 }
 
 Error HfConfig::invalid(std::string_view key, std::string message, SourceLocation location) const {
-  return make_error(ErrorCode::kInvalidModelConfig,
-                    fmt::format("{}: `{}` {}", source_, key, message), location)
+  std::string text = fmt::format("{}: `{}` {}", source_, key, message);
+  return make_error(ErrorCode::kInvalidModelConfig, std::move(text), location)
       .with_field("file", source_)
       .with_field("key", key);
 }

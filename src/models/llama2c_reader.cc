@@ -1,6 +1,7 @@
 #include "ferrite/models/llama2c_reader.h"
 
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,21 +16,14 @@ namespace {
 using models_detail::ByteReader;
 using models_detail::format_error_at;
 
-Error config_error(std::string_view source, uint64_t offset, std::string_view field,
-                   std::string_view message, SourceLocation location = SourceLocation::current()) {
-  auto error = format_error_at(ErrorCode::kInvalidModelConfig, source, offset,
-                               fmt::format("llama2.c header field `{}` {}", field, message),
-                               location);
-  return std::move(error).with_field("field", field);
-}
-
 Result<uint32_t> positive_field(std::string_view source, uint64_t offset, std::string_view field,
                                 int64_t value, uint32_t cap) {
-  if (value <= 0) return config_error(source, offset, field, fmt::format("is {} (must be > 0)", value));
-  if (value > cap) {
-    return config_error(source, offset, field, fmt::format("is {}, above the cap of {}", value, cap));
-  }
-  return static_cast<uint32_t>(value);
+  if (value > 0 && value <= cap) return static_cast<uint32_t>(value);
+  const std::string why = value <= 0 ? fmt::format("is {} (must be > 0)", value)
+                                     : fmt::format("is {}, above the cap of {}", value, cap);
+  return format_error_at(ErrorCode::kInvalidModelConfig, source, offset,
+                         fmt::format("llama2.c header field `{}` {}", field, why))
+      .with_field("field", field);
 }
 
 // Walks the tensor layout of a checkpoint from the end of the header, tracking
@@ -53,10 +47,16 @@ class LayoutBuilder {
   Result<void> add(uint32_t layers, const std::vector<uint64_t>& dims, Name name) {
     const auto elements = checked_product(dims);
     const auto bytes = elements ? checked_mul(*elements, 4) : std::nullopt;
-    if (!bytes) return overflow(name(0));
+    if (!bytes) {
+      return format_error_at(ErrorCode::kInvalidModelConfig, source_, offset_,
+                             fmt::format("tensor `{}`: layout size overflows u64", name(0)));
+    }
     for (uint32_t layer = 0; layer < layers; ++layer) {
       const auto next = checked_add(offset_, *bytes);
-      if (!next) return overflow(name(layer));
+      if (!next) {
+        return format_error_at(ErrorCode::kInvalidModelConfig, source_, offset_,
+                               fmt::format("tensor `{}`: layout size overflows u64", name(layer)));
+      }
       if (tensors_ != nullptr) {
         tensors_->push_back(Llama2cTensor{name(layer), dims, offset_, *bytes});
       } else if (*next > file_size_ && !first_short_) {
@@ -68,11 +68,6 @@ class LayoutBuilder {
   }
 
  private:
-  Error overflow(std::string_view tensor) const {
-    return format_error_at(ErrorCode::kInvalidModelConfig, source_, offset_,
-                           fmt::format("tensor `{}`: layout size overflows u64", tensor));
-  }
-
   std::vector<Llama2cTensor>* tensors_;
   uint64_t file_size_;
   std::string_view source_;
@@ -137,21 +132,31 @@ Result<Llama2cConfig> parse_llama2c_config(std::span<const std::byte> file,
                                           kLlama2cMaxVocab));
   FERRITE_ASSIGN_OR_RETURN(config.seq_len, positive_field(source, 24, "seq_len", fields[6],
                                                           kLlama2cMaxSeqLen));
+  // The rules between fields, each reported at the field it names.
+  struct FieldProblem {
+    std::string_view field;
+    uint64_t offset;
+    std::string why;
+  };
+  std::optional<FieldProblem> problem;
   if (config.dim % config.n_heads != 0) {
-    return config_error(source, 0, "dim",
-                        fmt::format("{} is not divisible by n_heads {}", config.dim,
-                                    config.n_heads));
+    problem = FieldProblem{
+        "dim", 0, fmt::format("{} is not divisible by n_heads {}", config.dim, config.n_heads)};
+  } else if (config.n_heads % config.n_kv_heads != 0) {
+    problem = FieldProblem{
+        "n_kv_heads", 16,
+        fmt::format("{} does not divide n_heads {}", config.n_kv_heads, config.n_heads)};
+  } else if (config.head_dim() % 2 != 0) {
+    problem = FieldProblem{"n_heads", 12,
+                           fmt::format("gives an odd head dimension {} (dim {} / n_heads {}); "
+                                       "rotary embeddings need it even",
+                                       config.head_dim(), config.dim, config.n_heads)};
   }
-  if (config.n_heads % config.n_kv_heads != 0) {
-    return config_error(source, 16, "n_kv_heads",
-                        fmt::format("{} does not divide n_heads {}", config.n_kv_heads,
-                                    config.n_heads));
-  }
-  if (config.head_dim() % 2 != 0) {
-    return config_error(source, 12, "n_heads",
-                        fmt::format("gives an odd head dimension {} (dim {} / n_heads {}); "
-                                    "rotary embeddings need it even",
-                                    config.head_dim(), config.dim, config.n_heads));
+  if (problem) {
+    return format_error_at(
+               ErrorCode::kInvalidModelConfig, source, problem->offset,
+               fmt::format("llama2.c header field `{}` {}", problem->field, problem->why))
+        .with_field("field", problem->field);
   }
   return config;
 }
@@ -225,10 +230,9 @@ Result<Llama2cTokenizer> parse_llama2c_tokenizer(std::span<const std::byte> file
                                                  uint32_t vocab_size, std::string_view source) {
   ByteReader reader(file, source);
   if (vocab_size == 0 || vocab_size > kLlama2cMaxVocab) {
-    return make_error(Status(ErrorCode::kInvalidArgument,
-                             fmt::format("{}: tokenizer vocabulary size {} must be 1..{}", source,
-                                         vocab_size, kLlama2cMaxVocab))
-                          .with_field("file", std::string(source)));
+    return make_error(ErrorCode::kInvalidArgument, "{}: tokenizer vocabulary size {} must be 1..{}",
+                      source, vocab_size, kLlama2cMaxVocab)
+        .with_field("file", std::string(source));
   }
   FERRITE_ASSIGN_OR_RETURN(int32_t max_length, reader.i32("tokenizer max_token_length"));
   if (max_length <= 0 || static_cast<uint32_t>(max_length) > kLlama2cMaxTokenLength) {

@@ -15,15 +15,6 @@
 namespace ferrite {
 namespace {
 
-Error io_error(const std::filesystem::path& path, std::string_view what, int error_number,
-               SourceLocation location = SourceLocation::current()) {
-  return make_error(ErrorCode::kIo,
-                    fmt::format("cannot map `{}`: {}: {}", path.string(), what,
-                                std::strerror(error_number)),
-                    location)
-      .with_field("file", path.string());
-}
-
 // Closes a descriptor on every path out of `open`.
 class FileDescriptor {
  public:
@@ -43,24 +34,35 @@ class FileDescriptor {
 
 Result<MappedFile> MappedFile::open(const std::filesystem::path& path) {
   FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return io_error(path, "open failed", errno);
+  if (fd.get() < 0) {
+    return make_error(ErrorCode::kIo, "cannot map `{}`: open failed: {}", path.c_str(),
+                      std::strerror(errno))
+        .with_field("file", path.string());
+  }
   struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) return io_error(path, "fstat failed", errno);
+  if (::fstat(fd.get(), &info) != 0) {
+    return make_error(ErrorCode::kIo, "cannot map `{}`: fstat failed: {}", path.c_str(),
+                      std::strerror(errno))
+        .with_field("file", path.string());
+  }
   if (!S_ISREG(info.st_mode)) {
-    return make_error(
-        Status(ErrorCode::kIo, fmt::format("cannot map `{}`: not a regular file", path.string()))
-            .with_field("file", path.string()));
+    return make_error(ErrorCode::kIo, "cannot map `{}`: not a regular file", path.string())
+        .with_field("file", path.string());
   }
   if (info.st_size < 0 ||
       static_cast<uint64_t>(info.st_size) > std::numeric_limits<size_t>::max()) {
-    return make_error(Status(ErrorCode::kIo, fmt::format("cannot map `{}`: unsupported size {}",
-                                                         path.string(), info.st_size))
-                          .with_field("file", path.string()));
+    return make_error(ErrorCode::kIo, "cannot map `{}`: unsupported size {}", path.string(),
+                      info.st_size)
+        .with_field("file", path.string());
   }
   const auto size = static_cast<size_t>(info.st_size);
   if (size == 0) return MappedFile(path, nullptr, 0);
   void* address = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-  if (address == MAP_FAILED) return io_error(path, "mmap failed", errno);
+  if (address == MAP_FAILED) {
+    return make_error(ErrorCode::kIo, "cannot map `{}`: mmap failed: {}", path.c_str(),
+                      std::strerror(errno))
+        .with_field("file", path.string());
+  }
   return MappedFile(path, static_cast<const std::byte*>(address), size);
 }
 

@@ -17,14 +17,6 @@ namespace {
 using models_detail::ByteReader;
 using models_detail::format_error_at;
 
-// Re-labels a JSON-path error as coming from the header of `source`.
-Error header_error(std::string_view source, Status status) {
-  return make_error(std::move(status)
-                        .annotate("{}: offset 8: safetensors header", source)
-                        .with_field("file", std::string(source))
-                        .with_field("offset", "8"));
-}
-
 Result<SafetensorsTensor> read_tensor_entry(const std::string& name, const JsonCursor& cursor) {
   FERRITE_ASSIGN_OR_RETURN(ObjectReader object, cursor.object({"dtype", "shape", "data_offsets"}));
   SafetensorsTensor tensor;
@@ -32,8 +24,8 @@ Result<SafetensorsTensor> read_tensor_entry(const std::string& name, const JsonC
   FERRITE_ASSIGN_OR_RETURN(tensor.dtype, object.required_string("dtype"));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor shape, object.required("shape"));
   if (shape.is_array() && shape.json().size() > kSafetensorsMaxRank) {
-    return make_error(shape.error(fmt::format("has {} dimensions, above the cap of {}",
-                                              shape.json().size(), kSafetensorsMaxRank)));
+    return shape.error("has {} dimensions, above the cap of {}", shape.json().size(),
+                       kSafetensorsMaxRank);
   }
   FERRITE_ASSIGN_OR_RETURN(tensor.shape, shape.u64_array());
   FERRITE_ASSIGN_OR_RETURN(JsonCursor offsets_cursor, object.required("data_offsets"));
@@ -41,11 +33,50 @@ Result<SafetensorsTensor> read_tensor_entry(const std::string& name, const JsonC
   FERRITE_ASSIGN_OR_RETURN(tensor.begin, offsets[0].u64());
   FERRITE_ASSIGN_OR_RETURN(tensor.end, offsets[1].u64());
   const auto elements = checked_product(tensor.shape);
-  if (!elements) return make_error(shape.error("element count overflows u64"));
+  if (!elements) return shape.error("element count overflows u64");
   tensor.element_count = *elements;
   tensor.element_size = safetensors_dtype_size(tensor.dtype);
   tensor.supported = tensor.dtype == "F32" || tensor.dtype == "F16" || tensor.dtype == "BF16";
   return tensor;
+}
+
+// The header's JSON object (`text`): its metadata and tensor entries, added
+// to `model`. The caller places every error at the header (offset 8).
+Result<void> read_header(std::string_view text, SafetensorsModel& model) {
+  // The strict parser stops a bracket bomb at kMaxJsonDepth while it reads.
+  FERRITE_ASSIGN_OR_RETURN(const nlohmann::json doc,
+                           parse_strict_json(text, static_cast<size_t>(kSafetensorsMaxHeaderBytes)),
+                           "safetensors header");
+  const JsonCursor root(doc);
+  if (!doc.is_object()) {
+    return root.type_error("an object").annotate("safetensors header");
+  }
+  if (doc.size() > kSafetensorsMaxTensors + 1) {
+    return make_error(ErrorCode::kSerialization,
+                      "safetensors header lists {} entries, above the cap of {} tensors",
+                      doc.size(), kSafetensorsMaxTensors);
+  }
+  FERRITE_ASSIGN_OR_RETURN(auto entries, root.entries());
+  model.tensors.reserve(entries.size());
+  for (const auto& [name, cursor] : entries) {
+    if (name == "__metadata__") {
+      FERRITE_ASSIGN_OR_RETURN(auto metadata, cursor.entries(), "safetensors header");
+      for (const auto& [key, value] : metadata) {
+        FERRITE_ASSIGN_OR_RETURN(std::string text_value, value.string(), "safetensors header");
+        model.metadata.emplace(key, std::move(text_value));
+      }
+      continue;
+    }
+    if (name.empty() || name.size() > kSafetensorsMaxNameBytes) {
+      return make_error(ErrorCode::kSerialization,
+                        "safetensors tensor name of {} bytes (must be 1..{})", name.size(),
+                        kSafetensorsMaxNameBytes);
+    }
+    FERRITE_ASSIGN_OR_RETURN(SafetensorsTensor tensor, read_tensor_entry(name, cursor),
+                             "safetensors header");
+    model.tensors.push_back(std::move(tensor));
+  }
+  return {};
 }
 
 }  // namespace
@@ -82,39 +113,12 @@ Result<SafetensorsModel> parse_safetensors(std::span<const std::byte> file,
   const uint64_t data_size = reader.remaining();
   const std::string_view text(reinterpret_cast<const char*>(header_bytes.data()),
                               header_bytes.size());
-  // The strict parser stops a bracket bomb at kMaxJsonDepth while it reads.
-  auto parsed = parse_strict_json(text, static_cast<size_t>(kSafetensorsMaxHeaderBytes));
-  if (!parsed) return header_error(source, std::move(parsed).error());
-  const nlohmann::json& doc = *parsed;
-  const JsonCursor root(doc);
-  if (!doc.is_object()) return header_error(source, root.type_error("an object"));
-  if (doc.size() > kSafetensorsMaxTensors + 1) {
-    return format_error_at(ErrorCode::kSerialization, source, 8,
-                           fmt::format("safetensors header lists {} entries, above the cap of {} "
-                                       "tensors",
-                                       doc.size(), kSafetensorsMaxTensors));
-  }
-  FERRITE_ASSIGN_OR_RETURN(auto entries, root.entries());
-  model.tensors.reserve(entries.size());
-  for (const auto& [name, cursor] : entries) {
-    if (name == "__metadata__") {
-      auto metadata = cursor.entries();
-      if (!metadata) return header_error(source, std::move(metadata).error());
-      for (const auto& [key, value] : *metadata) {
-        auto text_value = value.string();
-        if (!text_value) return header_error(source, std::move(text_value).error());
-        model.metadata.emplace(key, std::move(*text_value));
-      }
-      continue;
-    }
-    if (name.empty() || name.size() > kSafetensorsMaxNameBytes) {
-      return format_error_at(ErrorCode::kSerialization, source, 8,
-                             fmt::format("safetensors tensor name of {} bytes (must be 1..{})",
-                                         name.size(), kSafetensorsMaxNameBytes));
-    }
-    auto tensor = read_tensor_entry(name, cursor);
-    if (!tensor) return header_error(source, std::move(tensor).error());
-    model.tensors.push_back(std::move(*tensor));
+  if (auto header = read_header(text, model); !header) {
+    return make_error(std::move(header)
+                          .error()
+                          .annotate("{}: offset 8", source)
+                          .with_field("file", std::string(source))
+                          .with_field("offset", "8"));
   }
   if (model.tensors.size() > kSafetensorsMaxTensors) {
     return format_error_at(ErrorCode::kSerialization, source, 8,
@@ -194,10 +198,10 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::filesystem::path& path)
 Result<std::span<const std::byte>> SafetensorsFile::tensor_data(
     const SafetensorsTensor& tensor) const {
   if (!tensor.element_size) {
-    return make_error(Status(ErrorCode::kSerialization,
-                             fmt::format("{}: tensor `{}` has dtype `{}` unknown to Ferrite",
-                                         model_.source, tensor.name, tensor.dtype))
-                          .with_field("tensor", tensor.name));
+    return make_error(ErrorCode::kSerialization,
+                      "{}: tensor `{}` has dtype `{}` unknown to Ferrite", model_.source,
+                      tensor.name, tensor.dtype)
+        .with_field("tensor", tensor.name);
   }
   return models_detail::tensor_bytes(file_.bytes(), model_.source, tensor.name, tensor.offset,
                                      tensor.byte_size);

@@ -147,15 +147,14 @@ const Result<std::vector<OperationDescriptor>>& table() {
     for (size_t i = 0; i < all.size(); ++i) {
       if (i >= kOpKindCount || static_cast<size_t>(all[i].kind) != i) {
         return make_error(ErrorCode::kInvalidArgument,
-                          fmt::format("operation table row {} is out of OpKind order", i));
+                          "operation table row {} is out of OpKind order", i);
       }
       FERRITE_ASSIGN_OR_RETURN(OperationDescriptor op, derive(all[i]));
       out.push_back(std::move(op));
     }
     if (out.size() != kOpKindCount) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        fmt::format("operation table has {} rows for {} kinds", out.size(),
-                                    kOpKindCount));
+      return make_error(ErrorCode::kInvalidArgument, "operation table has {} rows for {} kinds",
+                        out.size(), kOpKindCount);
     }
     return out;
   }();
@@ -212,7 +211,8 @@ Result<OperationDescriptor> operation_descriptor(OpKind kind) {
   const auto& all = table();
   if (!all) return tl::unexpected(all.error());
   if (static_cast<size_t>(kind) >= all->size()) {
-    return invalid_argument(fmt::format("no operation of kind {}", static_cast<int>(kind)));
+    return make_error(ErrorCode::kInvalidArgument, "no operation of kind {}",
+                      static_cast<int>(kind));
   }
   return (*all)[static_cast<size_t>(kind)];
 }

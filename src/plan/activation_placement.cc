@@ -78,14 +78,16 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
     const ProgramValueId& representative = buffer.values.front();
     auto storage = input.dedicated_storages.find(representative);
     if (storage == input.dedicated_storages.end() || storage->second.components().size() != 1) {
-      return invalid_plan(fmt::format("activation `{}` has no single dedicated storage component",
-                                      representative.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "activation `{}` has no single dedicated storage component",
+                        representative.str());
     }
     const ResolvedStorageComponent& component = storage->second.components().front();
     auto profile = input.dedicated_selection.profiles.find(component.resource_id);
     if (profile == input.dedicated_selection.profiles.end()) {
-      return invalid_plan(fmt::format("activation `{}` resource has no selected storage profile",
-                                      representative.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "activation `{}` resource has no selected storage profile",
+                        representative.str());
     }
     uint64_t alignment = std::max<uint64_t>(1, element_type_size_bytes(component.element_type));
     for (const auto& v : buffer.values) {
@@ -94,12 +96,14 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
       }
     }
     if (!is_power_of_two(alignment)) {
-      return invalid_plan(fmt::format("activation `{}` alignment {} is not a power of two",
-                                      representative.str(), alignment));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "activation `{}` alignment {} is not a power of two", representative.str(),
+                        alignment);
     }
     const auto padded = checked_align_up(std::max<uint64_t>(component.length_bytes, 1), alignment);
     if (!padded) {
-      return invalid_plan(fmt::format("activation `{}` size overflows", representative.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan, "activation `{}` size overflows",
+                        representative.str());
     }
     classes[profile->second.to_string()].push_back(
         ClassMember{&buffer, component.length_bytes, *padded, alignment, component.element_type});
@@ -116,7 +120,9 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
                                        .size = members[i].padded,
                                        .alignment = members[i].alignment});
       const auto total = checked_add(dedicated, members[i].padded);
-      if (!total) return invalid_plan("activation bytes overflow u64");
+      if (!total) {
+        return make_error(ErrorCode::kInvalidExecutionPlan, "activation bytes overflow u64");
+      }
       dedicated = *total;
     }
     FERRITE_ASSIGN_OR_RETURN(PackingSolution solution, pack_intervals(requests));

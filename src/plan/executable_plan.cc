@@ -6,22 +6,20 @@ namespace ferrite {
 
 Result<ExecutablePlan> ExecutablePlan::create(ExecutionPlan plan, CapabilityCatalog catalog) {
   const nlohmann::json& payload = plan.payload();
-  const auto differs = [&](std::string_view field) {
-    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                             fmt::format("executable plan differs from its device capability "
-                                         "catalog: {}",
-                                         field))
-                          .with_field("field", std::string(field)));
-  };
+  std::string_view differing;  // the first payload field the catalog disagrees with
   if (payload.value("device_id", std::string()) != catalog.device().id.str()) {
-    return differs("device_id");
+    differing = "device_id";
+  } else if (payload.value("device_runtime_implementation_fingerprint", std::string()) !=
+             catalog.device().runtime_implementation_fingerprint) {
+    differing = "device_runtime_implementation_fingerprint";
+  } else if (payload.value("capability_catalog_fingerprint", std::string()) !=
+             catalog.fingerprint()) {
+    differing = "capability_catalog_fingerprint";
   }
-  if (payload.value("device_runtime_implementation_fingerprint", std::string()) !=
-      catalog.device().runtime_implementation_fingerprint) {
-    return differs("device_runtime_implementation_fingerprint");
-  }
-  if (payload.value("capability_catalog_fingerprint", std::string()) != catalog.fingerprint()) {
-    return differs("capability_catalog_fingerprint");
+  if (!differing.empty()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "executable plan differs from its device capability catalog: {}", differing)
+        .with_field("field", differing);
   }
   return ExecutablePlan(std::move(plan), std::move(catalog));
 }

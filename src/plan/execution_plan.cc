@@ -23,11 +23,11 @@ Result<void> validate_policy(const CapabilityCatalog& catalog, const RuntimePoli
       policy.memory_capacity_bytes > catalog.device().total_memory_bytes ||
       policy.memory_reserve_bytes >= policy.memory_capacity_bytes ||
       policy.maximum_scheduled_tokens == 0 || policy.maximum_active_sequences == 0) {
-    return invalid_plan(fmt::format("policy `{}` capacity {} / reserve {} does not fit device `{}` "
-                                    "memory {} or has a zero ceiling",
-                                    policy.id.str(), policy.memory_capacity_bytes,
-                                    policy.memory_reserve_bytes, catalog.device().id.str(),
-                                    catalog.device().total_memory_bytes));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "policy `{}` capacity {} / reserve {} does not fit device `{}` "
+                      "memory {} or has a zero ceiling",
+                      policy.id.str(), policy.memory_capacity_bytes, policy.memory_reserve_bytes,
+                      catalog.device().id.str(), catalog.device().total_memory_bytes);
   }
   return {};
 }
@@ -41,11 +41,10 @@ Result<std::map<ProgramValueId, const ResolvedValueBinding*>> bound_values(
       auto [it, inserted] = out.emplace(b.value_id(), &b);
       if (!inserted && (!(it->second->tensor() == b.tensor()) || it->second->usage() != b.usage() ||
                         !(it->second->storage() == b.storage()))) {
-        return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                                 fmt::format("value `{}` has different tensor, usage or storage at "
-                                             "node `{}`",
-                                             b.value_id().str(), node.id.str()))
-                              .with_field("value_id", b.value_id().str()));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "value `{}` has different tensor, usage or storage at node `{}`",
+                          b.value_id().str(), node.id.str())
+            .with_field("value_id", b.value_id().str());
       }
     }
   }
@@ -65,8 +64,8 @@ Result<void> check_coverage(const ModelProgram& program,
   if (!missing.empty()) {
     std::sort(missing.begin(), missing.end());
     missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
-    return invalid_plan(fmt::format("semantic values lack physical bindings: {}",
-                                    fmt::join(missing, ", ")));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "semantic values lack physical bindings: {}", fmt::join(missing, ", "));
   }
   return {};
 }
@@ -81,14 +80,15 @@ Result<std::map<ResourceId, StateCapacityTokenScaled>> token_scaled_state_resour
     if (demand == nullptr) continue;
     auto it = bound.find(state.value_id);
     if (it == bound.end() || it->second->storage().components().size() != 1) {
-      return invalid_plan(fmt::format("token-scaled state `{}` needs exactly one storage component",
-                                      state.id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "token-scaled state `{}` needs exactly one storage component",
+                        state.id.str());
     }
     const ResourceId& resource = it->second->storage().components().front().resource_id;
     if (!out.emplace(resource, *demand).second) {
-      return invalid_plan(fmt::format("token-scaled state `{}` shares resource `{}` with another "
-                                      "state",
-                                      state.id.str(), resource.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "token-scaled state `{}` shares resource `{}` with another state",
+                        state.id.str(), resource.str());
     }
   }
   return out;
@@ -121,14 +121,15 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   const ModelProgram& program = family.program();
   const auto& program_nodes = program.nodes();
   if (program_nodes.empty() || resolution.node_resolutions.size() != program_nodes.size()) {
-    return invalid_plan(fmt::format("plan needs one resolution per program node: {} nodes, {} "
-                                    "resolutions",
-                                    program_nodes.size(), resolution.node_resolutions.size()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "plan needs one resolution per program node: {} nodes, {} resolutions",
+                      program_nodes.size(), resolution.node_resolutions.size());
   }
   std::set<NodeId> seen;
   for (const auto& r : resolution.node_resolutions) {
     if (!seen.insert(r.node_id()).second) {
-      return invalid_plan(fmt::format("duplicate resolution for node `{}`", r.node_id().str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan, "duplicate resolution for node `{}`",
+                        r.node_id().str());
     }
   }
 
@@ -199,8 +200,9 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   payload["plan_id"] = plan.plan_id_;
   const std::string text = canonical_json(json{{"payload", payload}, {"plan_hash", plan.plan_hash_}});
   if (text.size() > kMaxPlanJsonBytes) {
-    return invalid_plan(fmt::format("plan JSON is {} bytes, over the {} byte limit", text.size(),
-                                    kMaxPlanJsonBytes));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "plan JSON is {} bytes, over the {} byte limit", text.size(),
+                      kMaxPlanJsonBytes);
   }
   plan.payload_ = std::move(payload);
   return plan;

@@ -238,15 +238,16 @@ Result<PlanMemorySummary> build_memory_summary(
   }
   auto required = checked_add(out.static_bytes, out.minimum_runnable_bytes);
   if (!required || *required > out.usable_capacity_bytes) {
-    return invalid_plan(fmt::format("minimum runnable plan requires {} bytes, exceeding usable "
-                                    "capacity {}",
-                                    required ? fmt::format("{}", *required) : std::string("> 2^64"),
-                                    out.usable_capacity_bytes));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "minimum runnable plan requires {} bytes, exceeding usable capacity {}",
+                      required ? fmt::format("{}", *required) : std::string("> 2^64"),
+                      out.usable_capacity_bytes);
   }
   if (out.allocated_bytes > out.usable_capacity_bytes) {
-    return invalid_plan(fmt::format("plan allocates {} bytes (token-scaled states at their "
-                                    "maximum tokens), exceeding usable capacity {}",
-                                    out.allocated_bytes, out.usable_capacity_bytes));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "plan allocates {} bytes (token-scaled states at their "
+                      "maximum tokens), exceeding usable capacity {}",
+                      out.allocated_bytes, out.usable_capacity_bytes);
   }
   return out;
 }

@@ -207,7 +207,8 @@ std::set<size_t> StateHazards::record(const StateId& state, size_t node_index,
 Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t node_index,
                                  const PlanNodeResolution& resolution, StateHazards& hazards) {
   if (node_index >= context.program_nodes.size()) {
-    return invalid_plan(fmt::format("node index {} is outside the program", node_index));
+    return make_error(ErrorCode::kInvalidExecutionPlan, "node index {} is outside the program",
+                      node_index);
   }
   const ProgramNode& node = *context.program_nodes[node_index];
   if (resolution.node_id() != node.id) {
@@ -219,12 +220,11 @@ Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t nod
   FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
                            context.catalog.operation_for_node(node.id, node.operation_id));
   if (!op->version.satisfies(node.required_version)) {
-    return make_error(Status(ErrorCode::kIncompatibleOperationVersion,
-                             fmt::format("node `{}` requires operation `{}` version {}, "
-                                         "available {}",
-                                         node.id.str(), node.operation_id.str(),
-                                         node.required_version.to_string(), op->version.to_string()))
-                          .with_field("node_id", node.id.str()));
+    return make_error(ErrorCode::kIncompatibleOperationVersion,
+                      "node `{}` requires operation `{}` version {}, available {}", node.id.str(),
+                      node.operation_id.str(), node.required_version.to_string(),
+                      op->version.to_string())
+        .with_field("node_id", node.id.str());
   }
   FERRITE_RETURN_IF_ERROR(op->validate_attributes(node.id, node.attributes));
   FERRITE_RETURN_IF_ERROR(validate_resolved_bindings(node.id, *op, resolution.values()));

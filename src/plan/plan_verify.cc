@@ -38,8 +38,8 @@ std::string first_json_difference(const nlohmann::json& expected, const nlohmann
 
 Result<nlohmann::json> read_plan_wire(std::string_view plan_text) {
   if (plan_text.size() > kMaxPlanFileBytes) {
-    return serialization_error(fmt::format("plan text is {} bytes, over the {} byte limit",
-                                           plan_text.size(), kMaxPlanFileBytes));
+    return make_error(ErrorCode::kSerialization, "plan text is {} bytes, over the {} byte limit",
+                      plan_text.size(), kMaxPlanFileBytes);
   }
   FERRITE_ASSIGN_OR_RETURN(nlohmann::json wire, parse_strict_json(plan_text, kMaxPlanFileBytes));
   // The schema marker first, before any nested field.
@@ -52,22 +52,21 @@ Result<nlohmann::json> read_plan_wire(std::string_view plan_text) {
     std::string found = schema ? schema->dump() : std::string("(missing)");
     if (found.size() > 80) found = found.substr(0, 80) + "...";
     return make_error(ErrorCode::kUnsupportedPlanSchema,
-                      fmt::format("plan schema {} is not supported, expected `{}`", found,
-                                  kPlanSchema));
+                      "plan schema {} is not supported, expected `{}`", found, kPlanSchema);
   }
   if (!wire.contains("plan_hash") || !wire["plan_hash"].is_string()) {
-    return serialization_error("plan lacks a string `plan_hash`");
+    return make_error(ErrorCode::kSerialization, "plan lacks a string `plan_hash`");
   }
   for (const auto& item : wire.items()) {
     if (item.key() != "payload" && item.key() != "plan_hash") {
-      return serialization_error(fmt::format("unknown field `$.{}` in plan", item.key()));
+      return make_error(ErrorCode::kSerialization, "unknown field `$.{}` in plan", item.key());
     }
   }
   const std::string recomputed = plan_payload_hash(wire["payload"]);
   if (recomputed != wire["plan_hash"].get<std::string>()) {
     return make_error(ErrorCode::kPlanHashMismatch,
-                      fmt::format("plan hash {} differs from the payload's hash {}",
-                                  wire["plan_hash"].get<std::string>(), recomputed));
+                      "plan hash {} differs from the payload's hash {}",
+                      wire["plan_hash"].get<std::string>(), recomputed);
   }
   return wire;
 }
@@ -121,12 +120,11 @@ Result<std::string> verify_plan_json(std::string_view plan_text, const PreparedM
   if (rebuilt.plan.canonical_text() != canonical_json(wire)) {
     std::string path = first_json_difference(expected, wire);
     if (path.empty()) path = "$";
-    return make_error(
-        Status(ErrorCode::kInvalidExecutionPlan,
-               fmt::format("plan differs from the trusted rebuild at {}: expected {}, found {}",
-                           path, short_json(json_at_path(expected, path)),
-                           short_json(json_at_path(wire, path))))
-            .with_field("json_path", path));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "plan differs from the trusted rebuild at {}: expected {}, found {}", path,
+                      short_json(json_at_path(expected, path)),
+                      short_json(json_at_path(wire, path)))
+        .with_field("json_path", path);
   }
   return rebuilt.plan.plan_id();
 }

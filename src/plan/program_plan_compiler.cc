@@ -13,9 +13,13 @@ namespace {
 Result<uint64_t> maximum_value_alignment(const std::vector<PlanNodeResolution>& resolutions) {
   uint64_t alignment = 0;
   for (const auto& r : resolutions) alignment = std::max(alignment, r.maximum_value_alignment());
-  if (alignment == 0) return invalid_plan("program has no provider value-alignment evidence");
+  if (alignment == 0) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "program has no provider value-alignment evidence");
+  }
   if (!is_power_of_two(alignment)) {
-    return invalid_plan("provider value-alignment evidence is not a power of two");
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "provider value-alignment evidence is not a power of two");
   }
   return alignment;
 }
@@ -36,12 +40,11 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
     if (!catalog.device().capabilities.contains(capability)) missing.push_back(capability.str());
   }
   if (!missing.empty()) {
-    return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                             fmt::format("weight materializer `{}` requires capabilities device "
-                                         "`{}` lacks: {}",
-                                         weights.materializer().id.str(),
-                                         catalog.device().id.str(), fmt::join(missing, ", ")))
-                          .with_field("materializer_id", weights.materializer().id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "weight materializer `{}` requires capabilities device `{}` lacks: {}",
+                      weights.materializer().id.str(), catalog.device().id.str(),
+                      fmt::join(missing, ", "))
+        .with_field("materializer_id", weights.materializer().id.str());
   }
   FERRITE_RETURN_IF_ERROR(validate_compile_options(family, options));
   FERRITE_ASSIGN_OR_RETURN(auto tensors, infer_value_tensors(family, catalog.operations(), options));
@@ -69,7 +72,8 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
     }
     alignment = observed;
   }
-  return invalid_plan("provider value alignment did not reach a bounded monotonic fixed point");
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    "provider value alignment did not reach a bounded monotonic fixed point");
 }
 
 Result<ProgramPlanCompilation> ProgramPlanCompiler::compile(
@@ -131,7 +135,8 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
       return {};
     }
   }
-  return invalid_plan("activation alignment did not reach a bounded monotonic fixed point");
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    "activation alignment did not reach a bounded monotonic fixed point");
 }
 
 }  // namespace ferrite

@@ -20,17 +20,6 @@ struct Piece {
   const ResolvedValueBinding* binding;
 };
 
-Error sharing_error(const ProgramValueId& a, const ProgramValueId& b, std::string_view why,
-                    SourceLocation location = SourceLocation::current()) {
-  const auto& [first, second] = std::minmax(a, b);
-  return make_error(ErrorCode::kInvalidExecutionPlan,
-                    fmt::format("values `{}` and `{}` overlap in storage {}", first.str(),
-                                second.str(), why),
-                    location)
-      .with_field("value_id", first.str())
-      .with_field("other_value_id", second.str());
-}
-
 // Non-activation resources: any byte overlap between different values must be
 // an exact alias with identical storage. A sweep by start offset compares each
 // piece with the piece reaching furthest so far; a violating pair always meets
@@ -44,7 +33,14 @@ Result<void> check_exact_sharing(std::vector<Piece>& pieces, ValueClasses& class
     if (reach != nullptr && p.start < reach->end && *p.value != *reach->value) {
       const bool exact = classes.find(*p.value) == classes.find(*reach->value) &&
                          p.binding->storage() == reach->binding->storage();
-      if (!exact) return sharing_error(*p.value, *reach->value, "without an exact alias");
+      if (!exact) {
+        const auto& [first, second] = std::minmax(*p.value, *reach->value);
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "values `{}` and `{}` overlap in storage without an exact alias",
+                          first.str(), second.str())
+            .with_field("value_id", first.str())
+            .with_field("other_value_id", second.str());
+      }
     }
     if (reach == nullptr || p.end > reach->end) reach = &p;
   }
@@ -70,7 +66,12 @@ Result<void> check_storage_sharing(const ModelProgram& program, const std::vecto
     auto [it, inserted] = class_storage.emplace(classes.find(id), binding);
     if (!inserted && !(it->second->storage() == binding->storage()) &&
         it->second->storage().overlaps(binding->storage())) {
-      return sharing_error(it->second->value_id(), id, "without an exact alias");
+      const auto& [first, second] = std::minmax(it->second->value_id(), id);
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "values `{}` and `{}` overlap in storage without an exact alias",
+                        first.str(), second.str())
+          .with_field("value_id", first.str())
+          .with_field("other_value_id", second.str());
     }
   }
 
@@ -78,7 +79,10 @@ Result<void> check_storage_sharing(const ModelProgram& program, const std::vecto
   for (const auto& [id, binding] : bound) {
     for (const auto& c : binding->storage().components()) {
       const auto end = checked_add(c.offset_bytes, c.length_bytes);
-      if (!end) return invalid_plan(fmt::format("value `{}` storage range overflows", id.str()));
+      if (!end) {
+        return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` storage range overflows",
+                          id.str());
+      }
       by_resource[c.resource_id].push_back(Piece{c.offset_bytes, *end, &id, binding});
     }
   }
@@ -106,7 +110,8 @@ Result<void> check_storage_sharing(const ModelProgram& program, const std::vecto
     for (const Piece& p : pieces) {
       auto it = buffer_of->find(*p.value);
       if (it == buffer_of->end()) {
-        return invalid_plan(fmt::format("activation `{}` has no live interval", p.value->str()));
+        return make_error(ErrorCode::kInvalidExecutionPlan, "activation `{}` has no live interval",
+                          p.value->str());
       }
       auto [range, inserted] = ranges.emplace(it->second, std::pair{p.start, p.end});
       if (!inserted) {
@@ -137,15 +142,19 @@ Result<void> check_storage_sharing(const ModelProgram& program, const std::vecto
           const bool share = offsets[i] < offsets[j] + buffers[j].size &&
                              offsets[j] < offsets[i] + buffers[i].size;
           if (co_live && share) {
-            return sharing_error(*names.at(owners[i]), *names.at(owners[j]),
-                                 fmt::format("in resource `{}` while both are live",
-                                             resource.str()));
+            const auto& [first, second] = std::minmax(*names.at(owners[i]), *names.at(owners[j]));
+            return make_error(ErrorCode::kInvalidExecutionPlan,
+                              "values `{}` and `{}` overlap in storage in resource `{}` while "
+                              "both are live",
+                              first.str(), second.str(), resource.str())
+                .with_field("value_id", first.str())
+                .with_field("other_value_id", second.str());
           }
         }
       }
-      return make_error(Status(ErrorCode::kInvalidExecutionPlan,
-                               fmt::format("activation resource `{}` packing is invalid: {}",
-                                           resource.str(), packed.error().message())));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "activation resource `{}` packing is invalid: {}", resource.str(),
+                        packed.error().message());
     }
   }
   return {};

@@ -34,28 +34,53 @@ bool is_inverted(const AttributeConstraint& constraint) {
   return range != nullptr && range->minimum > range->maximum;
 }
 
-Error spec_error(const AttributeId& id, const AttributeConstraint& constraint,
-                 std::string_view reason, SourceLocation location = SourceLocation::current()) {
-  return make_error(ErrorCode::kInvalidExecutionPlan,
-                    fmt::format("attribute `{}` constraint {} {}", id.str(),
-                                describe_attribute_constraint(constraint), reason),
-                    location)
-      .with_field("attribute", id.str());
-}
-
-Error value_error(std::string message, const AttributeId& id, std::string_view context,
-                  SourceLocation location = SourceLocation::current()) {
-  Error error =
-      make_error(ErrorCode::kInvalidExecutionPlan, std::move(message), location)
-          .with_field("attribute", id.str());
-  if (context.empty()) return error;
-  return std::move(error).with_field("context", context);
-}
-
 // "node `a` attribute `x`", or "attribute `x`" without a context.
 std::string subject(std::string_view context, const AttributeId& id) {
   if (context.empty()) return fmt::format("attribute `{}`", id.str());
   return fmt::format("{} attribute `{}`", context, id.str());
+}
+
+// AttributeSchema::validate_values, but without the error field `context`.
+Result<void> check_attribute_values(const AttributeSchema& schema,
+                                    const std::map<AttributeId, SemanticValue>& values,
+                                    std::string_view context) {
+  for (const auto& [id, value] : values) {
+    const AttributeSpec* spec = schema.find(id);
+    if (spec == nullptr) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "{} is not declared by the operation",
+                        subject(context, id))
+          .with_field("attribute", id.str());
+    }
+    if (auto valid = validate_semantic_value(value); !valid) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "{} is invalid: {}", subject(context, id),
+                        valid.error().message())
+          .with_field("attribute", id.str());
+    }
+    if (kind_of(value) != spec->value_kind) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "{} has kind {}, expected {}",
+                        subject(context, id), semantic_value_kind_name(kind_of(value)),
+                        semantic_value_kind_name(spec->value_kind))
+          .with_field("attribute", id.str());
+    }
+    if (!satisfies_attribute_constraint(spec->constraint, value)) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "{} value {} does not satisfy {}",
+                        subject(context, id), describe_semantic_value(value),
+                        describe_attribute_constraint(spec->constraint))
+          .with_field("attribute", id.str());
+    }
+  }
+  for (const auto& [id, spec] : schema.entries()) {
+    if (!spec.required || values.contains(id)) continue;
+    if (context.empty()) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "missing required attribute `{}`",
+                        id.str())
+          .with_field("attribute", id.str());
+    }
+    return make_error(ErrorCode::kInvalidExecutionPlan, "{} requires attribute `{}`", context,
+                      id.str())
+        .with_field("attribute", id.str());
+  }
+  return {};
 }
 
 }  // namespace
@@ -119,20 +144,35 @@ bool satisfies_attribute_constraint(const AttributeConstraint& constraint,
 Result<void> validate_attribute_spec(const AttributeId& id, const AttributeSpec& spec) {
   const AttributeConstraint& constraint = spec.constraint;
   if (auto kind = constraint_kind(constraint); kind && *kind != spec.value_kind) {
-    return spec_error(id, constraint,
-                      fmt::format("applies to kind {}, but the attribute has kind {}",
-                                  semantic_value_kind_name(*kind),
-                                  semantic_value_kind_name(spec.value_kind)));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "attribute `{}` constraint {} applies to kind {}, but the attribute has "
+                      "kind {}",
+                      id.str(), describe_attribute_constraint(constraint),
+                      semantic_value_kind_name(*kind), semantic_value_kind_name(spec.value_kind))
+        .with_field("attribute", id.str());
   }
   if (is_inverted<IntegerRangeConstraint>(constraint) ||
       is_inverted<UnsignedRangeConstraint>(constraint) ||
       is_inverted<RationalRangeConstraint>(constraint) ||
       is_inverted<IntegerListLengthConstraint>(constraint)) {
-    return spec_error(id, constraint, "has minimum greater than maximum");
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "attribute `{}` constraint {} has minimum greater than maximum", id.str(),
+                      describe_attribute_constraint(constraint))
+        .with_field("attribute", id.str());
   }
   if (const auto* text = std::get_if<TextChoicesConstraint>(&constraint)) {
-    if (text->choices.empty()) return spec_error(id, constraint, "has no choices");
-    if (text->choices.contains("")) return spec_error(id, constraint, "has an empty choice");
+    if (text->choices.empty()) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "attribute `{}` constraint {} has no choices", id.str(),
+                        describe_attribute_constraint(constraint))
+          .with_field("attribute", id.str());
+    }
+    if (text->choices.contains("")) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "attribute `{}` constraint {} has an empty choice", id.str(),
+                        describe_attribute_constraint(constraint))
+          .with_field("attribute", id.str());
+    }
   }
   return {};
 }
@@ -151,39 +191,11 @@ const AttributeSpec* AttributeSchema::find(const AttributeId& id) const {
 
 Result<void> AttributeSchema::validate_values(const std::map<AttributeId, SemanticValue>& values,
                                               std::string_view context) const {
-  for (const auto& [id, value] : values) {
-    const AttributeSpec* spec = find(id);
-    if (spec == nullptr) {
-      return value_error(
-          fmt::format("{} is not declared by the operation", subject(context, id)), id, context);
-    }
-    if (auto valid = validate_semantic_value(value); !valid) {
-      return value_error(
-          fmt::format("{} is invalid: {}", subject(context, id), valid.error().message()), id,
-          context);
-    }
-    if (kind_of(value) != spec->value_kind) {
-      return value_error(fmt::format("{} has kind {}, expected {}", subject(context, id),
-                                     semantic_value_kind_name(kind_of(value)),
-                                     semantic_value_kind_name(spec->value_kind)),
-                         id, context);
-    }
-    if (!satisfies_attribute_constraint(spec->constraint, value)) {
-      return value_error(fmt::format("{} value {} does not satisfy {}", subject(context, id),
-                                     describe_semantic_value(value),
-                                     describe_attribute_constraint(spec->constraint)),
-                         id, context);
-    }
+  auto valid = check_attribute_values(*this, values, context);
+  if (!valid && !context.empty()) {
+    return make_error(std::move(valid).error().with_field("context", std::string(context)));
   }
-  for (const auto& [id, spec] : entries_) {
-    if (spec.required && !values.contains(id)) {
-      std::string message = context.empty()
-                                ? fmt::format("missing required attribute `{}`", id.str())
-                                : fmt::format("{} requires attribute `{}`", context, id.str());
-      return value_error(std::move(message), id, context);
-    }
-  }
-  return {};
+  return valid;
 }
 
 }  // namespace ferrite

@@ -28,9 +28,9 @@ ValueRef ProgramBuilder::new_value(std::string_view call, std::string_view value
   auto id = checked_id<ProgramValueId>(call, value_id);
   if (!id) return {};
   if (known_.contains(*id)) {
-    fail(call, Status(ErrorCode::kInvalidModelConfig,
-                      fmt::format("value `{}` is already defined", value_id))
-                   .with_field("value_id", std::string(value_id)));
+    fail(call, make_error(ErrorCode::kInvalidModelConfig, "value `{}` is already defined", value_id)
+                   .with_field("value_id", value_id)
+                   .value());
     return {};
   }
   const auto index = static_cast<uint32_t>(values_.size());
@@ -48,8 +48,9 @@ bool ProgramBuilder::resolve(std::string_view call, const std::vector<ValueRef>&
   for (size_t i = 0; i < refs.size(); ++i) {
     const ProgramValueId* id = value_id(refs[i]);
     if (id == nullptr) {
-      fail(call, Status(ErrorCode::kInvalidModelConfig,
-                        fmt::format("value {} is not a value of this builder", i)));
+      fail(call,
+           make_error(ErrorCode::kInvalidModelConfig, "value {} is not a value of this builder", i)
+               .value());
       return false;
     }
     out.push_back(*id);
@@ -119,7 +120,8 @@ ValueRef ProgramBuilder::state(std::string_view state_id, std::string_view value
 void ProgramBuilder::block(std::string_view id) {
   if (error_) return;
   if (id.empty()) {
-    fail(call_name("block", id), Status(ErrorCode::kInvalidModelConfig, "block id is empty"));
+    fail(call_name("block", id),
+         make_error(ErrorCode::kInvalidModelConfig, "block id is empty").value());
     return;
   }
   blocks_.push_back(ProgramBlock{std::string(id), {}});
@@ -129,13 +131,18 @@ std::vector<ValueRef> ProgramBuilder::add_node(const NodeSpec& spec) {
   std::vector<ValueRef> out;
   if (error_) return out;
   const std::string call = call_name("add_node", spec.id);
-  auto bad = [&](std::string message) {
-    fail(call, Status(ErrorCode::kInvalidModelConfig, std::move(message))
-                   .with_field("node_id", std::string(spec.id)));
-    return std::vector<ValueRef>{};
-  };
-  if (blocks_.empty()) return bad("no block: call block() first");
-  if (spec.outputs.empty()) return bad("a node needs at least one output");
+  if (blocks_.empty()) {
+    fail(call, make_error(ErrorCode::kInvalidModelConfig, "no block: call block() first")
+                   .with_field("node_id", spec.id)
+                   .value());
+    return {};
+  }
+  if (spec.outputs.empty()) {
+    fail(call, make_error(ErrorCode::kInvalidModelConfig, "a node needs at least one output")
+                   .with_field("node_id", spec.id)
+                   .value());
+    return {};
+  }
   auto id = checked_id<NodeId>(call, spec.id);
   if (!id) return out;
   auto operation = checked_id<OperationId>(call, spec.operation);
@@ -162,7 +169,13 @@ std::vector<ValueRef> ProgramBuilder::add_node(const NodeSpec& spec) {
   switch (spec.work) {
     case NodeWork::kTokensOfOutput: node.work = WorkTokens{node.outputs[0], 0}; break;
     case NodeWork::kTokensOfInput:
-      if (node.inputs.empty()) return bad("work follows input 0, but the node has no inputs");
+      if (node.inputs.empty()) {
+        fail(call, make_error(ErrorCode::kInvalidModelConfig,
+                              "work follows input 0, but the node has no inputs")
+                       .with_field("node_id", spec.id)
+                       .value());
+        return {};
+      }
       node.work = WorkTokens{node.inputs[0], 0};
       break;
     case NodeWork::kFixed: break;

@@ -60,22 +60,10 @@ std::optional<int64_t> signed_from_magnitude(bool negative, UInt128 magnitude) {
   return static_cast<int64_t>(magnitude);
 }
 
-Error parse_error(std::string_view text, std::string_view reason,
-                  SourceLocation location = SourceLocation::current()) {
-  std::string shown = shown_text(text);
-  return make_error(ErrorCode::kInvalidExecutionPlan,
-                    fmt::format("rational `{}` {}", shown, reason), location)
-      .with_field("text", shown);
-}
-
-Error malformed(std::string_view text) {
-  return parse_error(text,
-                     "is not a decimal number (expected e.g. `1e-5`, `0.5`, `-3` or `1/3`)");
-}
-
-Error overflows(std::string_view text) {
-  return parse_error(text, "does not fit a 64-bit numerator and denominator");
-}
+// Why a rational's text is rejected: "rational `<text>` <reason>".
+constexpr std::string_view kNotDecimal =
+    "is not a decimal number (expected e.g. `1e-5`, `0.5`, `-3` or `1/3`)";
+constexpr std::string_view kOverflows = "does not fit a 64-bit numerator and denominator";
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -100,10 +88,22 @@ Result<CanonicalRational> parse_fraction(std::string_view text, bool negative,
                                          std::string_view denominator_digits) {
   auto magnitude = digits_value(numerator_digits, kInt64MinMagnitude);
   auto denominator = digits_value(denominator_digits, std::numeric_limits<uint64_t>::max());
-  if (!magnitude || !denominator) return overflows(text);
-  if (*denominator == 0) return parse_error(text, "has a zero denominator");
+  if (!magnitude || !denominator) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "rational `{}` {}", shown_text(text),
+                      kOverflows)
+        .with_field("text", shown_text(text));
+  }
+  if (*denominator == 0) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "rational `{}` has a zero denominator",
+                      shown_text(text))
+        .with_field("text", shown_text(text));
+  }
   auto numerator = signed_from_magnitude(negative, *magnitude);
-  if (!numerator) return overflows(text);
+  if (!numerator) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "rational `{}` {}", shown_text(text),
+                      kOverflows)
+        .with_field("text", shown_text(text));
+  }
   return CanonicalRational::create(*numerator, static_cast<uint64_t>(*denominator));
 }
 
@@ -111,7 +111,8 @@ Result<CanonicalRational> parse_fraction(std::string_view text, bool negative,
 
 Result<CanonicalRational> CanonicalRational::create(int64_t numerator, uint64_t denominator) {
   if (denominator == 0) {
-    return invalid_plan(fmt::format("rational {}/0 has a zero denominator", numerator));
+    return make_error(ErrorCode::kInvalidExecutionPlan, "rational {}/0 has a zero denominator",
+                      numerator);
   }
   if (numerator == 0) return CanonicalRational();
   const bool negative = numerator < 0;
@@ -133,12 +134,20 @@ Result<CanonicalRational> CanonicalRational::parse_decimal(std::string_view text
   const bool negative = !text.empty() && text[0] == '-';
   if (negative) ++pos;
   const std::string_view integer_digits = scan_digits(text, pos);
-  if (integer_digits.empty()) return malformed(text);
+  if (integer_digits.empty()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "rational `{}` {}", shown_text(text),
+                      kNotDecimal)
+        .with_field("text", shown_text(text));
+  }
 
   if (pos < text.size() && text[pos] == '/') {
     ++pos;
     const std::string_view denominator_digits = scan_digits(text, pos);
-    if (denominator_digits.empty() || pos != text.size()) return malformed(text);
+    if (denominator_digits.empty() || pos != text.size()) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "rational `{}` {}", shown_text(text),
+                        kNotDecimal)
+          .with_field("text", shown_text(text));
+    }
     return parse_fraction(text, negative, integer_digits, denominator_digits);
   }
 
@@ -146,7 +155,11 @@ Result<CanonicalRational> CanonicalRational::parse_decimal(std::string_view text
   if (pos < text.size() && text[pos] == '.') {
     ++pos;
     fraction_digits = scan_digits(text, pos);
-    if (fraction_digits.empty()) return malformed(text);
+    if (fraction_digits.empty()) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "rational `{}` {}", shown_text(text),
+                        kNotDecimal)
+          .with_field("text", shown_text(text));
+    }
   }
   int64_t exponent = 0;
   if (pos < text.size() && (text[pos] == 'e' || text[pos] == 'E')) {
@@ -157,13 +170,21 @@ Result<CanonicalRational> CanonicalRational::parse_decimal(std::string_view text
       ++pos;
     }
     const std::string_view exponent_digits = scan_digits(text, pos);
-    if (exponent_digits.empty()) return malformed(text);
+    if (exponent_digits.empty()) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "rational `{}` {}", shown_text(text),
+                        kNotDecimal)
+          .with_field("text", shown_text(text));
+    }
     for (char c : exponent_digits) {
       exponent = exponent >= kExponentCap / 10 ? kExponentCap : exponent * 10 + (c - '0');
     }
     if (exponent_negative) exponent = -exponent;
   }
-  if (pos != text.size()) return malformed(text);
+  if (pos != text.size()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "rational `{}` {}", shown_text(text),
+                      kNotDecimal)
+        .with_field("text", shown_text(text));
+  }
 
   // value = significant * 10^scale, with leading and trailing zeros removed.
   std::string digits = std::string(integer_digits) + std::string(fraction_digits);
@@ -172,7 +193,11 @@ Result<CanonicalRational> CanonicalRational::parse_decimal(std::string_view text
   const size_t trailing_zeros = digits.size() - 1 - last_non_zero;
   digits.resize(last_non_zero + 1);
   digits.erase(0, digits.find_first_not_of('0'));
-  if (digits.size() > kMaxSignificantDigits) return overflows(text);
+  if (digits.size() > kMaxSignificantDigits) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "rational `{}` {}", shown_text(text),
+                      kOverflows)
+        .with_field("text", shown_text(text));
+  }
   UInt128 significant = 0;
   for (char c : digits) significant = significant * 10 + static_cast<unsigned>(c - '0');
   const int64_t scale =
@@ -182,7 +207,11 @@ Result<CanonicalRational> CanonicalRational::parse_decimal(std::string_view text
     UInt128 magnitude = significant;
     for (int64_t i = 0; i < scale && magnitude <= kInt64MinMagnitude; ++i) magnitude *= 10;
     auto numerator = signed_from_magnitude(negative, magnitude);
-    if (!numerator) return overflows(text);
+    if (!numerator) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "rational `{}` {}", shown_text(text),
+                        kOverflows)
+          .with_field("text", shown_text(text));
+    }
     return CanonicalRational(*numerator, 1);
   }
 
@@ -203,7 +232,11 @@ Result<CanonicalRational> CanonicalRational::parse_decimal(std::string_view text
   for (int64_t i = 0; i < twos && denominator <= max_denominator; ++i) denominator *= 2;
   for (int64_t i = 0; i < fives && denominator <= max_denominator; ++i) denominator *= 5;
   auto numerator = signed_from_magnitude(negative, significant);
-  if (!numerator || denominator > max_denominator) return overflows(text);
+  if (!numerator || denominator > max_denominator) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "rational `{}` {}", shown_text(text),
+                      kOverflows)
+        .with_field("text", shown_text(text));
+  }
   return CanonicalRational(*numerator, static_cast<uint64_t>(denominator));
 }
 
@@ -239,17 +272,17 @@ FERRITE_ENUM_NAME_FUNCTION(kSemanticValueKindNames, SemanticValueKind::kIntegers
 
 Result<SemanticValueKind> parse_semantic_value_kind(std::string_view name) {
   if (auto kind = kSemanticValueKindNames.find(name)) return *kind;
-  return invalid_argument(fmt::format("unknown {} `{}` (expected {})",
-                                      kSemanticValueKindNames.noun, shown_text(name),
-                                      kSemanticValueKindNames.expected_list()));
+  return make_error(ErrorCode::kInvalidArgument, "unknown {} `{}` (expected {})",
+                    kSemanticValueKindNames.noun, shown_text(name),
+                    kSemanticValueKindNames.expected_list());
 }
 
 Result<void> validate_semantic_value(const SemanticValue& value) {
   if (const auto* text = std::get_if<SemanticText>(&value); text && text->value.empty()) {
-    return invalid_plan("semantic text value must not be empty");
+    return make_error(ErrorCode::kInvalidExecutionPlan, "semantic text value must not be empty");
   }
   if (const auto* list = std::get_if<SemanticIntegers>(&value); list && list->value.empty()) {
-    return invalid_plan("semantic integer list must not be empty");
+    return make_error(ErrorCode::kInvalidExecutionPlan, "semantic integer list must not be empty");
   }
   return {};
 }

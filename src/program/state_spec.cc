@@ -23,20 +23,25 @@ FERRITE_ENUM_NAME_FUNCTIONS(kStateInitializationNames, StateInitialization::kZer
 Result<void> validate_capacity_demand(const StateCapacityDemand& demand,
                                       uint64_t tensor_min_bytes) {
   if (std::holds_alternative<StateCapacityFixedPerScope>(demand)) {
-    if (tensor_min_bytes == 0) return invalid_plan("fixed state demand requires a non-empty tensor");
+    if (tensor_min_bytes == 0) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "fixed state demand requires a non-empty tensor");
+    }
     return {};
   }
   const auto& scaled = std::get<StateCapacityTokenScaled>(demand);
   if (scaled.bytes_per_token < tensor_min_bytes) {
-    return invalid_plan(fmt::format(
+    return make_error(
+        ErrorCode::kInvalidExecutionPlan,
         "token-scaled state demand of {} bytes per token is smaller than its {}-byte tensor",
-        scaled.bytes_per_token, tensor_min_bytes));
+        scaled.bytes_per_token, tensor_min_bytes);
   }
   if (scaled.maximum_tokens == 0) {
-    return invalid_plan("token-scaled state demand requires maximum_tokens > 0");
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "token-scaled state demand requires maximum_tokens > 0");
   }
   if (!checked_mul(scaled.bytes_per_token, scaled.maximum_tokens)) {
-    return invalid_plan("token-scaled state demand overflows u64");
+    return make_error(ErrorCode::kInvalidExecutionPlan, "token-scaled state demand overflows u64");
   }
   return {};
 }

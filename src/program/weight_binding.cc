@@ -20,8 +20,8 @@ std::string layout_component_field(const WeightId& id) {
 Result<uint64_t> ResolvedWeightComponentLayout::physical_bytes() const {
   auto bytes = checked_weight_physical_bytes(physical_dimensions, encoding);
   if (!bytes) {
-    return invalid_plan(
-        fmt::format("weight component `{}` physical byte size overflows u64", component_id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "weight component `{}` physical byte size overflows u64", component_id.str());
   }
   return *bytes;
 }
@@ -30,7 +30,8 @@ Result<ResolvedWeightBinding> ResolvedWeightBinding::from_schema(const WeightSch
                                                                  const WeightId& tensor_id) {
   const WeightTensorSpec* tensor = schema.find_tensor(tensor_id);
   if (tensor == nullptr) {
-    return invalid_plan(fmt::format("unknown logical weight `{}`", tensor_id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan, "unknown logical weight `{}`",
+                      tensor_id.str());
   }
   FERRITE_ASSIGN_OR_RETURN(auto refs, schema.physical_component_refs(tensor_id));
   std::map<WeightId, ResolvedWeightComponentLayout> sorted;
@@ -51,22 +52,25 @@ Result<ResolvedWeightBinding> ResolvedWeightBinding::from_schema(const WeightSch
 Result<void> ResolvedWeightBinding::validate() const {
   const std::string& weight = weight_id.str();
   if (!schema_version.is_stable()) {
-    return invalid_plan(fmt::format("weight binding `{}` schema version {} is unstable (major 0)",
-                                    weight, schema_version.to_string()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "weight binding `{}` schema version {} is unstable (major 0)", weight,
+                      schema_version.to_string());
   }
   if (components.empty()) {
-    return invalid_plan(fmt::format("weight binding `{}` has no components", weight));
+    return make_error(ErrorCode::kInvalidExecutionPlan, "weight binding `{}` has no components",
+                      weight);
   }
   for (size_t i = 1; i < components.size(); ++i) {
     if (!(components[i - 1].component_id < components[i].component_id)) {
-      return invalid_plan(fmt::format(
+      return make_error(
+          ErrorCode::kInvalidExecutionPlan,
           "weight binding `{}` components are not strictly sorted by id (`{}` then `{}`)", weight,
-          components[i - 1].component_id.str(), components[i].component_id.str()));
+          components[i - 1].component_id.str(), components[i].component_id.str());
     }
   }
   const weight_internal::FailFn fail = [&weight](std::string_view field, std::string_view reason) {
-    return invalid_plan(fmt::format("weight binding `{}` field `{}` is invalid: {}", weight,
-                                    field, reason));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "weight binding `{}` field `{}` is invalid: {}", weight, field, reason);
   };
   FERRITE_RETURN_IF_ERROR(
       weight_internal::check_layout_limits(fail, "physical_layout", physical_layout));
@@ -109,8 +113,8 @@ Result<void> ResolvedWeightBinding::validate_logical(std::span<const uint64_t> d
                                                      ElementType logical_element_type) const {
   const std::string& weight = weight_id.str();
   const weight_internal::FailFn fail = [&weight](std::string_view field, std::string_view reason) {
-    return invalid_plan(fmt::format("weight binding `{}` field `{}` is invalid: {}", weight,
-                                    field, reason));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "weight binding `{}` field `{}` is invalid: {}", weight, field, reason);
   };
   // Rebuild the components as schema components (names are not part of a binding).
   std::vector<WeightComponentSpec> specs;
@@ -164,8 +168,8 @@ Result<uint64_t> ResolvedWeightBinding::physical_bytes() const {
     FERRITE_ASSIGN_OR_RETURN(uint64_t bytes, component.physical_bytes());
     auto sum = checked_add(total, bytes);
     if (!sum) {
-      return invalid_plan(
-          fmt::format("weight binding `{}` physical byte size overflows u64", weight_id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "weight binding `{}` physical byte size overflows u64", weight_id.str());
     }
     total = *sum;
   }

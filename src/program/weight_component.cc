@@ -209,8 +209,8 @@ std::optional<uint64_t> checked_weight_physical_bytes(std::span<const uint64_t> 
 Result<uint64_t> WeightComponentSpec::physical_bytes() const {
   auto bytes = checked_weight_physical_bytes(dimensions, encoding);
   if (!bytes) {
-    return invalid_plan(
-        fmt::format("weight component `{}` physical byte size overflows u64", id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "weight component `{}` physical byte size overflows u64", id.str());
   }
   return *bytes;
 }

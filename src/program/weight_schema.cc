@@ -27,15 +27,6 @@ bool is_blank(std::string_view text) {
   });
 }
 
-Error unknown_layout(const ModelFamilyId& family_id, const WeightLayoutId& layout_id,
-                     std::string_view reason) {
-  return make_error(Status(ErrorCode::kUnknownWeightLayout,
-                           fmt::format("model family `{}` weight layout `{}` is unknown: {}",
-                                       family_id.str(), layout_id.str(), reason))
-                        .with_field("family_id", family_id.str())
-                        .with_field("layout_id", layout_id.str()));
-}
-
 // ≥ 1 external name, each non-blank and unique schema-wide.
 Result<void> check_component_names(const weight_internal::FailFn& fail,
                                    const WeightComponentSpec& component,
@@ -95,13 +86,21 @@ const WeightTensorSpec* WeightSchema::find_tensor(const WeightId& id) const {
 }
 
 Result<void> WeightSchema::validate(const ModelFamilyId& family_id) const {
+  std::string unknown;  // why the layout is unknown; empty when it is not
   if (!version.is_stable()) {
-    return unknown_layout(family_id, layout_id,
-                          fmt::format("schema version {} is unstable (major 0)",
-                                      version.to_string()));
+    unknown = fmt::format("schema version {} is unstable (major 0)", version.to_string());
+  } else if (components.empty()) {
+    unknown = "schema has no components";
+  } else if (tensors.empty()) {
+    unknown = "schema has no tensors";
   }
-  if (components.empty()) return unknown_layout(family_id, layout_id, "schema has no components");
-  if (tensors.empty()) return unknown_layout(family_id, layout_id, "schema has no tensors");
+  if (!unknown.empty()) {
+    return make_error(ErrorCode::kUnknownWeightLayout,
+                      "model family `{}` weight layout `{}` is unknown: {}", family_id.str(),
+                      layout_id.str(), unknown)
+        .with_field("family_id", family_id.str())
+        .with_field("layout_id", layout_id.str());
+  }
 
   const weight_internal::FailFn fail = [&family_id](std::string_view field,
                                                     std::string_view reason) {
@@ -170,11 +169,13 @@ Result<std::vector<const WeightComponentSpec*>> WeightSchema::physical_component
     const WeightId& tensor_id) const {
   const WeightTensorSpec* tensor = find_tensor(tensor_id);
   if (tensor == nullptr) {
-    return invalid_plan(fmt::format("unknown logical weight `{}`", tensor_id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan, "unknown logical weight `{}`",
+                      tensor_id.str());
   }
   const weight_internal::FailFn fail = [&tensor_id](std::string_view field,
                                                     std::string_view reason) {
-    return invalid_plan(fmt::format("logical weight `{}` {}: {}", tensor_id.str(), field, reason));
+    return make_error(ErrorCode::kInvalidExecutionPlan, "logical weight `{}` {}: {}",
+                      tensor_id.str(), field, reason);
   };
   FERRITE_RETURN_IF_ERROR(
       weight_internal::check_layout_limits(fail, "physical_layout", tensor->physical_layout));
@@ -188,8 +189,9 @@ Result<std::vector<const WeightComponentSpec*>> WeightSchema::physical_component
   }
   for (const WeightId& id : ids) {
     if (!found.contains(id)) {
-      return invalid_plan(fmt::format("logical weight `{}` references unknown weight component `{}`",
-                                      tensor_id.str(), id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "logical weight `{}` references unknown weight component `{}`",
+                        tensor_id.str(), id.str());
     }
   }
   return refs;
@@ -202,8 +204,8 @@ Result<uint64_t> WeightSchema::physical_bytes(const WeightId& tensor_id) const {
     FERRITE_ASSIGN_OR_RETURN(uint64_t bytes, component->physical_bytes());
     auto sum = checked_add(total, bytes);
     if (!sum) {
-      return invalid_plan(fmt::format("logical weight `{}` physical byte size overflows u64",
-                                      tensor_id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "logical weight `{}` physical byte size overflows u64", tensor_id.str());
     }
     total = *sum;
   }

@@ -9,8 +9,8 @@ namespace ferrite {
 Result<void> CpuProviderRegistry::add(CpuProviderSpec spec) {
   auto key = std::pair{spec.operation.id, spec.provider_id};
   if (providers_.contains(key)) {
-    return invalid_argument(fmt::format("CPU provider `{}` for `{}` is registered twice",
-                                        spec.provider_id.str(), spec.operation.id.str()));
+    return make_error(ErrorCode::kInvalidArgument, "CPU provider `{}` for `{}` is registered twice",
+                      spec.provider_id.str(), spec.operation.id.str());
   }
   providers_.emplace(std::move(key), std::move(spec));
   return {};
@@ -40,8 +40,8 @@ Result<CompilationTarget> CpuProviderRegistry::target(const DeviceDescriptor& de
   for (const auto& [key, spec] : providers_) {
     auto [it, inserted] = operations.emplace(spec.operation.id, spec.operation);
     if (!inserted && !(it->second == spec.operation)) {
-      return invalid_argument(fmt::format("CPU providers disagree on operation `{}`",
-                                          spec.operation.id.str()));
+      return make_error(ErrorCode::kInvalidArgument, "CPU providers disagree on operation `{}`",
+                        spec.operation.id.str());
     }
     std::vector<ProviderStorageBindingRequirement> slots;
     for (uint32_t i = 0; i < spec.operation.inputs.size(); ++i) {

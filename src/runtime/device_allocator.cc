@@ -47,17 +47,18 @@ class HostAllocator final : public DeviceAllocator {
 
   Result<DeviceBuffer> allocate(uint64_t bytes, uint64_t alignment) const override {
     if (!is_power_of_two(alignment)) {
-      return invalid_argument(fmt::format("alignment {} is not a power of two", alignment));
+      return make_error(ErrorCode::kInvalidArgument, "alignment {} is not a power of two",
+                        alignment);
     }
     // aligned_alloc wants a size that is a multiple of an alignment it supports.
     const uint64_t effective = std::max<uint64_t>(alignment, alignof(std::max_align_t));
     auto size = checked_align_up(std::max<uint64_t>(bytes, 1), effective);
     if (!size) {
-      return make_error(ErrorCode::kIo, fmt::format("cannot allocate {} bytes", bytes));
+      return make_error(ErrorCode::kIo, "cannot allocate {} bytes", bytes);
     }
     void* data = std::aligned_alloc(static_cast<size_t>(effective), static_cast<size_t>(*size));
     if (data == nullptr) {
-      return make_error(ErrorCode::kIo, fmt::format("cannot allocate {} bytes", *size));
+      return make_error(ErrorCode::kIo, "cannot allocate {} bytes", *size);
     }
     std::memset(data, 0, static_cast<size_t>(*size));
     return adopt(static_cast<std::byte*>(data), *size, alignment);

@@ -10,18 +10,16 @@
 namespace ferrite {
 namespace {
 
-Error load_error(std::string message) {
-  return make_error(Status(ErrorCode::kInvalidExecutionPlan, std::move(message)));
-}
-
 // The execution component a weight binding's storage component holds.
 Result<const WeightComponentSpec*> weight_component(const WeightSchema& schema,
                                                     const ResolvedStorageComponent& c) {
-  if (!c.component_id) return load_error("weight component without an id");
+  if (!c.component_id) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "weight component without an id");
+  }
   const WeightComponentSpec* component = schema.find_component(*c.component_id);
   if (component == nullptr) {
-    return load_error(fmt::format("weight component `{}` is not in the schema",
-                                  c.component_id->str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "weight component `{}` is not in the schema", c.component_id->str());
   }
   return component;
 }
@@ -41,13 +39,13 @@ struct Executor::Resources {
   Result<std::byte*> locate(const ResolvedStorageComponent& c) const {
     auto it = buffers.find(c.resource_id);
     if (it == buffers.end()) {
-      return load_error(fmt::format("resource `{}` is not in the memory summary",
-                                    c.resource_id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "resource `{}` is not in the memory summary", c.resource_id.str());
     }
     auto end = checked_add(c.offset_bytes, c.length_bytes);
     if (!end || *end > it->second.size) {
-      return load_error(fmt::format("a binding of `{}` lies outside the resource",
-                                    c.resource_id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "a binding of `{}` lies outside the resource", c.resource_id.str());
     }
     return it->second.data + c.offset_bytes;
   }
@@ -75,16 +73,19 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
   const auto recorded = plan.payload().find("execution_weights_fingerprint");
   if (recorded == plan.payload().end() || !recorded->is_string() ||
       recorded->get<std::string>() != execution_weights.fingerprint()) {
-    return load_error(fmt::format("the plan was compiled with other execution weights than "
-                                  "those of materializer `{}`",
-                                  execution_weights.materializer().id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "the plan was compiled with other execution weights than "
+                      "those of materializer `{}`",
+                      execution_weights.materializer().id.str());
   }
   if (materializer.descriptor() != execution_weights.materializer()) {
-    return load_error(fmt::format("materializer `{}` is not the one the execution weights were "
-                                  "planned with",
-                                  materializer.descriptor().id.str()));
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "materializer `{}` is not the one the execution weights were planned with",
+                      materializer.descriptor().id.str());
   }
-  if (providers.allocator() == nullptr) return load_error("the providers declare no allocator");
+  if (providers.allocator() == nullptr) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "the providers declare no allocator");
+  }
   FERRITE_ASSIGN_OR_RETURN(std::vector<const CpuProviderSpec*> kernels,
                            find_kernels(plan, providers));
   std::unique_ptr<Executor> ex(new Executor());
@@ -116,14 +117,16 @@ Result<std::vector<const CpuProviderSpec*>> Executor::find_kernels(
   for (const auto& node : plan.nodes()) {
     const CpuProviderSpec* spec = providers.find(node.operation_id, node.provider_id);
     if (spec == nullptr) {
-      return load_error(fmt::format("node `{}`: provider `{}` is not available in this binary",
-                                    node.id.str(), node.provider_id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}`: provider `{}` is not available in this binary", node.id.str(),
+                        node.provider_id.str());
     }
     if (CpuProviderRegistry::implementation_fingerprint(*spec) !=
         node.provider_implementation_fingerprint) {
-      return load_error(fmt::format("node `{}`: provider `{}` implementation differs from the one "
-                                    "the plan was compiled for",
-                                    node.id.str(), node.provider_id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}`: provider `{}` implementation differs from the one "
+                        "the plan was compiled for",
+                        node.id.str(), node.provider_id.str());
     }
     kernels.push_back(spec);
   }
@@ -146,12 +149,14 @@ Result<void> Executor::allocate_resources(const ExecutionPlan& plan,
     if (r.token_scaled) resources.token_scaled.emplace(r.resource_id, *r.token_scaled);
     const uint64_t alignment = std::max<uint64_t>(64, r.alignment_bytes);
     auto size = checked_align_up(std::max<uint64_t>(r.size_bytes, 1), alignment);
-    if (!size) return load_error(fmt::format("resource `{}` size overflows", r.resource_id.str()));
+    if (!size) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "resource `{}` size overflows",
+                        r.resource_id.str());
+    }
     auto allocated = allocator.allocate(*size, alignment);
     if (!allocated) {
-      return make_error(Status(allocated.error().code(),
-                               fmt::format("{} for `{}`", allocated.error().message(),
-                                           r.resource_id.str())));
+      return make_error(allocated.error().code(), "{} for `{}`", allocated.error().message(),
+                        r.resource_id.str());
     }
     const Buffer buffer{allocated->data(), r.size_bytes};
     allocated_bytes_ += allocated->size();
@@ -185,14 +190,16 @@ Result<void> Executor::place_weights(const ExecutionPlan& plan, Resources& resou
                             std::span<std::byte> destination) -> Result<void> {
     auto from = execution_weights.component_sources().find(target.id);
     if (from == execution_weights.component_sources().end() || from->second.size() != 1) {
-      return load_error(fmt::format("weight component `{}`: the CPU runtime materializes a "
-                                    "component from exactly one source component",
-                                    target.id.str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "weight component `{}`: the CPU runtime materializes a "
+                        "component from exactly one source component",
+                        target.id.str());
     }
     const WeightComponentSpec* source = source_schema.find_component(from->second[0]);
     if (source == nullptr) {
-      return load_error(fmt::format("source weight component `{}` is not in the family's schema",
-                                    from->second[0].str()));
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "source weight component `{}` is not in the family's schema",
+                        from->second[0].str());
     }
     if (*source == target) return weights.fill(target, destination);
     FERRITE_ASSIGN_OR_RETURN(uint64_t source_size, source->physical_bytes());
@@ -203,14 +210,13 @@ Result<void> Executor::place_weights(const ExecutionPlan& plan, Resources& resou
       const std::string digest = sha256_hex(std::string_view(
           reinterpret_cast<const char*>(source_bytes.data()), source_bytes.size()));
       if (measured == nullptr || measured->source_sha256 != digest) {
-        return make_error(
-            Status(ErrorCode::kWeightMaterializerQualityApprovalRequired,
-                   fmt::format("weight component `{}` differs from the weights the quality "
-                               "approval measured (source sha256 {}, approved {}): measure "
-                               "these weights and compile again",
-                               target.id.str(), digest,
-                               measured ? measured->source_sha256 : std::string("none")))
-                .with_field("component_id", target.id.str()));
+        return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                          "weight component `{}` differs from the weights the quality "
+                          "approval measured (source sha256 {}, approved {}): measure "
+                          "these weights and compile again",
+                          target.id.str(), digest,
+                          measured ? measured->source_sha256 : std::string("none"))
+            .with_field("component_id", target.id.str());
       }
     }
     return materializer.materialize_component(*source, source_bytes, target, destination);
@@ -262,16 +268,18 @@ Result<void> Executor::bind_kernels(const ExecutionPlan& plan, const Resources& 
         for (const auto& c : components) {
           auto placed = resources.weights.find({c.resource_id, c.offset_bytes});
           if (placed == resources.weights.end()) {
-            return load_error(fmt::format("node `{}`: weight `{}` was not placed",
-                                          node.id.str(), binding.value_id().str()));
+            return make_error(ErrorCode::kInvalidExecutionPlan,
+                              "node `{}`: weight `{}` was not placed", node.id.str(),
+                              binding.value_id().str());
           }
           weight = placed->second;
         }
       }
       if (components.size() != 1) {
-        return load_error(fmt::format("node `{}`: value `{}` has {} storage components; the CPU "
-                                      "runtime binds single-component values",
-                                      node.id.str(), binding.value_id().str(), components.size()));
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "node `{}`: value `{}` has {} storage components; the CPU "
+                          "runtime binds single-component values",
+                          node.id.str(), binding.value_id().str(), components.size());
       }
       const ResolvedStorageComponent& component = components.front();
       FERRITE_ASSIGN_OR_RETURN(std::byte * at, resources.locate(component));
@@ -284,9 +292,9 @@ Result<void> Executor::bind_kernels(const ExecutionPlan& plan, const Resources& 
         auto span = checked_mul(demand.bytes_per_token, demand.maximum_tokens);
         if (component.offset_bytes != 0 || !span ||
             *span > resources.buffers.at(component.resource_id).size) {
-          return load_error(fmt::format("node `{}`: token-scaled state `{}` does not fit its "
-                                        "resource",
-                                        node.id.str(), binding.value_id().str()));
+          return make_error(ErrorCode::kInvalidExecutionPlan,
+                            "node `{}`: token-scaled state `{}` does not fit its resource",
+                            node.id.str(), binding.value_id().str());
         }
         token_rows = demand.maximum_tokens;
       }
@@ -298,7 +306,9 @@ Result<void> Executor::bind_kernels(const ExecutionPlan& plan, const Resources& 
     }
     if (node.scratch_resource) {
       auto it = resources.buffers.find(*node.scratch_resource);
-      if (it == resources.buffers.end()) return load_error("scratch resource missing");
+      if (it == resources.buffers.end()) {
+        return make_error(ErrorCode::kInvalidExecutionPlan, "scratch resource missing");
+      }
       kernel_node.scratch = it->second.data;
       kernel_node.scratch_bytes = it->second.size;
     }
@@ -311,15 +321,15 @@ Result<void> Executor::bind_kernels(const ExecutionPlan& plan, const Resources& 
 Result<void> Executor::write_input(const ProgramValueId& value, std::span<const uint32_t> data) {
   auto it = values_.find(value);
   if (it == values_.end()) {
-    return invalid_argument(fmt::format("`{}` is not a bound value", value.str()));
+    return make_error(ErrorCode::kInvalidArgument, "`{}` is not a bound value", value.str());
   }
   const BoundValue& v = it->second;
   if (v.tensor.element_type() != ElementType::kU32) {
-    return invalid_argument(fmt::format("`{}` is not a u32 value", value.str()));
+    return make_error(ErrorCode::kInvalidArgument, "`{}` is not a u32 value", value.str());
   }
   if (data.size_bytes() > v.tensor.minimum_storage_bytes()) {
-    return invalid_argument(fmt::format("{} values exceed the capacity of `{}` ({})", data.size(),
-                                        value.str(), v.tensor.to_string()));
+    return make_error(ErrorCode::kInvalidArgument, "{} values exceed the capacity of `{}` ({})",
+                      data.size(), value.str(), v.tensor.to_string());
   }
   std::memcpy(v.data, data.data(), data.size_bytes());
   return {};
@@ -327,8 +337,8 @@ Result<void> Executor::write_input(const ProgramValueId& value, std::span<const 
 
 Result<void> Executor::run(uint64_t tokens) {
   if (tokens == 0 || tokens > token_capacity_) {
-    return invalid_argument(fmt::format("a step of {} tokens is outside 1..{}", tokens,
-                                        token_capacity_));
+    return make_error(ErrorCode::kInvalidArgument, "a step of {} tokens is outside 1..{}", tokens,
+                      token_capacity_);
   }
   for (auto& kernel : kernels_) FERRITE_RETURN_IF_ERROR(kernel.run(tokens));
   return {};
@@ -337,7 +347,7 @@ Result<void> Executor::run(uint64_t tokens) {
 Result<std::span<const float>> Executor::output_f32(const ProgramValueId& value) const {
   auto it = values_.find(value);
   if (it == values_.end() || it->second.tensor.element_type() != ElementType::kF32) {
-    return invalid_argument(fmt::format("`{}` is not a bound f32 value", value.str()));
+    return make_error(ErrorCode::kInvalidArgument, "`{}` is not a bound f32 value", value.str());
   }
   return std::span<const float>(reinterpret_cast<const float*>(it->second.data),
                                 it->second.tensor.minimum_storage_bytes() / sizeof(float));

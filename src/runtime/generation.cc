@@ -26,10 +26,10 @@ Result<GenerationStats> generate(Executor& executor, std::span<const uint32_t> p
                                  uint64_t steps, Sampler& sampler, std::optional<uint32_t> stop_token,
                                  uint64_t context_length,
                                  const std::function<Result<void>(uint32_t)>& on_token) {
-  if (prompt.empty()) return invalid_argument("the prompt has no tokens");
+  if (prompt.empty()) return make_error(ErrorCode::kInvalidArgument, "the prompt has no tokens");
   if (prompt.size() > context_length) {
-    return invalid_argument(fmt::format("the prompt has {} tokens; the context holds {}",
-                                        prompt.size(), context_length));
+    return make_error(ErrorCode::kInvalidArgument, "the prompt has {} tokens; the context holds {}",
+                      prompt.size(), context_length);
   }
   const auto tokens_id = ProgramValueId::literal(kDecoderTokens);
   const auto positions_id = ProgramValueId::literal(kDecoderPositions);

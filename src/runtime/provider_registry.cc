@@ -22,18 +22,19 @@ void ProviderSelection::prefer(const PreparedModelFamily& family,
 
 Result<void> ProviderRegistry::add(NamedProvider provider) {
   if (!valid_name(provider.name)) {
-    return invalid_argument(fmt::format("provider name `{}` must be lowercase letters, digits, "
-                                        "`-` or `_`",
-                                        provider.name));
+    return make_error(ErrorCode::kInvalidArgument,
+                      "provider name `{}` must be lowercase letters, digits, `-` or `_`",
+                      provider.name);
   }
   if (find(provider.name) != nullptr) {
-    return invalid_argument(fmt::format("provider `{}` is registered twice", provider.name));
+    return make_error(ErrorCode::kInvalidArgument, "provider `{}` is registered twice",
+                      provider.name);
   }
   if (!provider.add_kernels || !provider.instruction_set || !provider.describe ||
       provider.allocator == nullptr) {
-    return invalid_argument(fmt::format("provider `{}` lacks its kernels, instruction set, "
-                                        "description or allocator",
-                                        provider.name));
+    return make_error(ErrorCode::kInvalidArgument,
+                      "provider `{}` lacks its kernels, instruction set, description or allocator",
+                      provider.name);
   }
   providers_.push_back(std::move(provider));
   return {};
@@ -54,18 +55,18 @@ std::vector<std::string> ProviderRegistry::names() const {
 
 Result<ProviderSelection> ProviderRegistry::select(std::span<const std::string> names,
                                                    const ProviderSettings& settings) const {
-  if (names.empty()) return invalid_argument("no provider chosen");
+  if (names.empty()) return make_error(ErrorCode::kInvalidArgument, "no provider chosen");
   ProviderSelection selection;
   auto choose = [&](const std::string& name, bool explicit_choice) -> Result<void> {
     const NamedProvider* provider = find(name);
     if (provider == nullptr) {
-      return invalid_argument(fmt::format("unknown provider `{}` (registered: {})", name,
-                                          fmt::join(this->names(), ", ")));
+      return make_error(ErrorCode::kInvalidArgument, "unknown provider `{}` (registered: {})", name,
+                        fmt::join(this->names(), ", "));
     }
     const bool seen = std::find(selection.chosen.begin(), selection.chosen.end(), provider) !=
                       selection.chosen.end();
     if (seen && explicit_choice) {
-      return invalid_argument(fmt::format("provider `{}` is named twice", name));
+      return make_error(ErrorCode::kInvalidArgument, "provider `{}` is named twice", name);
     }
     if (!seen) selection.chosen.push_back(provider);
     return {};
@@ -80,11 +81,11 @@ Result<ProviderSelection> ProviderRegistry::select(std::span<const std::string> 
   const NamedProvider& first = *selection.chosen.front();
   for (const NamedProvider* provider : selection.chosen) {
     if (provider->allocator != first.allocator) {
-      return invalid_argument(fmt::format("providers `{}` ({} memory) and `{}` ({} memory) "
-                                          "allocate on different devices; choose providers of "
-                                          "one device",
-                                          first.name, first.allocator->memory_name(),
-                                          provider->name, provider->allocator->memory_name()));
+      return make_error(ErrorCode::kInvalidArgument,
+                        "providers `{}` ({} memory) and `{}` ({} memory) "
+                        "allocate on different devices; choose providers of one device",
+                        first.name, first.allocator->memory_name(), provider->name,
+                        provider->allocator->memory_name());
     }
     FERRITE_RETURN_IF_ERROR(provider->add_kernels(selection.kernels, settings));
   }
@@ -103,7 +104,8 @@ Result<std::vector<std::string>> split_provider_names(std::span<const std::strin
                                                           ? std::string::npos
                                                           : comma - start);
       if (name.empty()) {
-        return invalid_argument(fmt::format("provider list `{}` has an empty name", argument));
+        return make_error(ErrorCode::kInvalidArgument, "provider list `{}` has an empty name",
+                          argument);
       }
       names.push_back(name);
       if (comma == std::string::npos) break;

@@ -9,17 +9,6 @@
 #include <fmt/format.h>
 
 namespace ferrite {
-namespace {
-
-Error empty_logits() { return invalid_argument("logits must not be empty"); }
-
-Error bad_logit(size_t index, float value) {
-  return make_error(Status(ErrorCode::kInvalidArgument,
-                           fmt::format("logit {} is {}", index, value))
-                        .with_field("index", std::to_string(index)));
-}
-
-}  // namespace
 
 Pcg32::Pcg32(uint64_t seed, uint64_t stream) : state_(0), inc_((stream << 1u) | 1u) {
   next_u32();
@@ -46,10 +35,15 @@ double Pcg32::next_double() {
 }
 
 Result<uint32_t> argmax(std::span<const float> logits) {
-  if (logits.empty()) return empty_logits();
+  if (logits.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "logits must not be empty");
+  }
   size_t best = 0;
   for (size_t i = 0; i < logits.size(); ++i) {
-    if (std::isnan(logits[i])) return bad_logit(i, logits[i]);
+    if (std::isnan(logits[i])) {
+      return make_error(ErrorCode::kInvalidArgument, "logit {} is {}", i, logits[i])
+          .with_field("index", i);
+    }
     if (logits[i] > logits[best]) best = i;
   }
   return static_cast<uint32_t>(best);
@@ -58,14 +52,18 @@ Result<uint32_t> argmax(std::span<const float> logits) {
 Result<uint32_t> sample_top_p(std::span<const float> logits, float temperature, float top_p,
                               Pcg32& rng) {
   if (!(temperature >= 0.0f) || !std::isfinite(temperature)) {
-    return invalid_argument(fmt::format("temperature {} must be finite and >= 0", temperature));
+    return make_error(ErrorCode::kInvalidArgument, "temperature {} must be finite and >= 0",
+                      temperature);
   }
   if (!(top_p > 0.0f && top_p <= 1.0f)) {
-    return invalid_argument(fmt::format("top_p {} must be in (0, 1]", top_p));
+    return make_error(ErrorCode::kInvalidArgument, "top_p {} must be in (0, 1]", top_p);
   }
-  if (logits.empty()) return empty_logits();
+  if (logits.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "logits must not be empty");
+  }
   if (logits.size() > std::numeric_limits<uint32_t>::max()) {
-    return invalid_argument(fmt::format("{} logits exceed the u32 id range", logits.size()));
+    return make_error(ErrorCode::kInvalidArgument, "{} logits exceed the u32 id range",
+                      logits.size());
   }
   if (temperature == 0.0f) return argmax(logits);
 
@@ -73,10 +71,12 @@ Result<uint32_t> sample_top_p(std::span<const float> logits, float temperature, 
   double max_z = -std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < logits.size(); ++i) {
     const float x = logits[i];
-    if (std::isnan(x) || x == std::numeric_limits<float>::infinity()) return bad_logit(i, x);
+    if (std::isnan(x) || x == std::numeric_limits<float>::infinity()) {
+      return make_error(ErrorCode::kInvalidArgument, "logit {} is {}", i, x).with_field("index", i);
+    }
     max_z = std::max(max_z, static_cast<double>(x) / t);
   }
-  if (!std::isfinite(max_z)) return invalid_argument("every logit is -inf");
+  if (!std::isfinite(max_z)) return make_error(ErrorCode::kInvalidArgument, "every logit is -inf");
 
   std::vector<double> q(logits.size());
   double sum = 0.0;
@@ -133,11 +133,11 @@ Result<uint32_t> sample_top_p(std::span<const float> logits, float temperature, 
 
 Result<Sampler> Sampler::create(SamplerConfig config) {
   if (!(config.temperature >= 0.0f) || !std::isfinite(config.temperature)) {
-    return invalid_argument(
-        fmt::format("temperature {} must be finite and >= 0", config.temperature));
+    return make_error(ErrorCode::kInvalidArgument, "temperature {} must be finite and >= 0",
+                      config.temperature);
   }
   if (!(config.top_p > 0.0f && config.top_p <= 1.0f)) {
-    return invalid_argument(fmt::format("top_p {} must be in (0, 1]", config.top_p));
+    return make_error(ErrorCode::kInvalidArgument, "top_p {} must be in (0, 1]", config.top_p);
   }
   return Sampler(config);
 }

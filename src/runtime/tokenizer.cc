@@ -12,21 +12,6 @@ namespace {
 
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
-Error bad_vocabulary(std::string field, std::string message) {
-  return make_error(Status(ErrorCode::kInvalidModelConfig,
-                           fmt::format("tokenizer vocabulary field `{}` is invalid: {}", field,
-                                       message))
-                        .with_field("field", std::move(field)));
-}
-
-Error bad_token(std::string field, size_t id, std::string message) {
-  return make_error(Status(ErrorCode::kInvalidModelConfig,
-                           fmt::format("tokenizer vocabulary token {} is invalid: {}", id,
-                                       message))
-                        .with_field("field", std::move(field))
-                        .with_field("token_id", std::to_string(id)));
-}
-
 // The byte value of a token named "<0xNN>" (two uppercase hex digits), or -1.
 int byte_token_value(std::string_view text) {
   if (text.size() != 6 || text.substr(0, 3) != "<0x" || text[5] != '>') return -1;
@@ -126,25 +111,48 @@ Vocabulary Vocabulary::from_gguf_tokens(std::vector<std::string> tokens, std::ve
 
 Result<Tokenizer> Tokenizer::create(Vocabulary vocab) {
   const size_t n = vocab.tokens.size();
-  if (n == 0) return bad_vocabulary("tokens", "the vocabulary is empty");
+  if (n == 0) {
+    return make_error(ErrorCode::kInvalidModelConfig,
+                      "tokenizer vocabulary field `tokens` is invalid: the vocabulary is empty")
+        .with_field("field", "tokens");
+  }
   if (n > Vocabulary::kMaxTokens) {
-    return bad_vocabulary("tokens", fmt::format("{} tokens exceed the limit of {}", n,
-                                                Vocabulary::kMaxTokens));
+    return make_error(ErrorCode::kInvalidModelConfig,
+                      "tokenizer vocabulary field `tokens` is invalid: {} tokens exceed the limit "
+                      "of {}",
+                      n, Vocabulary::kMaxTokens)
+        .with_field("field", "tokens");
   }
   if (vocab.scores.size() != n) {
-    return bad_vocabulary("scores", fmt::format("{} scores for {} tokens", vocab.scores.size(), n));
+    return make_error(ErrorCode::kInvalidModelConfig,
+                      "tokenizer vocabulary field `scores` is invalid: {} scores for {} tokens",
+                      vocab.scores.size(), n)
+        .with_field("field", "scores");
   }
   const std::pair<const char*, uint32_t> specials[] = {
       {"bos_id", vocab.bos_id}, {"eos_id", vocab.eos_id}, {"unk_id", vocab.unk_id}};
   for (const auto& [name, id] : specials) {
     if (id >= n) {
-      return bad_vocabulary(name, fmt::format("id {} is out of range for {} tokens", id, n));
+      return make_error(ErrorCode::kInvalidModelConfig,
+                        "tokenizer vocabulary field `{}` is invalid: id {} is out of range for {} "
+                        "tokens",
+                        name, id, n)
+          .with_field("field", name);
     }
   }
   for (size_t id = 0; id < n; ++id) {
-    if (vocab.tokens[id].empty()) return bad_token("tokens", id, "its text is empty");
+    if (vocab.tokens[id].empty()) {
+      return make_error(ErrorCode::kInvalidModelConfig,
+                        "tokenizer vocabulary token {} is invalid: its text is empty", id)
+          .with_field("field", "tokens")
+          .with_field("token_id", id);
+    }
     if (!std::isfinite(vocab.scores[id])) {
-      return bad_token("scores", id, fmt::format("score {} is not finite", vocab.scores[id]));
+      return make_error(ErrorCode::kInvalidModelConfig,
+                        "tokenizer vocabulary token {} is invalid: score {} is not finite", id,
+                        vocab.scores[id])
+          .with_field("field", "scores")
+          .with_field("token_id", id);
     }
   }
 
@@ -186,10 +194,10 @@ std::optional<uint32_t> Tokenizer::byte_token(uint8_t byte) const {
 Result<std::vector<uint32_t>> Tokenizer::encode(std::string_view text, bool add_bos,
                                                 bool add_eos) const {
   if (text.size() > kMaxEncodeBytes) {
-    return make_error(Status(ErrorCode::kInvalidArgument,
-                             fmt::format("text of {} bytes exceeds the encode limit of {} bytes",
-                                         text.size(), kMaxEncodeBytes))
-                          .with_field("bytes", std::to_string(text.size())));
+    return make_error(ErrorCode::kInvalidArgument,
+                      "text of {} bytes exceeds the encode limit of {} bytes", text.size(),
+                      kMaxEncodeBytes)
+        .with_field("bytes", std::to_string(text.size()));
   }
   std::string prefixed;
   if (!text.empty()) {
@@ -273,10 +281,10 @@ Result<std::vector<uint32_t>> Tokenizer::encode(std::string_view text, bool add_
 
 Result<std::string> Tokenizer::decode_piece(uint32_t previous, uint32_t token) const {
   if (token >= vocab_.tokens.size()) {
-    return make_error(Status(ErrorCode::kInvalidArgument,
-                             fmt::format("token id {} is out of range for a vocabulary of {}",
-                                         token, vocab_.tokens.size()))
-                          .with_field("token_id", std::to_string(token)));
+    return make_error(ErrorCode::kInvalidArgument,
+                      "token id {} is out of range for a vocabulary of {}", token,
+                      vocab_.tokens.size())
+        .with_field("token_id", std::to_string(token));
   }
   std::string piece;
   if (token == vocab_.bos_id || token == vocab_.eos_id) {

@@ -106,10 +106,13 @@ TEST(StatusTest, EqualityComparesCodeMessageAndFields) {
 
 // ---- helpers ---------------------------------------------------------------
 
-TEST(StatusTest, ShorthandHelpersUseTheirCodes) {
-  EXPECT_EQ(invalid_plan("r").value(), Status(ErrorCode::kInvalidExecutionPlan, "r"));
-  EXPECT_EQ(invalid_argument("a").value(), Status(ErrorCode::kInvalidArgument, "a"));
-  EXPECT_EQ(serialization_error("s").value(), Status(ErrorCode::kSerialization, "s"));
+TEST(StatusTest, MakeErrorKeepsCodeAndMessage) {
+  EXPECT_EQ(make_error(ErrorCode::kInvalidExecutionPlan, "r").value(),
+            Status(ErrorCode::kInvalidExecutionPlan, "r"));
+  EXPECT_EQ(make_error(ErrorCode::kInvalidArgument, "a").value(),
+            Status(ErrorCode::kInvalidArgument, "a"));
+  EXPECT_EQ(make_error(ErrorCode::kSerialization, "s").value(),
+            Status(ErrorCode::kSerialization, "s"));
   EXPECT_EQ(make_error(ErrorCode::kIo, "io").value(), Status(ErrorCode::kIo, "io"));
   Status with_fields = Status(ErrorCode::kIo, "x").with_field("k", "v");
   EXPECT_EQ(make_error(with_fields).value(), with_fields);
@@ -128,12 +131,12 @@ TEST(StatusTest, ResultHoldsValueOrError) {
   Result<int> ok = 7;
   ASSERT_TRUE(ok);
   EXPECT_EQ(*ok, 7);
-  Result<int> bad = invalid_plan("nope");
+  Result<int> bad = make_error(ErrorCode::kInvalidExecutionPlan, "nope");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message(), "nope");
   Result<void> void_ok = {};
   EXPECT_TRUE(void_ok);
-  Result<void> void_bad = invalid_argument("x");
+  Result<void> void_bad = make_error(ErrorCode::kInvalidArgument, "x");
   ASSERT_FALSE(void_bad);
   EXPECT_EQ(void_bad.error().code(), ErrorCode::kInvalidArgument);
 }
@@ -141,7 +144,7 @@ TEST(StatusTest, ResultHoldsValueOrError) {
 // ---- macros ----------------------------------------------------------------
 
 Result<int> parse_positive(int value) {
-  if (value <= 0) return invalid_argument("value must be positive");
+  if (value <= 0) return make_error(ErrorCode::kInvalidArgument, "value must be positive");
   return value;
 }
 

@@ -319,7 +319,7 @@ Result<std::vector<std::vector<uint32_t>>> run_case(const CpuProviderRegistry& r
   const std::string name = c.operation.substr(std::string("operation.").size());
   const CpuProviderSpec* spec = registry.find(OperationId::literal(c.operation),
                                               ProviderId::literal(provider + "." + name));
-  if (spec == nullptr) return invalid_argument("not registered");
+  if (spec == nullptr) return make_error(ErrorCode::kInvalidArgument, "not registered");
   std::vector<Buffer> buffers = c.inputs;
   buffers.insert(buffers.end(), c.outputs.begin(), c.outputs.end());
   const NodeId node_id = NodeId::literal("node.conformance");

@@ -41,7 +41,9 @@ class CountingAllocator final : public DeviceAllocator {
  public:
   std::string_view memory_name() const override { return "counted"; }
   Result<DeviceBuffer> allocate(uint64_t bytes, uint64_t alignment) const override {
-    if (bytes > (uint64_t{1} << 20)) return invalid_argument("too large for the test");
+    if (bytes > (uint64_t{1} << 20)) {
+      return make_error(ErrorCode::kInvalidArgument, "too large for the test");
+    }
     ++outstanding;
     return adopt(new std::byte[bytes], bytes, alignment);
   }

@@ -92,7 +92,7 @@ TEST(ProviderRegistryTest, ProvidersOfDifferentMemoryCannotBeChosenTogether) {
    public:
     std::string_view memory_name() const override { return "other"; }
     Result<DeviceBuffer> allocate(uint64_t, uint64_t) const override {
-      return invalid_argument("no memory");
+      return make_error(ErrorCode::kInvalidArgument, "no memory");
     }
 
    private:

@@ -7,7 +7,9 @@
 //
 // Example:
 //   auto bytes = checked_product(dims);          // Π dims, or nullopt
-//   if (!bytes) return invalid_plan("tensor `x` byte size overflows u64");
+//   if (!bytes) {
+//     return make_error(ErrorCode::kInvalidExecutionPlan, "tensor `x` byte size overflows u64");
+//   }
 #pragma once
 
 #include <cstdint>

@@ -85,9 +85,8 @@ struct EnumNames {
   Result<E> parse(std::string_view text,
                   SourceLocation location = SourceLocation::current()) const {
     if (auto value = find(text)) return *value;
-    return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("unknown {} `{}` (expected {})", noun, text, expected_list()),
-                      location);
+    std::string message = fmt::format("unknown {} `{}` (expected {})", noun, text, expected_list());
+    return make_error(ErrorCode::kInvalidArgument, std::move(message), location);
   }
 };
 

@@ -94,13 +94,24 @@ std::string json_child_path(std::string_view parent, std::string_view key);
 // The path of `parent`'s element `index`: `$.a[3]`.
 std::string json_index_path(std::string_view parent, size_t index);
 
-// A kSerialization status whose message is "`path` message" and whose field
-// "path" is `path`.
-Status json_error_at(std::string_view path, std::string_view message);
+// A kSerialization error whose message is "`path` message" and whose field
+// "path" is `path`. The message is a fmt format checked at compile time with
+// its arguments, or, without arguments, a text taken as it is.
+Error json_error_at(std::string_view path, std::string_view message,
+                    SourceLocation location = SourceLocation::current());
+template <class First, class... Rest>
+Error json_error_at(
+    std::string_view path,
+    FormatWithLocation<std::type_identity_t<First>, std::type_identity_t<Rest>...> format,
+    First&& first, Rest&&... rest) {
+  return json_error_at(
+      path, fmt::format(format.format(), std::forward<First>(first), std::forward<Rest>(rest)...),
+      format.location());
+}
 
 // Keeps `status`'s code (a semantic rejection, not a malformed file) and
 // prefixes its message with the path: "`path`: message"; adds field "path".
-Status with_json_path(Status status, std::string_view path);
+Error with_json_path(Status status, std::string_view path);
 
 class ObjectReader;
 
@@ -117,13 +128,26 @@ class JsonCursor {
   bool is_array() const { return value_->is_array(); }
   bool is_integer() const { return value_->is_number_integer(); }
 
-  // kSerialization "`path` <message>".
-  Status error(std::string_view message) const;
+  // kSerialization "`path` <message>" (a format and its arguments, as for
+  // json_error_at).
+  Error error(std::string_view message, SourceLocation location = SourceLocation::current()) const {
+    return json_error_at(path_, message, location);
+  }
+  template <class First, class... Rest>
+  Error error(FormatWithLocation<std::type_identity_t<First>, std::type_identity_t<Rest>...> format,
+              First&& first, Rest&&... rest) const {
+    return json_error_at(
+        path_,
+        fmt::format(format.format(), std::forward<First>(first), std::forward<Rest>(rest)...),
+        format.location());
+  }
   // kSerialization "`path` must be <expected>, found <kind>".
-  Status type_error(std::string_view expected) const;
+  Error type_error(std::string_view expected,
+                   SourceLocation location = SourceLocation::current()) const;
   // Wraps an inner status (e.g. a wire-name parse error) as kSerialization:
   // "`path` <what>: <inner message>".
-  Status wrap_error(std::string_view what, const Status& inner) const;
+  Error wrap_error(std::string_view what, const Status& inner,
+                   SourceLocation location = SourceLocation::current()) const;
   // The string here read by `parse` (a text → Result<T> function such as
   // parse_tensor_access); its error is wrapped as "is not a valid <what>".
   template <class Parse>
@@ -131,7 +155,7 @@ class JsonCursor {
       -> decltype(parse(std::string_view{})) {
     FERRITE_ASSIGN_OR_RETURN(std::string text, string());
     auto value = parse(text);
-    if (!value) return make_error(wrap_error(fmt::format("is not a valid {}", what), value.error()));
+    if (!value) return wrap_error(fmt::format("is not a valid {}", what), value.error());
     return value;
   }
 
@@ -173,8 +197,8 @@ class JsonCursor {
     FERRITE_ASSIGN_OR_RETURN(std::string text, string());
     auto id = Id::create(std::move(text));
     if (!id) {
-      return make_error(wrap_error(std::string("is not a valid ") + std::string(Id::kind()) + " id",
-                                   id.error()));
+      return wrap_error(std::string("is not a valid ") + std::string(Id::kind()) + " id",
+                        id.error());
     }
     return std::move(*id);
   }

@@ -208,26 +208,16 @@ Error make_error(ErrorCode code,
       code, fmt::format(format.format(), std::forward<First>(first), std::forward<Rest>(rest)...),
       format.location()));
 }
-// A message without arguments (also the old way: a message built elsewhere).
+// A message without arguments, or one already built elsewhere (taken as it is,
+// not formatted).
 inline Error make_error(ErrorCode code, std::string message,
                         SourceLocation location = SourceLocation::current()) {
   return Error(Status(code, std::move(message), location));
 }
+// Re-wraps an error already made (a propagated Status, perhaps annotated or
+// given a field on its way out), as the FERRITE_* macros do; not for new errors.
 inline Error make_error(Status status) { return Error(std::move(status)); }
 
-// The old shorthands for the common codes (to be removed once every stage uses
-// the new way: make_error(code, format, args...)).
-inline Error invalid_plan(std::string reason, SourceLocation location = SourceLocation::current()) {
-  return make_error(ErrorCode::kInvalidExecutionPlan, std::move(reason), location);
-}
-inline Error invalid_argument(std::string message,
-                              SourceLocation location = SourceLocation::current()) {
-  return make_error(ErrorCode::kInvalidArgument, std::move(message), location);
-}
-inline Error serialization_error(std::string message,
-                                 SourceLocation location = SourceLocation::current()) {
-  return make_error(ErrorCode::kSerialization, std::move(message), location);
-}
 // InvalidModelConfig{family_id, field, reason}: "model family `f` field `x` is invalid: r".
 Error invalid_model_config(std::string_view family_id, std::string_view field,
                            std::string_view reason,

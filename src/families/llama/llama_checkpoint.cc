@@ -18,11 +18,10 @@ namespace {
 Result<void> require_llama_tensors(const LlamaConfig& config, const CheckpointTensors& served) {
   auto missing = [&](const std::string& name) -> Result<void> {
     if (served.has(name)) return {};
-    return make_error(Status(ErrorCode::kInvalidModelConfig,
-                             fmt::format("{}: the model declares {} layers, but tensor `{}` "
-                                         "is missing",
-                                         served.source, config.n_layers, name))
-                          .with_field("tensor", name));
+    return make_error(ErrorCode::kInvalidModelConfig,
+                      "{}: the model declares {} layers, but tensor `{}` is missing", served.source,
+                      config.n_layers, name)
+        .with_field("tensor", name);
   };
   for (const char* name : {"token_embd.weight", "output_norm.weight", "output.weight"}) {
     FERRITE_RETURN_IF_ERROR(missing(name));

@@ -69,34 +69,42 @@ ValueRef add_weight(ProgramBuilder& b, const std::string& id, const std::vector<
       .layout = BlockQuantizedLayout{component, 1}});
 }
 
+// LlamaConfig::validate without the "llama config" context of its errors.
+Result<void> check_llama_config(const LlamaConfig& c) {
+  if (c.dim == 0 || c.hidden_dim == 0 || c.n_layers == 0 || c.n_heads == 0 || c.n_kv_heads == 0 ||
+      c.vocab_size == 0 || c.context_length == 0) {
+    return make_error(ErrorCode::kInvalidModelConfig, "every size must be positive");
+  }
+  if (c.dim > 65536 || c.hidden_dim > 65536 || c.n_layers > 1024 || c.vocab_size > (1u << 20) ||
+      c.context_length > (1u << 20)) {
+    return make_error(ErrorCode::kInvalidModelConfig,
+                      "sizes exceed the caps (dim {}, hidden {}, layers {}, vocab {}, context {})",
+                      c.dim, c.hidden_dim, c.n_layers, c.vocab_size, c.context_length);
+  }
+  if (c.dim % c.n_heads != 0 || c.n_heads % c.n_kv_heads != 0 || c.head_dim() % 2 != 0) {
+    return make_error(ErrorCode::kInvalidModelConfig,
+                      "dim {} / heads {} / kv heads {} do not give an even head size "
+                      "shared by whole groups",
+                      c.dim, c.n_heads, c.n_kv_heads);
+  }
+  for (const auto& [name, text] :
+       {std::pair{"norm_eps", &c.norm_eps}, {"rope_theta", &c.rope_theta}}) {
+    auto value = CanonicalRational::parse_decimal(*text);
+    if (!value || value->numerator() <= 0) {
+      return make_error(ErrorCode::kInvalidModelConfig, "{} `{}` must be > 0", name, *text);
+    }
+  }
+  if (c.rope_convention != "interleaved" && c.rope_convention != "half_split") {
+    return make_error(ErrorCode::kInvalidModelConfig,
+                      "rope convention `{}` is not interleaved or half_split", c.rope_convention);
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<void> LlamaConfig::validate() const {
-  auto bad = [](std::string message) {
-    return make_error(ErrorCode::kInvalidModelConfig, "llama config: " + std::move(message));
-  };
-  if (dim == 0 || hidden_dim == 0 || n_layers == 0 || n_heads == 0 || n_kv_heads == 0 ||
-      vocab_size == 0 || context_length == 0) {
-    return bad("every size must be positive");
-  }
-  if (dim > 65536 || hidden_dim > 65536 || n_layers > 1024 || vocab_size > (1u << 20) ||
-      context_length > (1u << 20)) {
-    return bad(fmt::format("sizes exceed the caps (dim {}, hidden {}, layers {}, vocab {}, "
-                           "context {})",
-                           dim, hidden_dim, n_layers, vocab_size, context_length));
-  }
-  if (dim % n_heads != 0 || n_heads % n_kv_heads != 0 || head_dim() % 2 != 0) {
-    return bad(fmt::format("dim {} / heads {} / kv heads {} do not give an even head size "
-                           "shared by whole groups",
-                           dim, n_heads, n_kv_heads));
-  }
-  for (const auto& [name, text] : {std::pair{"norm_eps", &norm_eps}, {"rope_theta", &rope_theta}}) {
-    auto value = CanonicalRational::parse_decimal(*text);
-    if (!value || value->numerator() <= 0) return bad(fmt::format("{} `{}` must be > 0", name, *text));
-  }
-  if (rope_convention != "interleaved" && rope_convention != "half_split") {
-    return bad(fmt::format("rope convention `{}` is not interleaved or half_split", rope_convention));
-  }
+  FERRITE_RETURN_IF_ERROR(check_llama_config(*this), "llama config");
   return {};
 }
 
@@ -105,7 +113,7 @@ Result<PreparedModelFamily> build_llama_family(const LlamaConfig& c) {
   const uint64_t kHeadDim = c.head_dim(), kKvDim = c.kv_dim();
   // The KV caches are token-scaled states: one f32 row of kv_dim per token.
   const auto kv_row = checked_mul(kKvDim, uint64_t{sizeof(float)});
-  if (!kv_row) return make_error(Status(ErrorCode::kInvalidArgument, "kv_dim overflows"));
+  if (!kv_row) return make_error(ErrorCode::kInvalidArgument, "kv_dim overflows");
   const auto weights = llama_weights(c);
   // Block-quantized matrices: known formats, on matrices of whole blocks.
   for (const auto& [id, format_id] : c.block_formats) {
@@ -116,9 +124,9 @@ Result<PreparedModelFamily> build_llama_family(const LlamaConfig& c) {
     if (format == nullptr || it == weights.end() || it->first != id || it->second.size() != 2 ||
         it->second[1] % format->values_per_block != 0) {
       return make_error(ErrorCode::kInvalidModelConfig,
-                        fmt::format("llama config: weight `{}` cannot be stored as `{}` (a known "
-                                    "block format, on a matrix whose rows are whole blocks)",
-                                    id, format_id));
+                        "llama config: weight `{}` cannot be stored as `{}` (a known "
+                        "block format, on a matrix whose rows are whole blocks)",
+                        id, format_id);
     }
   }
 

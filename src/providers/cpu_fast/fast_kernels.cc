@@ -39,10 +39,16 @@ Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
   const KernelTensor x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
   const uint64_t capacity = dim(x, 0), in = dim(x, 1), out = dim(w, 0);
   if (dim(w, 1) != in || dim(y, 0) != capacity || dim(y, 1) != out) {
-    return kernel_error(node, "input, weight and output extents disagree");
+    return make_error(ErrorCode::kInvalidArgument,
+                      "node `{}`: input, weight and output extents disagree", node.node_id->str())
+        .with_field("node_id", node.node_id->str());
   }
   auto work = checked_mul(in, out);
-  if (!work || in == 0 || out == 0) return kernel_error(node, "empty or oversized weight");
+  if (!work || in == 0 || out == 0) {
+    return make_error(ErrorCode::kInvalidArgument, "node `{}`: empty or oversized weight",
+                      node.node_id->str())
+        .with_field("node_id", node.node_id->str());
+  }
   FERRITE_ASSIGN_OR_RETURN(const GgmlBlockFormat* stored, stored_blocks(node, w));
   const std::optional<fast::Blocks> blocks =
       stored == nullptr ? std::nullopt
@@ -55,7 +61,9 @@ Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
   if (blocks) {
     // capacity x ceil(in / 64) pairs of 192 bytes (3 bytes per value).
     if (!checked_mul(capacity, (in / fast::kBlockValues + 1) / 2 * sizeof(fast::ActivationPair))) {
-      return kernel_error(node, "activation scratch size overflows");
+      return make_error(ErrorCode::kInvalidArgument, "node `{}`: activation scratch size overflows",
+                        node.node_id->str())
+          .with_field("node_id", node.node_id->str());
     }
     quantized = std::make_shared<fast::QuantizedActivations>(capacity, in, *blocks);
   }
@@ -98,7 +106,11 @@ Result<BoundKernel> rms_norm(const Context& ctx, const KernelNode& node) {
   FERRITE_ASSIGN_OR_RETURN(double eps, rational_attribute(node, "epsilon"));
   const KernelTensor x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
   const uint64_t capacity = dim(x, 0), width = dim(x, 1);
-  if (dim(w, 0) != width || width == 0) return kernel_error(node, "weight width disagrees");
+  if (dim(w, 0) != width || width == 0) {
+    return make_error(ErrorCode::kInvalidArgument, "node `{}`: weight width disagrees",
+                      node.node_id->str())
+        .with_field("node_id", node.node_id->str());
+  }
   return BoundKernel{[=](uint64_t tokens) -> Result<void> {
     tokens = std::min(tokens, capacity);
     const float* weight = w.as<float>();
@@ -166,7 +178,11 @@ Result<BoundKernel> attention(const Context& ctx, const KernelNode& node) {
                      positions = node.inputs[3], k_cache = node.inputs[4],
                      v_cache = node.inputs[5], out = node.outputs[0];
   auto bytes = checked_mul(n_heads, context);
-  if (!bytes) return kernel_error(node, "score buffer size overflows");
+  if (!bytes) {
+    return make_error(ErrorCode::kInvalidArgument, "node `{}`: score buffer size overflows",
+                      node.node_id->str())
+        .with_field("node_id", node.node_id->str());
+  }
   // One score row per head, so threads never share one.
   auto scores = std::make_shared<std::vector<float>>(*bytes);
   const NodeId* id = node.node_id;
@@ -245,12 +261,12 @@ Result<fast::Isa> resolve_isa(const CpuFastOptions& options) {
   if (!options.isa) return fast::best_isa();
   auto isa = fast::parse_isa(*options.isa);
   if (!isa) {
-    return invalid_argument(fmt::format("unknown instruction set `{}` (expected avx512, avx2 or "
-                                        "portable)",
-                                        *options.isa));
+    return make_error(ErrorCode::kInvalidArgument,
+                      "unknown instruction set `{}` (expected avx512, avx2 or portable)",
+                      *options.isa);
   }
   if (!fast::isa_supported(*isa)) {
-    return invalid_argument(fmt::format("this CPU does not support `{}`", *options.isa));
+    return make_error(ErrorCode::kInvalidArgument, "this CPU does not support `{}`", *options.isa);
   }
   return *isa;
 }

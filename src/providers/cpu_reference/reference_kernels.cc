@@ -22,14 +22,15 @@ Result<BoundKernel> token_embedding(const KernelNode& node) {
   const NodeId* id = node.node_id;
   return BoundKernel{[=, &node_name = *id](uint64_t tokens) -> Result<void> {
     if (tokens == 0 || tokens > capacity) {
-      return invalid_argument(fmt::format("node `{}`: {} tokens outside capacity", node_name.str(), tokens));
+      return make_error(ErrorCode::kInvalidArgument, "node `{}`: {} tokens outside capacity",
+                        node_name.str(), tokens);
     }
     const uint32_t* t = ids.as<uint32_t>();
     for (uint64_t i = 0; i < tokens; ++i) {
       if (t[i] >= vocab) {
-        return invalid_argument(fmt::format("node `{}`: token id {} at row {} is outside the "
-                                            "vocabulary of {}",
-                                            node_name.str(), t[i], i, vocab));
+        return make_error(ErrorCode::kInvalidArgument,
+                          "node `{}`: token id {} at row {} is outside the vocabulary of {}",
+                          node_name.str(), t[i], i, vocab);
       }
       float* row = out.as<float>() + i * width;
       if (blocks == nullptr) {
@@ -227,7 +228,7 @@ Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
   for (auto& op : operations) {
     auto factory = factories.find(*find_op_kind(op.id));
     if (factory == factories.end()) {
-      return invalid_argument(fmt::format("no reference kernel for `{}`", op.id.str()));
+      return make_error(ErrorCode::kInvalidArgument, "no reference kernel for `{}`", op.id.str());
     }
     const std::string name = op.id.str().substr(std::string_view("operation.").size());
     FERRITE_RETURN_IF_ERROR(registry.add(CpuProviderSpec{

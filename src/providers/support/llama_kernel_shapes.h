@@ -7,7 +7,7 @@
 // the K/V caches: token-scaled states of one kv row each with the same
 // number of rows (the context). `rope_shape(node)` reads head_dim, theta and
 // the convention, and checks that the width is a whole number of even-sized
-// heads. Errors name the node (kernel_error). `append_kv_row(...)` is the
+// heads. Errors name the node (field `node_id`). `append_kv_row(...)` is the
 // first step of attention for token t in every provider: it checks the
 // token's position against the context and copies its k and v rows into
 // the caches at that position, returning the position.
@@ -40,10 +40,15 @@ inline Result<AttentionShape> attention_shape(const KernelNode& node) {
   if (n_kv_heads == 0 || n_heads % n_kv_heads != 0 || s.q_width != n_heads * head_dim ||
       s.kv_width != n_kv_heads * head_dim || dim(k_cache, 0) != s.kv_width ||
       dim(v_cache, 0) != s.kv_width) {
-    return kernel_error(node, "head counts and widths disagree");
+    return make_error(ErrorCode::kInvalidArgument, "node `{}`: head counts and widths disagree",
+                      node.node_id->str())
+        .with_field("node_id", node.node_id->str());
   }
   if (s.context == 0 || v_cache.token_rows != s.context) {
-    return kernel_error(node, "the K and V caches must be token-scaled states of equal capacity");
+    return make_error(ErrorCode::kInvalidArgument,
+                      "node `{}`: the K and V caches must be token-scaled states of equal capacity",
+                      node.node_id->str())
+        .with_field("node_id", node.node_id->str());
   }
   return s;
 }
@@ -54,8 +59,9 @@ inline Result<uint32_t> append_kv_row(const NodeId& node_id, const AttentionShap
                                       const KernelTensor& v_cache, uint64_t t) {
   const uint32_t pos = positions.as<uint32_t>()[t];
   if (pos >= s.context) {
-    return invalid_argument(fmt::format("node `{}`: position {} is outside the context of {}",
-                                        node_id.str(), pos, s.context));
+    return make_error(ErrorCode::kInvalidArgument,
+                      "node `{}`: position {} is outside the context of {}", node_id.str(), pos,
+                      s.context);
   }
   std::copy_n(k.as<float>() + t * s.kv_width, s.kv_width, k_cache.as<float>() + pos * s.kv_width);
   std::copy_n(v.as<float>() + t * s.kv_width, s.kv_width, v_cache.as<float>() + pos * s.kv_width);
@@ -76,8 +82,10 @@ inline Result<RopeShape> rope_shape(const KernelNode& node) {
   const RopeShape s{head_dim, theta, convention == "interleaved", dim(node.inputs[0], 0),
                     dim(node.inputs[0], 1)};
   if (head_dim == 0 || head_dim % 2 != 0 || s.width % head_dim != 0) {
-    return kernel_error(node, fmt::format("width {} is not a multiple of an even head_dim {}",
-                                          s.width, head_dim));
+    return make_error(ErrorCode::kInvalidArgument,
+                      "node `{}`: width {} is not a multiple of an even head_dim {}",
+                      node.node_id->str(), s.width, head_dim)
+        .with_field("node_id", node.node_id->str());
   }
   return s;
 }

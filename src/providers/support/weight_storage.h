@@ -25,10 +25,12 @@ inline Result<const GgmlBlockFormat*> stored_blocks(const KernelNode& node,
       return format;
     }
   }
-  return kernel_error(node, fmt::format("weight component `{}` has an encoding this kernel cannot "
-                                        "read (`{}`)",
-                                        weight.weight->id.str(),
-                                        weight_encoding_kind(weight.weight->encoding)));
+  return make_error(ErrorCode::kInvalidArgument,
+                    "node `{}`: weight component `{}` has an encoding this kernel cannot "
+                    "read (`{}`)",
+                    node.node_id->str(), weight.weight->id.str(),
+                    weight_encoding_kind(weight.weight->encoding))
+      .with_field("node_id", node.node_id->str());
 }
 
 }  // namespace ferrite
