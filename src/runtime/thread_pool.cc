@@ -70,10 +70,10 @@ void ThreadPool::run_job(uint64_t count, Trampoline trampoline, void* body) {
 }
 
 void ThreadPool::worker_loop(uint32_t index) {
-  using Clock = std::chrono::steady_clock;
+  using SpinClock = std::chrono::steady_clock;
   uint64_t seen = 0;  // generation_ starts at 0; no job can precede the constructor
   for (;;) {
-    auto deadline = Clock::now() + spin_;
+    auto deadline = SpinClock::now() + spin_;
     uint32_t polls = 0;
     uint64_t current;
     while ((current = generation_.load(std::memory_order_acquire)) == seen) {
@@ -82,13 +82,13 @@ void ThreadPool::worker_loop(uint32_t index) {
       } else {
         std::this_thread::yield();  // see run_job
       }
-      if ((polls & 255u) != 0 || Clock::now() < deadline) continue;
+      if ((polls & 255u) != 0 || SpinClock::now() < deadline) continue;
       sleepers_.fetch_add(1, std::memory_order_seq_cst);
       if (generation_.load(std::memory_order_seq_cst) == seen) {
         generation_.wait(seen, std::memory_order_seq_cst);
       }
       sleepers_.fetch_sub(1, std::memory_order_seq_cst);
-      deadline = Clock::now() + spin_;
+      deadline = SpinClock::now() + spin_;
     }
     seen = current;
     if (stop_.load(std::memory_order_acquire)) return;
