@@ -13,6 +13,18 @@
 namespace ferrite {
 namespace family_registry_test {
 
+// The builtin registry and a checkpoint opened with it (the checkpoint's
+// family points into the registry, so both live here).
+struct OpenedStories {
+  Result<FamilyRegistry> families = builtin_families();
+  Result<Checkpoint> checkpoint = make_error(ErrorCode::kIo, "not opened");
+  void open(const std::filesystem::path& path) {
+    ASSERT_TRUE(families) << families.error().to_string();
+    checkpoint = open_checkpoint(*families, path, std::nullopt);
+    ASSERT_TRUE(checkpoint) << checkpoint.error().to_string();
+  }
+};
+
 TEST(FamilyRegistryTest, BuiltinFamiliesFindLlamaByArchitecture) {
   auto families = builtin_families();
   ASSERT_TRUE(families) << families.error().to_string();
@@ -57,10 +69,9 @@ TEST(FamilyRegistryTest, ARoomMustBuildItsProgramAndStateItsLimits) {
 TEST(FamilyRegistryTest, TheRoomBuildsItsProgramForTheContextAsked) {
   const auto path = testing::shared_model_path("stories260K.gguf");
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "no model files";
-  auto families = builtin_families();
-  ASSERT_TRUE(families);
-  auto checkpoint = open_checkpoint(*families, path, std::nullopt);
-  ASSERT_TRUE(checkpoint) << checkpoint.error().to_string();
+  OpenedStories opened;
+  ASSERT_NO_FATAL_FAILURE(opened.open(path));
+  auto& checkpoint = opened.checkpoint;
   const FamilyRoom& room = *checkpoint->family;
   EXPECT_EQ(room.vocab_size(checkpoint->config), 512u);
   EXPECT_EQ(room.context_length(checkpoint->config), 2048u);  // llama.context_length
@@ -74,10 +85,9 @@ TEST(FamilyRegistryTest, TheRoomBuildsItsProgramForTheContextAsked) {
 TEST(FamilyRegistryTest, OpenCheckpointPicksTheFamilyOfTheFile) {
   const auto path = testing::shared_model_path("stories260K.gguf");
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "no model files";
-  auto families = builtin_families();
-  ASSERT_TRUE(families);
-  auto checkpoint = open_checkpoint(*families, path, std::nullopt);
-  ASSERT_TRUE(checkpoint) << checkpoint.error().to_string();
+  OpenedStories opened;
+  ASSERT_NO_FATAL_FAILURE(opened.open(path));
+  auto& checkpoint = opened.checkpoint;
   EXPECT_EQ(checkpoint->format, "gguf");
   EXPECT_EQ(checkpoint->family->name, "llama");
   auto llama = open_llama_checkpoint(path, std::nullopt);
