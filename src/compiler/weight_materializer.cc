@@ -347,4 +347,38 @@ Result<WeightQualityApproval> measure_weight_quality(const WeightMaterializer& m
   return approval;
 }
 
+Result<void> verify_quality_approval(const PreparedModelFamily& family,
+                                     const WeightComponentFill& fill,
+                                     const ExecutionWeightPlan& execution_weights,
+                                     const WeightMaterializer& materializer) {
+  const auto& approval = execution_weights.quality_approval();
+  if (!approval) return {};
+  if (materializer.descriptor() != execution_weights.materializer()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "materializer `{}` is not the one the execution weights were planned with",
+                      materializer.descriptor().id.str());
+  }
+  FERRITE_ASSIGN_OR_RETURN(WeightQualityApproval measured,
+                           measure_weight_quality(materializer, family, fill));
+  for (const ComponentQuality& now : measured.components) {
+    const ComponentQuality* approved = approval->find(now.component_id);
+    if (approved == nullptr) {
+      return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                        "weight component `{}` is approximated but the quality approval "
+                        "has no measurement of it",
+                        now.component_id.str())
+          .with_field("component_id", now.component_id.str());
+    }
+    FERRITE_RETURN_IF_ERROR(check_measured_quality(*approved, now));
+  }
+  if (measured.components.size() != approval->components.size()) {
+    return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                      "the quality approval measures {} components; materializer `{}` "
+                      "approximates {}",
+                      approval->components.size(), materializer.descriptor().id.str(),
+                      measured.components.size());
+  }
+  return {};
+}
+
 }  // namespace ferrite

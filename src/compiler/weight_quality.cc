@@ -158,6 +158,43 @@ Result<void> check_weight_quality_approval(const WeightQualityApproval& approval
   return {};
 }
 
+Result<void> check_measured_quality(const ComponentQuality& approved,
+                                    const ComponentQuality& measured) {
+  const std::string& id = approved.component_id.str();
+  auto refuse = [&](std::string_view statistic, const std::string& approved_text,
+                    const std::string& measured_text) {
+    return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,
+                      "weight component `{}`: the quality approval states {} {}, but the "
+                      "weights measure {}: measure these weights again (ferrite "
+                      "approve-weights) and compile again",
+                      id, statistic, approved_text, measured_text)
+        .with_field("component_id", id)
+        .with_field("statistic", std::string(statistic));
+  };
+  if (!approved.source_sha256.empty() && !measured.source_sha256.empty() &&
+      approved.source_sha256 != measured.source_sha256) {
+    return refuse("source_sha256", approved.source_sha256, measured.source_sha256);
+  }
+  if (approved.values != measured.values) {
+    return refuse("values", std::to_string(approved.values), std::to_string(measured.values));
+  }
+  if (measured.non_finite > approved.non_finite) {
+    return refuse("non_finite", std::to_string(approved.non_finite),
+                  std::to_string(measured.non_finite));
+  }
+  // `!(a <= b)` so that a NaN measurement is refused too.
+  const double slack = 1.0 + kQualityStatisticTolerance;
+  if (!(measured.max_abs_error <= approved.max_abs_error * slack)) {
+    return refuse("max_abs_error", quality_number_text(approved.max_abs_error),
+                  quality_number_text(measured.max_abs_error));
+  }
+  if (!(measured.relative_l2 <= approved.relative_l2 * slack)) {
+    return refuse("relative_l2", quality_number_text(approved.relative_l2),
+                  quality_number_text(measured.relative_l2));
+  }
+  return {};
+}
+
 ComponentQuality compare_component_values(const WeightId& id, std::span<const float> exact,
                                           std::span<const float> approximate) {
   ComponentQuality q{.component_id = id, .source_sha256 = "", .values = exact.size(),

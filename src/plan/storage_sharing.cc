@@ -1,7 +1,9 @@
 #include "ferrite/plan/storage_sharing.h"
 
 #include <algorithm>
+#include <string>
 #include <tuple>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -43,6 +45,55 @@ Result<void> check_exact_sharing(std::vector<Piece>& pieces, ValueClasses& class
       }
     }
     if (reach == nullptr || p.end > reach->end) reach = &p;
+  }
+  return {};
+}
+
+std::string describe_state(const StateSpec& state) {
+  std::string demand = "fixed per scope";
+  if (const auto* scaled = std::get_if<StateCapacityTokenScaled>(&state.capacity_demand)) {
+    demand = fmt::format("token-scaled {} bytes x {} tokens", scaled->bytes_per_token,
+                         scaled->maximum_tokens);
+  }
+  return fmt::format("`{}` (lifetime {}, demand {}, initialization {})", state.id.str(),
+                     state_lifetime_name(state.lifetime), demand,
+                     state_initialization_name(state.initialization));
+}
+
+// The states bound in one resource (spec §3.3, §8.6): zero initialization
+// needs Sequence lifetime (the runtime zeroes a sequence's backing; a
+// Request/Step state has no such moment), and states sharing a resource must
+// agree on lifetime, capacity demand and initialization — else the resource
+// would be zeroed, sized or reclaimed by two different rules.
+Result<void> check_state_resource(const ModelProgram& program, const ResourceId& resource,
+                                  const std::vector<Piece>& pieces) {
+  const StateSpec* first = nullptr;
+  for (const Piece& p : pieces) {
+    if (p.binding->usage() != BufferUsage::kState) continue;
+    const auto& states = program.states();
+    const auto it = std::find_if(states.begin(), states.end(),
+                                 [&](const StateSpec& s) { return s.value_id == *p.value; });
+    if (it == states.end()) continue;  // check_coverage names values without a state
+    if (it->initialization == StateInitialization::kZero &&
+        it->lifetime != StateLifetime::kSequence) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "state {}: zero initialization requires semantic Sequence state backing",
+                        describe_state(*it))
+          .with_field("state_id", it->id.str())
+          .with_field("resource_id", resource.str());
+    }
+    if (first == nullptr) {
+      first = &*it;
+    } else if (first->lifetime != it->lifetime || first->capacity_demand != it->capacity_demand ||
+               first->initialization != it->initialization) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "resource `{}` merges states of different lifetime, demand or "
+                        "initialization: {} and {}",
+                        resource.str(), describe_state(*first), describe_state(*it))
+          .with_field("resource_id", resource.str())
+          .with_field("state_id", first->id.str())
+          .with_field("other_state_id", it->id.str());
+    }
   }
   return {};
 }
@@ -94,6 +145,7 @@ Result<void> check_storage_sharing(const ModelProgram& program, const std::vecto
       return p.binding->usage() == BufferUsage::kActivations;
     });
     if (!activations) {
+      FERRITE_RETURN_IF_ERROR(check_state_resource(program, resource, pieces));
       FERRITE_RETURN_IF_ERROR(check_exact_sharing(pieces, classes));
       continue;
     }

@@ -1,6 +1,8 @@
 #include "ferrite/runtime/executor.h"
 
 #include <cstring>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -24,6 +26,42 @@ Result<const WeightComponentSpec*> weight_component(const WeightSchema& schema,
   return component;
 }
 
+// The state resources the runtime zeroes at load and at reset_states: those
+// bound to a program state declared `initialization: zero`. A resource bound
+// to states of different initialization is refused (the plan build refuses
+// it too; this guards a plan built elsewhere).
+Result<std::set<ResourceId>> zeroed_state_resources(const ExecutionPlan& plan,
+                                                    const PreparedModelFamily& family) {
+  std::map<ProgramValueId, const StateSpec*> states;
+  for (const auto& s : family.program().states()) states.emplace(s.value_id, &s);
+  std::map<ResourceId, const StateSpec*> owner;
+  std::set<ResourceId> zeroed;
+  for (const auto& node : plan.nodes()) {
+    for (const auto& binding : node.values) {
+      if (binding.usage() != BufferUsage::kState) continue;
+      auto state = states.find(binding.value_id());
+      if (state == states.end()) {
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "node `{}` binds `{}` as a state, but the program declares no such state",
+                          node.id.str(), binding.value_id().str());
+      }
+      for (const auto& c : binding.storage().components()) {
+        auto [it, inserted] = owner.emplace(c.resource_id, state->second);
+        if (!inserted && it->second->initialization != state->second->initialization) {
+          return make_error(ErrorCode::kInvalidExecutionPlan,
+                            "resource `{}` holds states `{}` and `{}` of different initialization",
+                            c.resource_id.str(), it->second->id.str(), state->second->id.str())
+              .with_field("resource_id", c.resource_id.str());
+        }
+        if (state->second->initialization == StateInitialization::kZero) {
+          zeroed.insert(c.resource_id);
+        }
+      }
+    }
+  }
+  return zeroed;
+}
+
 }  // namespace
 
 // The plan's resources as placed: each resource's first byte and planned
@@ -31,6 +69,8 @@ Result<const WeightComponentSpec*> weight_component(const WeightSchema& schema,
 struct Executor::Resources {
   std::map<ResourceId, Executor::Buffer> buffers;
   std::map<ResourceId, StateCapacityTokenScaled> token_scaled;
+  // State resources of `initialization: zero` (zeroed_state_resources).
+  std::set<ResourceId> zeroed_states;
   // The execution component stored at each (resource, offset) a weight
   // binding names, found once by `place_weights` and handed to kernels.
   std::map<std::pair<ResourceId, uint64_t>, const WeightComponentSpec*> weights;
@@ -91,6 +131,7 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
   std::unique_ptr<Executor> ex(new Executor());
   ex->allocator_ = providers.allocator();
   Resources resources;
+  FERRITE_ASSIGN_OR_RETURN(resources.zeroed_states, zeroed_state_resources(plan, family));
   FERRITE_RETURN_IF_ERROR(ex->allocate_resources(plan, *ex->allocator_, resources));
   FERRITE_RETURN_IF_ERROR(
       place_weights(plan, resources, family, weights, execution_weights, materializer));
@@ -137,7 +178,8 @@ Result<std::vector<const CpuProviderSpec*>> Executor::find_kernels(
 // its planned size rounded up to its alignment (at least 64; a size of 0
 // takes one alignment), zero-filled. Fills `resources` (address and planned
 // size per resource id; the token-scaled demand of states), keeps the
-// buffers in `buffers_`, the states' views in `states_`, and adds every
+// buffers in `buffers_`, the views of the zero-initialized states (zeroed
+// here too, whatever the allocator promises) in `states_`, and adds every
 // buffer's size to `allocated_bytes_`. A size that overflows is
 // InvalidExecutionPlan; memory the allocator cannot give is its error (Io
 // for the host) naming the resource.
@@ -162,7 +204,10 @@ Result<void> Executor::allocate_resources(const ExecutionPlan& plan,
     allocated_bytes_ += allocated->size();
     buffers_.push_back(std::move(*allocated));
     resources.buffers.emplace(r.resource_id, buffer);
-    if (r.usage == BufferUsage::kState) states_.push_back(buffer);
+    if (r.usage == BufferUsage::kState && resources.zeroed_states.contains(r.resource_id)) {
+      std::memset(buffer.data, 0, buffer.size);  // whatever the allocator promises
+      states_.push_back(buffer);
+    }
   }
   return {};
 }
@@ -171,8 +216,10 @@ Result<void> Executor::allocate_resources(const ExecutionPlan& plan,
 // in plan order, written at its planned place in `resources`: straight from
 // `weights` when the execution component is its own source, else filled from
 // its single source component into a temporary buffer, checked against the
-// plan's quality approval (source sha256) when there is one, and converted
-// by `materializer` — one such component in memory at a time. Errors name
+// plan's quality approval (source sha256) when there is one, converted by
+// `materializer`, and — under an approval — measured again
+// (measure_component) and refused when the approval understates a statistic
+// (check_measured_quality) — one such component in memory at a time. Errors name
 // the component (missing from the schema, several sources, unapproved
 // weights) or the resource (a placement outside it). Records each placed
 // component in `resources.weights` for bind_kernels.
@@ -219,7 +266,18 @@ Result<void> Executor::place_weights(const ExecutionPlan& plan, Resources& resou
             .with_field("component_id", target.id.str());
       }
     }
-    return materializer.materialize_component(*source, source_bytes, target, destination);
+    FERRITE_RETURN_IF_ERROR(
+        materializer.materialize_component(*source, source_bytes, target, destination));
+    if (approval) {
+      // Measured, not trusted: the statistics of what was just materialized
+      // must not exceed the approved ones (check_measured_quality).
+      FERRITE_ASSIGN_OR_RETURN(ComponentQuality quality,
+                               materializer.measure_component(*source, source_bytes, target,
+                                                              destination));
+      quality.component_id = target.id;
+      FERRITE_RETURN_IF_ERROR(check_measured_quality(*approval->find(target.id), quality));
+    }
+    return {};
   };
   for (const auto& node : plan.nodes()) {
     for (const auto& binding : node.values) {

@@ -7,10 +7,12 @@
 #include <cstring>
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "cli/plan_explanation.h"
+#include "ferrite/format/weight_quality_file.h"
 #include "ferrite/materializers/ggml_block_materializer.h"
 #include "families/llama/llama_checkpoint.h"
 #include "ferrite/plan/program_plan_compiler.h"
@@ -308,6 +310,78 @@ TEST_F(GgmlBlockMaterializerTest, LoadQuantizesApprovedWeightsAndRefusesOthers) 
   auto mismatched = Executor::load(compiled->plan, *family_, providers_, *checkpoint_.weights);
   ASSERT_FALSE(mismatched);
   EXPECT_THAT(mismatched.error().message(), HasSubstr("compiled with other execution weights"));
+}
+
+// Item: approvals are measured, not trusted. An approval edited to understate
+// a statistic (its sha256 values still right, its numbers still within the
+// contract) compiles — the compiler cannot see the weights — but the weights
+// refute it wherever they are at hand: verify_quality_approval (a compile
+// from a model file) and the executor's load both refuse it, naming the
+// component, the statistic and both values.
+TEST_F(GgmlBlockMaterializerTest, ForgedApprovalUnderstatingAStatisticIsRefusedWhereWeightsAreAtHand) {
+  auto measured = measure(kGgmlQ8_0);
+  ASSERT_TRUE(measured) << measured.error().to_string();
+  const WeightSource& weights = *checkpoint_.weights;
+  const WeightComponentFill fill = [&](const WeightComponentSpec& c, std::span<std::byte> to) {
+    return weights.fill(c, to);
+  };
+  // The honest approval, as written to and read back from its file (9
+  // significant digits), is borne out by the weights.
+  auto reread = read_weight_quality_text(weight_quality_file_text(*measured));
+  ASSERT_TRUE(reread) << reread.error().to_string();
+  auto honest = compile({ggml_block_materializer_id(kGgmlQ8_0), *reread});
+  ASSERT_TRUE(honest) << honest.error().to_string();
+  const WeightMaterializer& q8 = materializer(kGgmlQ8_0);
+  auto verified = verify_quality_approval(*family_, fill, honest->resolution.execution_weights, q8);
+  EXPECT_TRUE(verified) << verified.error().to_string();
+  auto loaded = logits(*honest, weights);
+  EXPECT_TRUE(loaded) << loaded.error().to_string();
+
+  struct Case {
+    const char* statistic;
+    std::function<void(ComponentQuality&)> understate;
+  };
+  const std::vector<Case> cases{
+      {"relative_l2", [](ComponentQuality& c) { c.relative_l2 *= 0.5; }},
+      {"relative_l2", [](ComponentQuality& c) { c.relative_l2 *= 1 - 1e-4; }},
+      {"max_abs_error", [](ComponentQuality& c) { c.max_abs_error *= 0.5; }},
+  };
+  for (const auto& c : cases) {
+    WeightQualityApproval forged = *measured;
+    ComponentQuality& target = forged.components[7];
+    const std::string component = target.component_id.str();
+    const ComponentQuality truth = target;
+    c.understate(target);
+    const std::string approved_value = quality_number_text(
+        std::string_view(c.statistic) == "relative_l2" ? target.relative_l2 : target.max_abs_error);
+    const std::string measured_value = quality_number_text(
+        std::string_view(c.statistic) == "relative_l2" ? truth.relative_l2 : truth.max_abs_error);
+    auto compiled = compile({ggml_block_materializer_id(kGgmlQ8_0), forged});
+    ASSERT_TRUE(compiled) << compiled.error().to_string();  // within the contract: accepted
+    EXPECT_EQ(compiled->plan.payload()["weight_quality_approval"], forged.to_json());
+
+    const std::string expected = fmt::format(
+        "weight component `{}`: the quality approval states {} {}, but the weights measure {}",
+        component, c.statistic, approved_value, measured_value);
+    auto refused = verify_quality_approval(*family_, fill, compiled->resolution.execution_weights, q8);
+    ASSERT_FALSE(refused) << c.statistic;
+    EXPECT_EQ(refused.error().code(), ErrorCode::kWeightMaterializerQualityApprovalRequired);
+    EXPECT_THAT(refused.error().message(), HasSubstr(expected));
+    EXPECT_EQ(refused.error().fields().at("component_id"), component);
+
+    auto at_load = logits(*compiled, weights);
+    ASSERT_FALSE(at_load) << c.statistic;
+    EXPECT_EQ(at_load.error().code(), ErrorCode::kWeightMaterializerQualityApprovalRequired);
+    EXPECT_THAT(at_load.error().message(), HasSubstr(expected));
+    EXPECT_EQ(at_load.error().fields().at("statistic"), c.statistic);
+  }
+  // An overstated statistic is merely pessimistic: accepted.
+  WeightQualityApproval pessimistic = *measured;
+  pessimistic.components[7].relative_l2 *= 1.5;
+  auto compiled = compile({ggml_block_materializer_id(kGgmlQ8_0), pessimistic});
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  EXPECT_TRUE(verify_quality_approval(*family_, fill, compiled->resolution.execution_weights, q8));
+  EXPECT_TRUE(logits(*compiled, weights));
 }
 
 }  // namespace ggml_block_materializer_test

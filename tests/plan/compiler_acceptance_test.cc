@@ -1,14 +1,19 @@
 // The remaining spec §12 acceptance cases for the plan compiler, end to end
 // through ProgramPlanCompiler::compile / resolve / verify_plan_json:
-// 6 (retention, readback, wire), 11-14 (extension drill), 16-20 (retain-all,
-// weight materializers), 23 (estimator registry) and 28 (alias graph).
+// 6 (retention, readback, wire), 11-15 (extension drill), 16-21 (retain-all,
+// weight materializers, measured approvals), 23 (estimator registry), 24 and
+// 26 (provider preference and joint selection on compiled plans), 28 (alias
+// graph) and 29 (state hazards on a compiled multi-node plan).
 // Cases 1-2 live in tests/compiler/tensor_inference_test.cc; the others in
 // the sibling tests of this folder.
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -17,6 +22,7 @@
 #include "ferrite/compiler/joint_selection.h"
 #include "ferrite/compiler/value_placement.h"
 #include "ferrite/core/fingerprint.h"
+#include "ferrite/plan/plan_verify.h"
 #include "plan/plan_test_support.h"
 
 namespace ferrite {
@@ -931,6 +937,608 @@ TEST(CompilerAcceptanceTest, Case28AliasingBeforeTheInputsLastConsumerIsAnError)
   // Without the late reader the same program compiles (the control).
   auto control = alias_case(MustAlias{0});
   EXPECT_TRUE(compile(control.family, control.b));
+}
+
+
+// --- Shared by cases 15, 21, 24, 26 and 29 ------------------------------------
+
+// A catalog of `ops` with the given providers (any number per operation),
+// each with its counting estimator.
+Backend backend_of(const std::vector<OperationDescriptor>& ops,
+                   const std::vector<OperationProviderDescriptor>& providers,
+                   DeviceDescriptor dev = plan_testing::device()) {
+  std::vector<std::shared_ptr<const OperationResourceEstimator>> list;
+  std::map<std::string, std::shared_ptr<CountingEstimator>> counters;
+  for (const auto& p : providers) {
+    auto counter = std::make_shared<CountingEstimator>(p);
+    counters.emplace(p.provider_id.str(), counter);
+    list.push_back(counter);
+  }
+  return Backend{unwrap(CapabilityCatalog::create(std::move(dev), unwrap(OperationCatalog::create(ops)),
+                                                  providers)),
+                 unwrap(EstimatorRegistry::create(list)), std::move(counters)};
+}
+
+Result<std::string> verify_wire(std::string_view text, const PreparedModelFamily& family,
+                                const Backend& b,
+                                const ProgramPlanCompileOptions& options =
+                                    testing::synthetic_options(),
+                                const RuntimePolicy& policy = plan_testing::policy()) {
+  return verify_plan_json(text, family, b.catalog, policy, b.estimators,
+                          WeightMaterializerRegistry::identity_only(), options);
+}
+
+// node.main of the synthetic family, writing `output`.
+ProgramNode main_node(ProgramValueId output) {
+  return make_node("node.main", "operation.main",
+                   {value("value.input"), value("value.weight"), value("value.state")},
+                   {std::move(output)});
+}
+
+// --- Case 15: unsupported backend fails before estimation, through compile ------
+
+TEST(CompilerAcceptanceTest, Case15UnsupportedBackendFailsWithMissingOperationBeforeEstimation) {
+  auto family = family_of(
+      {testing::synthetic_node(),
+       make_node("node.extension", "operation.extension.scale_bias", {value("value.output")},
+                 {value("value.scaled")})},
+      {testing::synthetic_state()}, {testing::synthetic_weight()}, {value("value.scaled")});
+  auto b = backend({{testing::synthetic_operation(), "provider.operation.reference"}});
+  auto compiled = compile(family, b);
+  ASSERT_FALSE(compiled);
+  EXPECT_EQ(compiled.error().code(), ErrorCode::kUnsupportedOperation);
+  EXPECT_EQ(compiled.error().fields().at("node_id"), "node.extension");
+  EXPECT_EQ(compiled.error().fields().at("operation_id"), "operation.extension.scale_bias");
+  EXPECT_EQ(b.total_calls(), 0);  // not even the supported node.main was estimated
+  // The control: with the operation in the catalog the same family compiles (and estimates).
+  auto extended = backend({{testing::synthetic_operation(), "provider.operation.reference"},
+                           {f32_operation("operation.extension.scale_bias", 1),
+                            "provider.extension.reference"}});
+  ASSERT_TRUE(compile(family, extended));
+  EXPECT_GT(extended.total_calls(), 0);
+}
+
+TEST(CompilerAcceptanceTest, Case15UnsupportedBackendFailsWithIncompatibleVersionBeforeEstimation) {
+  ProgramNode extension = make_node("node.extension", "operation.extension.scale_bias",
+                                    {value("value.output")}, {value("value.scaled")});
+  extension.required_version = {2, 0};
+  auto family = family_of({testing::synthetic_node(), extension}, {testing::synthetic_state()},
+                          {testing::synthetic_weight()}, {value("value.scaled")});
+  auto b = backend({{testing::synthetic_operation(), "provider.operation.reference"},
+                    {f32_operation("operation.extension.scale_bias", 1),
+                     "provider.extension.reference"}});
+  auto compiled = compile(family, b);
+  ASSERT_FALSE(compiled);
+  EXPECT_EQ(compiled.error().code(), ErrorCode::kIncompatibleOperationVersion);
+  EXPECT_EQ(compiled.error().fields().at("node_id"), "node.extension");
+  EXPECT_EQ(compiled.error().fields().at("operation_id"), "operation.extension.scale_bias");
+  EXPECT_EQ(compiled.error().fields().at("required_version"), "2.0");
+  EXPECT_EQ(compiled.error().fields().at("available_version"), "1.0");
+  EXPECT_EQ(b.total_calls(), 0);
+}
+
+// --- Case 21: an approval is measured again where the weights are at hand ----
+
+// Approximates every value of the synthetic `weight.component` to a multiple
+// of 1/4 (an "approximate" materializer whose execution schema equals its
+// source schema).
+class QuarterMaterializer final : public WeightMaterializer {
+ public:
+  QuarterMaterializer() {
+    descriptor_ = WeightMaterializerDescriptor{
+        .id = WeightMaterializerId::literal("weight-materializer.synthetic.quarter"),
+        .version = {1, 0},
+        .implementation_fingerprint = sha256_hex("quarter.v1"),
+        .fidelity = WeightMaterializationFidelity::kApproximate,
+        .required_capabilities = {},
+        .quality_contract = WeightQualityContract{0.5}};
+  }
+  const WeightMaterializerDescriptor& descriptor() const override { return descriptor_; }
+  Result<WeightSchema> execution_schema(const PreparedModelFamily& family) const override {
+    return family.weight_schema();
+  }
+  Result<std::vector<WeightId>> approximate_components(const PreparedModelFamily&,
+                                                       const WeightSchema&) const override {
+    return std::vector<WeightId>{WeightId::literal("weight.component")};
+  }
+  Result<void> materialize_component(const WeightComponentSpec&, std::span<const std::byte> from,
+                                     const WeightComponentSpec&,
+                                     std::span<std::byte> to) const override {
+    std::vector<float> values = floats(from);
+    for (float& v : values) v = std::round(v * 4) / 4;
+    std::memcpy(to.data(), values.data(), to.size());
+    return {};
+  }
+  Result<ComponentQuality> measure_component(const WeightComponentSpec&,
+                                             std::span<const std::byte> from,
+                                             const WeightComponentSpec& target,
+                                             std::span<const std::byte> materialized) const override {
+    return compare_component_values(target.id, floats(from), floats(materialized));
+  }
+
+ private:
+  static std::vector<float> floats(std::span<const std::byte> bytes) {
+    std::vector<float> values(bytes.size() / sizeof(float));
+    std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
+    return values;
+  }
+  WeightMaterializerDescriptor descriptor_;
+};
+
+WeightComponentFill fill_with(std::vector<float> values) {
+  return [values](const WeightComponentSpec&, std::span<std::byte> to) -> Result<void> {
+    std::memcpy(to.data(), values.data(), std::min(to.size(), values.size() * sizeof(float)));
+    return {};
+  };
+}
+
+TEST(CompilerAcceptanceTest, Case21UnderstatedStatisticsAreRefusedWhereTheWeightsAreAtHand) {
+  auto quarter = std::make_shared<QuarterMaterializer>();
+  const WeightComponentFill weights = fill_with({1.0f, 2.1f, -3.3f, 0.7f});
+  PlanHarness h;
+  h.materializers = registry_with(quarter);
+  auto measured = measure_weight_quality(*quarter, h.family, weights);
+  ASSERT_TRUE(measured) << measured.error().to_string();
+  ASSERT_EQ(measured->components.size(), 1u);
+  const ComponentQuality truth = measured->components[0];
+  EXPECT_GT(truth.relative_l2, 0.0);
+  const auto id = WeightMaterializerId::literal("weight-materializer.synthetic.quarter");
+
+  // The honest approval compiles and is borne out by the weights.
+  h.options.require_weight_materializer(id, *measured);
+  auto honest = h.compile();
+  ASSERT_TRUE(honest) << honest.error().to_string();
+  auto verified = verify_quality_approval(h.family, weights, honest->resolution.execution_weights,
+                                          *quarter);
+  EXPECT_TRUE(verified) << verified.error().to_string();
+
+  // Understated relative L2, then max abs error: accepted by the compiler
+  // (within the contract; it cannot see weights), refused by the measurement.
+  for (const std::string statistic : {"relative_l2", "max_abs_error"}) {
+    WeightQualityApproval forged = *measured;
+    double& stated = statistic == "relative_l2" ? forged.components[0].relative_l2
+                                                : forged.components[0].max_abs_error;
+    stated /= 3;
+    PlanHarness f = h;
+    f.options.require_weight_materializer(id, forged);
+    auto compiled = f.compile();
+    ASSERT_TRUE(compiled) << compiled.error().to_string();
+    auto refused = verify_quality_approval(f.family, weights,
+                                           compiled->resolution.execution_weights, *quarter);
+    ASSERT_FALSE(refused) << statistic;
+    EXPECT_EQ(refused.error().code(), ErrorCode::kWeightMaterializerQualityApprovalRequired);
+    EXPECT_EQ(refused.error().fields().at("component_id"), "weight.component");
+    EXPECT_EQ(refused.error().fields().at("statistic"), statistic);
+    const double actual = statistic == "relative_l2" ? truth.relative_l2 : truth.max_abs_error;
+    EXPECT_THAT(refused.error().message(),
+                HasSubstr("states " + statistic + " " + quality_number_text(stated) +
+                          ", but the weights measure " + quality_number_text(actual)));
+  }
+
+  // Other weights than the approval measured: refused by their sha256.
+  auto other = verify_quality_approval(h.family, fill_with({1.0f, 2.1f, -3.3f, 0.8f}),
+                                       honest->resolution.execution_weights, *quarter);
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().fields().at("statistic"), "source_sha256");
+
+  // An execution plan without an approval reads no weights at all.
+  PlanHarness identity;
+  auto plain = identity.compile();
+  ASSERT_TRUE(plain);
+  int fills = 0;
+  auto counted = [&](const WeightComponentSpec&, std::span<std::byte>) -> Result<void> {
+    ++fills;
+    return {};
+  };
+  EXPECT_TRUE(verify_quality_approval(identity.family, counted, plain->resolution.execution_weights,
+                                      *WeightMaterializerRegistry::identity_only().find(
+                                          WeightMaterializerId::literal(
+                                              kIdentityWeightMaterializerId))));
+  EXPECT_EQ(fills, 0);
+}
+
+// --- Case 24: an unregistered preference falls back, recorded in the plan ------
+
+TEST(CompilerAcceptanceTest, Case24UnregisteredPreferredProviderFallsBackInThePlan) {
+  PlanHarness h;
+  h.options.prefer_provider(node_id("node.main"), ProviderId::literal("provider.missing"));
+  auto compiled = h.compile();
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  const PlanNode& node = compiled->plan.nodes()[0];
+  EXPECT_EQ(node.provider_id.str(), "provider.operation.reference");
+  EXPECT_EQ(node.selection_reason, PlanSelectionReason::kFallbackFromPreferred);
+  ASSERT_EQ(node.rejected_providers.count(ProviderId::literal("provider.missing")), 1u);
+  EXPECT_TRUE(std::holds_alternative<ProviderNotRegistered>(
+      node.rejected_providers.at(ProviderId::literal("provider.missing"))));
+  const json& wire = compiled->plan.payload()["nodes"][0];
+  EXPECT_EQ(wire["selection_reason"], "fallback_from_preferred");
+  EXPECT_EQ(wire["rejected_providers"][0]["provider_id"], "provider.missing");
+  EXPECT_NE(wire["rejected_providers"][0]["reason"].dump().find("not_registered"),
+            std::string::npos);
+  auto verified = h.verify(compiled->plan.to_json().dump());
+  EXPECT_TRUE(verified) << verified.error().to_string();
+  // Without the preference: deterministic, no evidence.
+  PlanHarness plain;
+  auto control = plain.compile();
+  ASSERT_TRUE(control);
+  EXPECT_EQ(control->plan.nodes()[0].selection_reason,
+            PlanSelectionReason::kDeterministicCompatible);
+  EXPECT_TRUE(control->plan.nodes()[0].rejected_providers.empty());
+}
+
+// --- Case 26: the joint provider/storage solver, on compiled plans -------------
+//
+//   node.main (operation.main) value.input, value.weight, value.state → value.hidden
+//   node.a    (operation.a)    value.hidden → value.mid
+//   node.b    (operation.b)    value.mid → value.output
+// value.mid is shared by node.a (writer) and node.b (reader).
+
+DynamicStorageProfile paged() { return unwrap(DynamicStorageProfile::parse("fixed_block:256/paged:256")); }
+
+DeviceDescriptor paged_device() {
+  DeviceDescriptor dev = plan_testing::device();
+  dev.dynamic_storage_profiles.insert(paged());
+  return dev;
+}
+
+RuntimePolicy linear_then_paged() {
+  RuntimePolicy policy = plan_testing::policy(1 << 20);
+  policy.storage_profile_order.push_back(paged());
+  return policy;
+}
+
+PreparedModelFamily shared_chain() {
+  return family_of(
+      {main_node(value("value.hidden")),
+       make_node("node.a", "operation.a", {value("value.hidden")}, {value("value.mid")}),
+       make_node("node.b", "operation.b", {value("value.mid")}, {value("value.output")})},
+      {testing::synthetic_state()}, {testing::synthetic_weight()}, {value("value.output")});
+}
+
+// A provider of `op` whose output 0 takes only the paged profile.
+OperationProviderDescriptor paged_output(std::string_view id, const OperationDescriptor& op) {
+  auto slots = all_slots(op);
+  slots.back() = {ValueBindingRole::kOutput, 0, DynamicStorageRequirement{{paged()}}};
+  auto p = plan_testing::provider(id, op, slots);
+  return p;
+}
+
+Result<ProgramPlanCompilation> compile_with(const PreparedModelFamily& family, const Backend& b,
+                                            const RuntimePolicy& policy,
+                                            const ProgramPlanCompileOptions& options) {
+  return ProgramPlanCompiler::compile(family, b.catalog, policy, b.estimators,
+                                      WeightMaterializerRegistry::identity_only(), options);
+}
+
+TEST(CompilerAcceptanceTest, Case26PreferredCandidateBreakingASharedIntersectionFallsBack) {
+  const auto main_op = testing::synthetic_operation();
+  const auto a = f32_operation("operation.a", 1), b_op = f32_operation("operation.b", 1);
+  auto b = backend_of({main_op, a, b_op},
+                      {plan_testing::provider("provider.operation.reference", main_op),
+                       paged_output("provider.a.paged", a),
+                       plan_testing::provider("provider.a.linear", a, all_slots(a)),
+                       plan_testing::provider("provider.b.linear", b_op, all_slots(b_op))},
+                      paged_device());
+  auto options = testing::synthetic_options();
+  options.prefer_provider(node_id("node.a"), ProviderId::literal("provider.a.paged"));
+  const auto family = shared_chain();
+  auto compiled = compile_with(family, b, linear_then_paged(), options);
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  const PlanNode& node = compiled->plan.nodes()[1];
+  ASSERT_EQ(node.id.str(), "node.a");
+  EXPECT_EQ(node.provider_id.str(), "provider.a.linear");
+  EXPECT_EQ(node.selection_reason, PlanSelectionReason::kFallbackFromPreferred);
+  const auto& evidence = node.rejected_providers.at(ProviderId::literal("provider.a.paged"));
+  const auto* storage = std::get_if<ProviderStorageIncompatible>(&evidence);
+  ASSERT_NE(storage, nullptr);
+  EXPECT_EQ(storage->resource_ids,
+            std::vector<ResourceId>{
+                binding_of(node, "value.mid").storage().components()[0].resource_id});
+  auto verified = verify_wire(compiled->plan.to_json().dump(), family, b, options,
+                              linear_then_paged());
+  EXPECT_TRUE(verified) << verified.error().to_string();
+}
+
+TEST(CompilerAcceptanceTest, Case26NoSharedIntersectionHasNoJointAssignment) {
+  const auto main_op = testing::synthetic_operation();
+  const auto a = f32_operation("operation.a", 1), b_op = f32_operation("operation.b", 1);
+  auto b = backend_of({main_op, a, b_op},
+                      {plan_testing::provider("provider.operation.reference", main_op),
+                       paged_output("provider.a.paged", a),
+                       plan_testing::provider("provider.b.linear", b_op, all_slots(b_op))},
+                      paged_device());
+  auto compiled = compile_with(shared_chain(), b, linear_then_paged(), testing::synthetic_options());
+  ASSERT_FALSE(compiled);
+  EXPECT_EQ(compiled.error().code(), ErrorCode::kInvalidExecutionPlan);
+  EXPECT_THAT(compiled.error().message(), HasSubstr("no joint provider/storage assignment"));
+}
+
+TEST(CompilerAcceptanceTest, Case26ProfileRankBeatsProviderIdTieBreakInThePlan) {
+  const auto main_op = testing::synthetic_operation();
+  const auto a = f32_operation("operation.a", 1), b_op = f32_operation("operation.b", 1);
+  // "provider.a.0paged" sorts before "provider.a.linear" but only offers the
+  // second-ranked profile for value.mid; node.b takes either.
+  auto either = all_slots(b_op);
+  either.front() = {ValueBindingRole::kInput, 0,
+                    DynamicStorageRequirement{{DynamicStorageProfile::linear_contiguous(), paged()}}};
+  auto b = backend_of({main_op, a, b_op},
+                      {plan_testing::provider("provider.operation.reference", main_op),
+                       paged_output("provider.a.0paged", a),
+                       plan_testing::provider("provider.a.linear", a, all_slots(a)),
+                       plan_testing::provider("provider.b.any", b_op, either)},
+                      paged_device());
+  auto compiled = compile_with(shared_chain(), b, linear_then_paged(), testing::synthetic_options());
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  const PlanNode& node = compiled->plan.nodes()[1];
+  EXPECT_EQ(node.provider_id.str(), "provider.a.linear");
+  EXPECT_EQ(node.selection_reason, PlanSelectionReason::kDeterministicCompatible);
+  EXPECT_EQ(node.compatible_providers,
+            (std::vector<ProviderId>{ProviderId::literal("provider.a.0paged"),
+                                     ProviderId::literal("provider.a.linear")}));
+}
+
+TEST(CompilerAcceptanceTest, Case26IndependentResourcesFormIndependentComponents) {
+  // node.p (after node.main, paged-only output) and node.q (no input,
+  // linear-only output) share no resource: the solver decides them as
+  // independent components, each resource takes its own profile, and node.q
+  // depends on nothing.
+  const auto main_op = testing::synthetic_operation();
+  const auto p_op = f32_operation("operation.p", 1), q_op = f32_operation("operation.q", 0);
+  auto family = family_of(
+      {main_node(value("value.hidden")),
+       make_node("node.p", "operation.p", {value("value.hidden")}, {value("value.p")}),
+       make_node("node.q", "operation.q", {}, {value("value.q")})},
+      {testing::synthetic_state()}, {testing::synthetic_weight()},
+      {value("value.p"), value("value.q")});
+  auto b = backend_of({main_op, p_op, q_op},
+                      {plan_testing::provider("provider.operation.reference", main_op),
+                       paged_output("provider.p.paged", p_op),
+                       plan_testing::provider("provider.q.linear", q_op, all_slots(q_op))},
+                      paged_device());
+  auto resolved = ProgramPlanCompiler::resolve(family, b.catalog, linear_then_paged(), b.estimators,
+                                               WeightMaterializerRegistry::identity_only(),
+                                               testing::synthetic_options());
+  ASSERT_TRUE(resolved) << resolved.error().to_string();
+  auto selection = select_providers_jointly(resolved->node_resolutions, b.catalog,
+                                            linear_then_paged());
+  ASSERT_TRUE(selection) << selection.error().to_string();
+  const auto resource = [&](std::string_view v) {
+    return resolved->value_storages.at(value(v)).components()[0].resource_id;
+  };
+  EXPECT_EQ(selection->profiles.at(resource("value.p")), paged());
+  EXPECT_EQ(selection->profiles.at(resource("value.q")), DynamicStorageProfile::linear_contiguous());
+  auto compiled = compile_with(family, b, linear_then_paged(), testing::synthetic_options());
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  EXPECT_EQ(compiled->plan.nodes()[1].provider_id.str(), "provider.p.paged");
+  EXPECT_EQ(compiled->plan.nodes()[2].provider_id.str(), "provider.q.linear");
+  EXPECT_TRUE(compiled->plan.nodes()[2].dependencies.empty());
+}
+
+// --- Case 29: state hazards on a compiled multi-node plan ------------------------
+//
+// Every node reads the program input (no data dependency between them) and
+// the synthetic state `state.cache`, with the access its operation declares:
+//   node.main (read) → value.hidden, node.rw1, node.rw2 (read-write), node.read3 (read).
+
+OperationDescriptor state_operation(std::string_view id, TensorAccess access) {
+  OperationDescriptor op = f32_operation(id, 1);
+  op.inputs.push_back(contract({DimensionExact{4}}, {ElementType::kU8}, access));
+  return op;
+}
+
+struct StateChain {
+  PreparedModelFamily family;
+  Backend b;
+};
+
+StateChain state_chain(std::vector<std::pair<std::string, TensorAccess>> extra_nodes) {
+  std::vector<ProgramNode> nodes{main_node(value("value.hidden"))};
+  std::vector<ProgramValueId> outputs{value("value.hidden")};
+  for (const auto& [id, access] : extra_nodes) {
+    const std::string op = access == TensorAccess::kRead ? "operation.state.read"
+                                                         : "operation.state.rw";
+    nodes.push_back(make_node(id, op, {value("value.input"), value("value.state")},
+                              {value("value." + id)}));
+    outputs.push_back(value("value." + id));
+  }
+  return StateChain{
+      family_of(std::move(nodes), {testing::synthetic_state()}, {testing::synthetic_weight()},
+                std::move(outputs)),
+      backend({{testing::synthetic_operation(), "provider.operation.reference"},
+               {state_operation("operation.state.read", TensorAccess::kRead),
+                "provider.state.read"},
+               {state_operation("operation.state.rw", TensorAccess::kReadWrite),
+                "provider.state.rw"}})};
+}
+
+std::vector<std::vector<std::string>> dependencies_of(const ExecutionPlan& plan) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& node : plan.nodes()) {
+    out.emplace_back();
+    for (const auto& d : node.dependencies) out.back().push_back(d.str());
+  }
+  return out;
+}
+
+TEST(CompilerAcceptanceTest, Case29ReadReadWriteReadWriteReadChainOrdersByState) {
+  auto c = state_chain({{"node.rw1", TensorAccess::kReadWrite},
+                        {"node.rw2", TensorAccess::kReadWrite},
+                        {"node.read3", TensorAccess::kRead}});
+  auto compiled = compile(c.family, c.b);
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  const ExecutionPlan& plan = compiled->plan;
+  EXPECT_EQ(dependencies_of(plan), (std::vector<std::vector<std::string>>{
+                                       {}, {"node.main"}, {"node.rw1"}, {"node.rw2"}}));
+  const std::vector<TensorAccess> accesses{TensorAccess::kRead, TensorAccess::kReadWrite,
+                                           TensorAccess::kReadWrite, TensorAccess::kRead};
+  for (size_t i = 0; i < plan.nodes().size(); ++i) {
+    ASSERT_EQ(plan.nodes()[i].state_effects.size(), 1u) << i;
+    EXPECT_EQ(plan.nodes()[i].state_effects[0].state_id.str(), "state.cache");
+    EXPECT_EQ(plan.nodes()[i].state_effects[0].access, accesses[i]) << i;
+  }
+  EXPECT_TRUE(verify_wire(plan.to_json().dump(), c.family, c.b));
+}
+
+TEST(CompilerAcceptanceTest, Case29ReadOnlyStateNodesStayIndependent) {
+  auto c = state_chain({{"node.read1", TensorAccess::kRead}, {"node.read2", TensorAccess::kRead}});
+  auto compiled = compile(c.family, c.b);
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  EXPECT_EQ(dependencies_of(compiled->plan),
+            (std::vector<std::vector<std::string>>{{}, {}, {}}));
+}
+
+TEST(CompilerAcceptanceTest, Case29TamperedDependenciesEffectsOrAliasesOnTheWireAreRejected) {
+  auto c = state_chain({{"node.rw1", TensorAccess::kReadWrite},
+                        {"node.rw2", TensorAccess::kReadWrite},
+                        {"node.read3", TensorAccess::kRead}});
+  auto compiled = compile(c.family, c.b);
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  const json plan = compiled->plan.to_json();
+  struct Tamper {
+    const char* what;
+    std::function<void(json&)> apply;
+    const char* path;
+  };
+  const std::vector<Tamper> tampers{
+      {"a dropped state dependency",
+       [](json& p) { p["payload"]["nodes"][2]["dependencies"] = json::array(); },
+       "$.payload.nodes[2].dependencies"},
+      {"an invented dependency",
+       [](json& p) {
+         json& deps = p["payload"]["nodes"][2]["dependencies"];  // ["node.rw1"]
+         deps.insert(deps.begin(), "node.main");                   // still sorted
+       },
+       "$.payload.nodes[2].dependencies"},
+      {"a read-write effect claimed as a read",
+       [](json& p) { p["payload"]["nodes"][1]["state_effects"][0]["access"] = "read"; },
+       "$.payload.nodes[1].state_effects[0].access"},
+      {"a dropped state effect",
+       [](json& p) { p["payload"]["nodes"][3]["state_effects"] = json::array(); },
+       "$.payload.nodes[3].state_effects"},
+      {"an invented alias",
+       [](json& p) {
+         p["payload"]["nodes"][1]["exact_aliases"].push_back(
+             json{{"output_value_id", "value.node.rw1"}, {"output_ordinal", 0},
+                  {"input_value_id", "value.input"}, {"input_ordinal", 0}, {"kind", "must"}});
+       },
+       "$.payload.nodes[1].exact_aliases"},
+  };
+  for (const auto& t : tampers) {
+    json copy = plan;
+    t.apply(copy);
+    auto r = verify_wire(rehash(copy), c.family, c.b);
+    ASSERT_FALSE(r) << t.what;
+    EXPECT_EQ(r.error().code(), ErrorCode::kInvalidExecutionPlan) << t.what;
+    EXPECT_THAT(r.error().message(), HasSubstr(t.path)) << t.what;
+  }
+  // The alias graph's own edge (case 28's MustAlias plan): retyped or dropped.
+  auto alias = alias_case(MustAlias{0});
+  auto aliased = compile(alias.family, alias.b);
+  ASSERT_TRUE(aliased) << aliased.error().to_string();
+  const json alias_plan = aliased->plan.to_json();
+  ASSERT_TRUE(verify_wire(alias_plan.dump(), alias.family, alias.b));
+  json retyped = alias_plan;
+  retyped["payload"]["nodes"][1]["exact_aliases"][0]["kind"] = "may";
+  auto r = verify_wire(rehash(retyped), alias.family, alias.b);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message(), HasSubstr("$.payload.nodes[1].exact_aliases[0].kind"));
+  json dropped = alias_plan;
+  dropped["payload"]["nodes"][1]["exact_aliases"] = json::array();
+  r = verify_wire(rehash(dropped), alias.family, alias.b);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message(), HasSubstr("$.payload.nodes[1].exact_aliases"));
+}
+
+
+// --- State resources: initialization and lifetime (spec §3.3, §8.6) -------------
+
+StateSpec other_state(StateLifetime lifetime, StateInitialization initialization) {
+  return StateSpec{StateId::literal("state.other"), value("value.other"),
+                   dense({4}, ElementType::kU8),    lifetime,
+                   StateCapacityFixedPerScope{},    initialization};
+}
+
+// node.main reads state.cache; node.read1 reads state.other.
+StateChain two_states(StateSpec other) {
+  auto c = state_chain({});
+  c.family = family_of(
+      {main_node(value("value.hidden")),
+       make_node("node.read1", "operation.state.read", {value("value.input"), value("value.other")},
+                 {value("value.read1")})},
+      {testing::synthetic_state(), std::move(other)}, {testing::synthetic_weight()},
+      {value("value.hidden"), value("value.read1")});
+  return c;
+}
+
+TEST(CompilerAcceptanceTest, ZeroInitializationRequiresASequenceState) {
+  for (const StateLifetime lifetime : {StateLifetime::kRequest, StateLifetime::kStep}) {
+    auto c = two_states(other_state(lifetime, StateInitialization::kZero));
+    auto compiled = compile(c.family, c.b);
+    ASSERT_FALSE(compiled) << state_lifetime_name(lifetime);
+    EXPECT_EQ(compiled.error().code(), ErrorCode::kInvalidExecutionPlan);
+    EXPECT_THAT(compiled.error().message(),
+                HasSubstr("zero initialization requires semantic Sequence state backing"));
+    EXPECT_EQ(compiled.error().fields().at("state_id"), "state.other");
+    // The same state with no initialization compiles.
+    auto control = two_states(other_state(lifetime, StateInitialization::kNone));
+    auto ok = compile(control.family, control.b);
+    EXPECT_TRUE(ok) << ok.error().to_string();
+  }
+}
+
+TEST(CompilerAcceptanceTest, StatesOfDifferentLifetimeOrInitializationNeverShareAResource) {
+  // Resolve, then bind state.other at exactly state.cache's storage.
+  auto build_shared = [](const StateChain& c) -> Result<ExecutionPlan> {
+    auto resolved = ProgramPlanCompiler::resolve(c.family, c.b.catalog, plan_testing::policy(),
+                                                 c.b.estimators,
+                                                 WeightMaterializerRegistry::identity_only(),
+                                                 testing::synthetic_options());
+    if (!resolved) return make_error(resolved.error());
+    const ResolvedValueStorage storage = resolved->value_storages.at(value("value.state"));
+    for (auto& r : resolved->node_resolutions) r = with_storage(r, "value.other", storage);
+    resolved->value_storages.insert_or_assign(value("value.other"), storage);
+    FERRITE_ASSIGN_OR_RETURN(auto selection,
+                             select_providers_jointly(resolved->node_resolutions, c.b.catalog,
+                                                      plan_testing::policy()));
+    return ExecutionPlan::build(c.family, c.b.catalog, plan_testing::policy(), *resolved,
+                                selection, {});
+  };
+  struct Case {
+    const char* what;
+    StateSpec other;
+    const char* differs;
+  };
+  const std::vector<Case> cases{
+      {"initialization", other_state(StateLifetime::kSequence, StateInitialization::kNone),
+       "initialization none"},
+      {"lifetime", other_state(StateLifetime::kRequest, StateInitialization::kNone),
+       "lifetime request"},
+      {"demand",
+       StateSpec{StateId::literal("state.other"), value("value.other"), dense({4}, ElementType::kU8),
+                 StateLifetime::kSequence, StateCapacityTokenScaled{4, 8},
+                 StateInitialization::kZero},
+       "token-scaled 4 bytes x 8 tokens"},
+  };
+  for (const auto& c : cases) {
+    auto chain = two_states(c.other);
+    auto separate = compile(chain.family, chain.b);  // each state in its own resource
+    ASSERT_TRUE(separate) << c.what << ": " << separate.error().to_string();
+    auto shared = build_shared(chain);
+    ASSERT_FALSE(shared) << c.what;
+    EXPECT_EQ(shared.error().code(), ErrorCode::kInvalidExecutionPlan) << c.what;
+    EXPECT_THAT(shared.error().message(),
+                HasSubstr("merges states of different lifetime, demand or initialization"))
+        << c.what;
+    EXPECT_THAT(shared.error().message(), HasSubstr("`state.other`")) << c.what;
+    EXPECT_THAT(shared.error().message(), HasSubstr("`state.cache`")) << c.what;
+    EXPECT_THAT(shared.error().message(), HasSubstr(c.differs)) << c.what;
+    EXPECT_EQ(shared.error().fields().at("resource_id"),
+              binding_of(separate->plan.nodes()[0], "value.state")
+                  .storage()
+                  .components()[0]
+                  .resource_id.str())
+        << c.what;
+  }
 }
 
 }  // namespace compiler_acceptance_test

@@ -170,4 +170,27 @@ Result<WeightQualityApproval> measure_weight_quality(const WeightMaterializer& m
                                                      const PreparedModelFamily& family,
                                                      const WeightComponentFill& fill);
 
+// Measures the weights again and refuses an approval they do not bear out:
+// for a compile (or any check) where the source weights are at hand. When
+// `execution_weights` carries no quality approval there is nothing to verify
+// and nothing is read. Otherwise `materializer` must be the one the plan
+// names (InvalidExecutionPlan), every component it approximates is filled,
+// materialized and measured (measure_weight_quality: reads every
+// approximated source component once, one at a time — as costly as
+// `ferrite approve-weights`), and each measurement must match the approval
+// (check_measured_quality: same source sha256 and value count, no statistic
+// understated). Refusals are WeightMaterializerQualityApprovalRequired naming
+// the component, statistic and both values. The executor makes the same
+// comparison at load as it materializes, so a plan is never run on an
+// unmeasured approval even when this is skipped.
+//
+// Example (the CLI's compile of a model file):
+//   FERRITE_RETURN_IF_ERROR(verify_quality_approval(
+//       family, [&](const auto& c, auto to) { return weights.fill(c, to); },
+//       compilation.resolution.execution_weights, *materializers.find(id)));
+Result<void> verify_quality_approval(const PreparedModelFamily& family,
+                                     const WeightComponentFill& fill,
+                                     const ExecutionWeightPlan& execution_weights,
+                                     const WeightMaterializer& materializer);
+
 }  // namespace ferrite

@@ -21,6 +21,18 @@
 // `explain` shows it. At load time the runtime recomputes each approximated
 // component's source sha256 and refuses weights the approval did not measure.
 //
+// Approvals are measured, not trusted: wherever the source weights are at
+// hand the statistics are measured again and compared with the approval
+// (`check_measured_quality`): the executor does it at load for every
+// approximated component it materializes, and `verify_quality_approval`
+// (weight_materializer.h) does it for a compile from a model file. An
+// approval whose values differ from the measurement, or that understates
+// max_abs_error, relative_l2 or non_finite beyond the rounding of the decimal
+// form (`kQualityStatisticTolerance`, relative), is refused —
+// WeightMaterializerQualityApprovalRequired naming the component, the
+// statistic, the approved and the measured value. Overstating is allowed
+// (the approval is then merely pessimistic; the contract bound still holds).
+//
 // Statistics per component, over its logical values w and their
 // materialized approximation ŵ (both as f32, computed in double):
 //   max_abs_error = max |ŵ_i − w_i|;  relative_l2 = ‖ŵ − w‖₂ / ‖w‖₂ (0 when
@@ -88,6 +100,20 @@ struct WeightQualityApproval {
   nlohmann::json to_json() const;
   friend bool operator==(const WeightQualityApproval&, const WeightQualityApproval&) = default;
 };
+
+// The relative slack between an approved and a re-measured statistic: the
+// decimal form keeps 9 significant digits (≤ 5e-9 relative rounding); 1e-6
+// also absorbs summation differences between compilers (FMA contraction).
+// A statistic is understated when measured > approved × (1 + tolerance).
+inline constexpr double kQualityStatisticTolerance = 1e-6;
+
+// Compares a component's approved statistics with a fresh measurement of the
+// same component (`measured.component_id` is not compared; sha256 is compared
+// only when both are non-empty). Refuses, naming component, statistic and
+// both values: another source sha256, another number of values, or any of
+// max_abs_error / relative_l2 / non_finite understated (see above).
+Result<void> check_measured_quality(const ComponentQuality& approved,
+                                    const ComponentQuality& measured);
 
 struct WeightMaterializerDescriptor;
 

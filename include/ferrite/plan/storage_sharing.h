@@ -7,6 +7,11 @@
 //   (b) every value in the resource is an activation and the two values'
 //       live buffers (activation_liveness.h, using the plan's alias edges and
 //       the retained values) never overlap in time.
+// A resource holding program states must hold states that agree on
+// lifetime, capacity demand and initialization ("resource `r` merges states
+// of different lifetime, demand or initialization: ..." naming both), and a
+// zero-initialized state must have Sequence lifetime ("zero initialization
+// requires semantic Sequence state backing"; spec §3.3).
 // Anything else is kInvalidExecutionPlan naming both values ("values `a` and
 // `b` overlap in storage without an exact alias" for (a), "... while both are
 // live" for (b)). Cost O(B log B) in the number of storage components: a

@@ -11,7 +11,10 @@
 //      the activation arena(s), states (the KV cache), workspaces
 //      (`allocate_resources`; the memory comes from the registry's
 //      DeviceAllocator, runtime/device_allocator.h — the executor never
-//      allocates plan resources itself);
+//      allocates plan resources itself). A state declared
+//      `initialization: zero` is zero at load; one declared `none` holds
+//      whatever the allocator gave (the host allocator's memory is zeroed,
+//      but nothing promises it: its first consumer must write every byte);
 //   2. fills every weight component bound by a node at its planned offset
 //      from the weight source (`place_weights`; `WeightSource::fill`, which
 //      converts the file's dtype to the component's physical dtype). The
@@ -23,15 +26,21 @@
 //      the plan carries a quality approval, each such source's sha256 must
 //      equal the one the approval measured, else
 //      WeightMaterializerQualityApprovalRequired naming the component (the
-//      approval is for those weights only). The four-argument `load` uses the
-//      identity materializer;
+//      approval is for those weights only), and the materialized bytes are
+//      measured again: an approval that understates a statistic beyond
+//      rounding is refused the same way, naming component, statistic,
+//      approved and measured value (check_measured_quality). The
+//      four-argument `load` uses the identity materializer;
 //   3. binds every node to its kernel (`bind_kernels`): kernels capture their
 //      tensors' addresses here.
 // `run(tokens)` executes the nodes in plan order for a step of `tokens`
 // tokens (1 ≤ tokens ≤ the capacity of the token inputs): no allocation and
 // no lookup happen in it. Inputs are written with `write_input` (u32 values,
 // at most the value's capacity) before a step; outputs are read with
-// `output_f32`. `reset_states` zero-fills every state (a new sequence).
+// `output_f32`. `reset_states` starts a new sequence: it
+// zero-fills every state declared `initialization: zero` and leaves `none`
+// states as the last sequence left them (their first consumer overwrites
+// them).
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto executor, Executor::load(plan, family, registry, weights));
@@ -115,7 +124,7 @@ class Executor {
 
   std::shared_ptr<const DeviceAllocator> allocator_;  // outlives buffers_
   std::vector<DeviceBuffer> buffers_;  // every plan resource, owned
-  std::vector<Buffer> states_;        // views of state buffers
+  std::vector<Buffer> states_;        // views of the zero-initialized states
   std::map<ProgramValueId, BoundValue> values_;
   std::vector<BoundKernel> kernels_;  // plan order
   std::vector<const NodeId*> node_ids_;
