@@ -1024,15 +1024,14 @@ TEST(CompilerAcceptanceTest, Case15UnsupportedBackendFailsWithIncompatibleVersio
 // source schema).
 class QuarterMaterializer final : public WeightMaterializer {
  public:
-  QuarterMaterializer() {
-    descriptor_ = WeightMaterializerDescriptor{
+  QuarterMaterializer()
+      : descriptor_(WeightMaterializerDescriptor{
         .id = WeightMaterializerId::literal("weight-materializer.synthetic.quarter"),
         .version = {1, 0},
         .implementation_fingerprint = sha256_hex("quarter.v1"),
         .fidelity = WeightMaterializationFidelity::kApproximate,
         .required_capabilities = {},
-        .quality_contract = WeightQualityContract{0.5}};
-  }
+        .quality_contract = WeightQualityContract{0.5}}) {}
   const WeightMaterializerDescriptor& descriptor() const override { return descriptor_; }
   Result<WeightSchema> execution_schema(const PreparedModelFamily& family) const override {
     return family.weight_schema();
