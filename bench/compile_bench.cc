@@ -59,7 +59,7 @@ void run(benchmark::State& state, const PreparedModelFamily& family,
       state.SkipWithError(compiled.error().to_string().c_str());
       return;
     }
-    benchmark::DoNotOptimize(compiled->plan.plan_hash());
+    benchmark::DoNotOptimize(compiled->plan().plan_hash());
   }
   state.counters["nodes"] = nodes;
   state.counters["per_node"] = benchmark::Counter(

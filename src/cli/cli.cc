@@ -48,6 +48,49 @@ void add_plan_source_options(CLI::App* command, PlanSourceArgs& sources) {
                       "dedicated (one resource per activation, the seed's layout)");
 }
 
+// How a model file's plan is compiled (cli/model_plan.h): `compile`,
+// `explain`, `verify` and `run` take the same options for model files.
+void add_model_plan_options(CLI::App* command, ModelPlanSettings& settings, bool runs) {
+  command->add_option("--tokenizer", settings.tokenizer,
+                      "Tokenizer file (llama2.c tokenizer .bin) for .bin and safetensors models");
+  command->add_option("--context", settings.context,
+                      "Model files: positions the KV cache holds, at most the model's context "
+                      "(default 4096)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  command->add_option("--capacity", settings.token_capacity,
+                      "Model files: tokens per prefill step the plan is compiled for (default 64)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  command->add_option("--provider", settings.providers,
+                      "Model files: providers by name, in preference order (repeatable or "
+                      "comma-separated; `ferrite providers` lists them): fast (cpu.fast, falling "
+                      "back to cpu.reference; default) or reference");
+  command->add_option("--isa", settings.isa,
+                      "Model files: cpu.fast instruction set: avx512, avx2 or portable (default: "
+                      "the widest this CPU runs; results are identical)");
+  command->add_option("--weights", settings.weights,
+                      "Model files: re-quantize f32 matrices at load: q8_0 or q4_0 (approximate: "
+                      "needs --quality-approval)");
+  command->add_option("--memory", settings.memory_bytes,
+                      "Model files: memory the plan may use, in bytes (default: this machine's)")
+      ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
+  if (runs) {
+    command->add_option("--quality-approval", settings.quality_approval,
+                        "Numeric-quality approval file from `ferrite approve-weights`");
+  }
+}
+
+// demo compiles the bundled example: capacity, providers and instruction set.
+void add_demo_options(CLI::App* command, ModelPlanSettings& settings) {
+  command->add_option("--capacity", settings.token_capacity,
+                      "Tokens per prefill step the plan is compiled for (default 64)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  command->add_option("--provider", settings.providers,
+                      "Providers by name, in preference order (repeatable or comma-separated): "
+                      "fast (default) or reference");
+  command->add_option("--isa", settings.isa,
+                      "cpu.fast instruction set: avx512, avx2 or portable (default: the widest)");
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -74,6 +117,7 @@ int run_cli(int argc, char** argv) {
   compile_cmd->add_option("PROGRAM", compile.sources.program_path,
                           "Program file (ferrite.program JSON)");
   add_plan_source_options(compile_cmd, compile.sources);
+  add_model_plan_options(compile_cmd, compile.model, false);
   compile_cmd->add_option("-o,--output", compile.output_path,
                           "Plan file to write (atomically); omitted: print the plan id only");
   compile_cmd->add_flag("--json", compile.json, "Print machine-readable JSON");
@@ -85,6 +129,7 @@ int run_cli(int argc, char** argv) {
       "or from a program compiled in memory");
   explain_cmd->add_option("FILE", explain.path, "Plan file, or program file to compile first");
   add_plan_source_options(explain_cmd, explain.sources);
+  add_model_plan_options(explain_cmd, explain.model, false);
   explain_cmd->add_flag("--json", explain.json, "Print machine-readable JSON");
 
   VerifyArgs verify;
@@ -96,6 +141,7 @@ int run_cli(int argc, char** argv) {
   verify_cmd->add_option("PROGRAM", verify.sources.program_path,
                          "Program file (ferrite.program JSON)");
   add_plan_source_options(verify_cmd, verify.sources);
+  add_model_plan_options(verify_cmd, verify.model, false);
   verify_cmd->add_flag("--json", verify.json, "Print machine-readable JSON");
 
   PackArgs pack;
@@ -118,39 +164,24 @@ int run_cli(int argc, char** argv) {
     command->add_option("--temperature", args.temperature, "0 = greedy (default)");
     command->add_option("--top-p", args.top_p, "Nucleus sampling threshold (default 0.9)");
     command->add_option("--seed", args.seed, "Sampling seed (default 42)");
-    command->add_option("--capacity", args.token_capacity,
-                        "Tokens per prefill step the plan is compiled for (default 64)");
     command->add_flag("--print-ids", args.print_ids,
                       "Also print the prompt and generated token ids");
-    command->add_option("--provider", args.providers,
-                        "Providers by name, in preference order (repeatable or comma-separated; "
-                        "`ferrite providers` lists them): fast (cpu.fast, falling back to "
-                        "cpu.reference; default) or reference");
-    command->add_option("--threads", args.threads,
+    command->add_option("--threads", args.settings.threads,
                         "Provider threads, cpu.fast's (default 0 = one per hardware thread)")
         ->check(CLI::Range(0u, 256u));
-    command->add_option("--isa", args.isa,
-                        "cpu.fast instruction set: avx512, avx2 or portable (default: the widest "
-                        "this CPU runs; results are identical)");
     command->add_option("--prompt-ids", args.prompt_ids,
                         "Prompt as token ids (\"1 403 407\" or \"1,403,407\") instead of text");
     command->add_flag("--ignore-eos", args.ignore_eos,
                       "Generate --steps tokens even past the end-of-sequence token");
     command->add_flag("--explain", args.explain,
                       "Print which provider runs each node, and why, before generating");
-    command->add_option("--weights", args.weights,
-                        "Re-quantize f32 matrices at load: q8_0 or q4_0 (approximate: needs "
-                        "--quality-approval)");
-    command->add_option("--quality-approval", args.quality_approval,
-                        "Numeric-quality approval file from `ferrite approve-weights`");
   };
   run_cmd->add_option("MODEL", run.model_path, "Model file or directory")->required();
-  run_cmd->add_option("--tokenizer", run.tokenizer_path,
-                      "Tokenizer file (llama2.c tokenizer .bin) for .bin and safetensors models");
+  run_cmd->add_option("--plan", run.plan_path,
+                      "Plan file from `ferrite compile MODEL -o PLAN.json`: run it only if "
+                      "compiling the model again on this machine reproduces it byte for byte");
   add_run_options(run_cmd, run);
-  run_cmd->add_option("--context", run.context,
-                      "Positions the KV cache holds, at most the model's context (default 4096)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  add_model_plan_options(run_cmd, run.settings, true);
 
   ApproveArgs approve;
   auto* approve_cmd = app.add_subcommand(
@@ -179,6 +210,7 @@ int run_cli(int argc, char** argv) {
       "demo",
       "Build a small Llama model with deterministic synthetic weights, explain its plan and run it");
   add_run_options(demo_cmd, demo);
+  add_demo_options(demo_cmd, demo.settings);
 
   try {
     app.parse(argc, argv);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/model_plan.h"
 #include "cli/plan_sources.h"
 #include "ferrite/core/status.h"
 
@@ -26,23 +27,29 @@ struct CheckArgs {
 
 int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err);
 
+// `compile`, `explain` and `verify` take a program (PlanSourceArgs) or a
+// model file (ModelPlanSettings; cli/model_plan.h): each refuses the other
+// kind's options, naming them.
 struct CompileArgs {
   PlanSourceArgs sources;
+  ModelPlanSettings model;
   std::string output_path;  // empty: print the plan id only
   bool json = false;
 };
 int run_compile(const CompileArgs& args, std::ostream& out, std::ostream& err);
 
 struct ExplainArgs {
-  std::string path;  // a plan file, or a program file to compile first
+  std::string path;  // a plan file, or a program or model file to compile first
   PlanSourceArgs sources;
+  ModelPlanSettings model;
   bool json = false;
 };
 int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err);
 
 struct VerifyArgs {
   std::string plan_path;
-  PlanSourceArgs sources;
+  PlanSourceArgs sources;  // program_path may be a model file
+  ModelPlanSettings model;
   bool json = false;
 };
 int run_verify(const VerifyArgs& args, std::ostream& out, std::ostream& err);

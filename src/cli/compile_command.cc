@@ -1,4 +1,5 @@
-// `ferrite compile`: program + target catalog + policy + options → plan file.
+// `ferrite compile`: program + target catalog + policy + options → plan file,
+// or a model file + run settings → the plan `ferrite run --plan` accepts.
 #include <ostream>
 
 #include <fmt/format.h>
@@ -6,18 +7,36 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/model_plan.h"
 #include "cli/plan_sources.h"
 #include "ferrite/format/atomic_file.h"
 #include "ferrite/core/json_reader.h"
 
 namespace ferrite::cli {
 
+namespace {
+
+// A program file with its catalog, policy and options; or a model file
+// compiled as `ferrite run` compiles it (cli/model_plan.h), so that
+// `run --plan` accepts the file.
+Result<ProgramPlanCompilation> compile_source(const CompileArgs& args) {
+  if (!args.sources.example && is_model_path(args.sources.program_path)) {
+    FERRITE_ASSIGN_OR_RETURN(ModelPlanSettings settings, model_settings(args.sources, args.model));
+    FERRITE_ASSIGN_OR_RETURN(ModelPlan model, compile_model_plan(args.sources.program_path,
+                                                                 settings, WeightsDigest::kMeasure));
+    return std::move(model.compiled);
+  }
+  FERRITE_RETURN_IF_ERROR(refuse_model_options(args.model));
+  FERRITE_ASSIGN_OR_RETURN(CompileInputs inputs, load_compile_inputs(args.sources));
+  return compile_plan(inputs);
+}
+
+}  // namespace
+
 int run_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
-  auto inputs = load_compile_inputs(args.sources);
-  if (!inputs) return report_error(inputs.error(), args.json, out, err);
-  auto compiled = compile_plan(*inputs);
+  auto compiled = compile_source(args);
   if (!compiled) return report_error(compiled.error(), args.json, out, err);
-  const ExecutionPlan& plan = compiled->plan;
+  const ExecutionPlan& plan = compiled->plan();
   const std::string text = plan.canonical_text() + "\n";
   if (!args.output_path.empty()) {
     // A plan file must be readable by verify and explain, whose limits guard

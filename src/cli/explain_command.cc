@@ -1,5 +1,7 @@
 // `ferrite explain`: what a plan does and why, from a plan file or straight
-// from a program (compiled in memory with the same options as `compile`).
+// from a program (compiled in memory with the same options as `compile`);
+// for a model file, also whether it fits and the largest context that does.
+#include <optional>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -7,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/plan_explanation.h"
+#include "cli/model_plan.h"
 #include "cli/plan_sources.h"
 #include "ferrite/core/json_reader.h"
 #include "ferrite/plan/execution_plan.h"
@@ -23,23 +26,53 @@ Result<bool> is_plan_file(const std::string& path, std::string& text) {
   return document.is_object() && document.contains("payload");
 }
 
+// A model file: does it fit (before any weight is read), and — when it
+// does — the plan it compiles to, as `ferrite compile` would write it minus
+// the weights digest.
+int explain_model(const ExplainArgs& args, std::ostream& out, std::ostream& err) {
+  auto settings = model_settings(args.sources, args.model);
+  if (!settings) return report_error(settings.error(), args.json, out, err);
+  auto fit = model_memory_fit(args.path, *settings);
+  if (!fit) return report_error(fit.error(), args.json, out, err);
+  std::optional<PlanExplanation> explanation;
+  if (fit->fits) {
+    auto compiled = compile_model_plan(args.path, *settings, WeightsDigest::kSkip);
+    if (!compiled) return report_error(compiled.error(), args.json, out, err);
+    auto explained = explain_plan(compiled->plan().to_json());
+    if (!explained) return report_error(explained.error(), args.json, out, err);
+    explanation = std::move(*explained);
+  }
+  if (args.json) {
+    nlohmann::json json = explanation ? to_json(*explanation) : nlohmann::json::object();
+    json["memory_fit"] = to_json(*fit);
+    out << json.dump(2) << "\n";
+  } else {
+    if (explanation) out << render_text(*explanation) << "\n";
+    out << render_text(*fit);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err) {
+  if (!args.path.empty() && is_model_path(args.path)) return explain_model(args, out, err);
+  if (auto refused = refuse_model_options(args.model); !refused) {
+    return report_error(refused.error(), args.json, out, err);
+  }
   nlohmann::json wire;
   PlanSourceArgs sources = args.sources;
   std::string text;
   bool from_plan = false;
-  if (!args.path.empty() && is_model_path(args.path)) {
-    sources.program_path = args.path;
-  } else if (!args.path.empty()) {
+  if (!args.path.empty()) {
     auto plan_file = is_plan_file(args.path, text);
     if (!plan_file) return report_error(plan_file.error(), args.json, out, err);
     from_plan = *plan_file;
     if (!from_plan) sources.program_path = args.path;
   } else if (!sources.example) {
     return report_error(make_error(ErrorCode::kInvalidArgument,
-                                   "explain needs a PLAN.json, a PROGRAM.json or --example")
+                                   "explain needs a PLAN.json, a PROGRAM.json, a model file or "
+                                   "--example")
                             .value(),
                         args.json, out, err);
   }
@@ -52,7 +85,7 @@ int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err) {
     if (!inputs) return report_error(inputs.error(), args.json, out, err);
     auto compiled = compile_plan(*inputs);
     if (!compiled) return report_error(compiled.error(), args.json, out, err);
-    wire = compiled->plan.to_json();
+    wire = compiled->plan().to_json();
   }
   auto explanation = explain_plan(wire);
   if (!explanation) return report_error(explanation.error(), args.json, out, err);

@@ -4,10 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/model_files.h"
 #include "cli/model_sources.h"
-#include "ferrite/runtime/generation.h"
-#include "providers/builtin/builtin_providers.h"
 #include "ferrite/format/policy_file.h"
 #include "ferrite/format/weight_quality_file.h"
 #include "ferrite/materializers/ggml_block_materializer.h"
@@ -144,40 +141,34 @@ bool is_model_path(const std::string& path) {
           std::filesystem::exists(p / "config.json", ec));
 }
 
-namespace {
-
-// A model file: the program of the family it names, built for the model's own
-// context, compiled by default for this binary's CPU providers, with a
-// default token capacity.
-Result<CompileInputs> load_model_inputs(const PlanSourceArgs& args) {
-  FERRITE_ASSIGN_OR_RETURN(OpenedModel model,
-                           open_model(args.program_path, std::nullopt, UINT64_MAX));
-  PreparedModelFamily family = std::move(model.family);
-  auto load_model_target = [&]() -> Result<CompilationTarget> {
-    if (!args.catalog_path.empty()) return read_target_catalog_file(args.catalog_path);
-    FERRITE_ASSIGN_OR_RETURN(ProviderRegistry registry, builtin_providers());
-    const std::vector<std::string> names{kDefaultModelProvider};
-    FERRITE_ASSIGN_OR_RETURN(ProviderSelection selection, registry.select(names, {}));
-    return selection.kernels.target(host_cpu_device(kDefaultModelDeviceMemory));
-  };
-  FERRITE_ASSIGN_OR_RETURN(CompilationTarget target, load_model_target());
-  FERRITE_ASSIGN_OR_RETURN(RuntimePolicy policy, load_policy(args, target.catalog.device()));
-  std::vector<std::string> inputs = args.inputs;
-  if (inputs.empty()) {
-    inputs = {fmt::format("{}=u32[{}]", kDecoderTokens, kDefaultModelTokenCapacity),
-              fmt::format("{}=u32[{}]", kDecoderPositions, kDefaultModelTokenCapacity)};
+Result<void> refuse_program_options_for_models(const PlanSourceArgs& args) {
+  const std::pair<bool, std::string_view> program_only[] = {
+      {!args.catalog_path.empty(), "--catalog"},
+      {!args.policy_path.empty(), "--policy"},
+      {!args.inputs.empty(), "--input"},
+      {!args.tensors.empty(), "--tensor"},
+      {!args.prefer.empty(), "--prefer"},
+      {!args.require.empty(), "--require"},
+      {!args.retain.empty() || args.retain_all, "--retain"},
+      {args.materializer.has_value(), "--materializer"},
+      {args.activation_storage != "packed", "--activation-storage"}};
+  for (const auto& [given, option] : program_only) {
+    if (given) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "{} is for program files; a model file's plan is compiled with --context, "
+                        "--capacity, --provider, --isa, --weights, --quality-approval and --memory",
+                        option);
+    }
   }
-  FERRITE_ASSIGN_OR_RETURN(ProgramPlanCompileOptions options,
-                           build_compile_options(inputs, args.tensors, std::nullopt));
-  FERRITE_RETURN_IF_ERROR(apply_options(args, family, options));
-  return CompileInputs{std::move(family), std::move(target), std::move(policy),
-                       std::move(options)};
+  return {};
 }
 
-}  // namespace
-
 Result<CompileInputs> load_compile_inputs(const PlanSourceArgs& args) {
-  if (!args.example && is_model_path(args.program_path)) return load_model_inputs(args);
+  if (!args.example && is_model_path(args.program_path)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "`{}` is a model file; it is compiled through its family (cli/model_plan.h)",
+                      args.program_path);
+  }
   FERRITE_ASSIGN_OR_RETURN(PreparedModelFamily family,
                            load_program(args.program_path, args.example));
   FERRITE_ASSIGN_OR_RETURN(CompilationTarget target, load_target(args));

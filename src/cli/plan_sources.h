@@ -59,16 +59,14 @@ struct CompileInputs {
 };
 
 inline constexpr uint64_t kDefaultPolicyScheduledTokens = 4096;
-// A model file given as PROGRAM (`.gguf`, llama2.c `.bin`, a directory with
-// config.json): the program of the family the file names (cli/model_files.h)
-// is built from its config and, without
-// --catalog, compiled for the registered provider kDefaultModelProvider on a
-// host device of kDefaultModelDeviceMemory, with token inputs of
-// kDefaultModelTokenCapacity unless --input says otherwise.
-inline constexpr const char* kDefaultModelProvider = "reference";
-inline constexpr uint64_t kDefaultModelTokenCapacity = 64;
-inline constexpr uint64_t kDefaultModelDeviceMemory = uint64_t{64} << 30;
+// A model file (`.gguf`, llama2.c `.bin`, a directory with config.json) is
+// not a program file: `compile`, `explain`, `verify` and `run` compile it
+// through its family with the model options (cli/model_plan.h), and
+// `refuse_program_options_for_models` refuses the program-only options
+// (--catalog, --policy, --input, --tensor, --prefer, --require, --retain,
+// --materializer, --activation-storage) for it, naming the option.
 bool is_model_path(const std::string& path);
+Result<void> refuse_program_options_for_models(const PlanSourceArgs& args);
 
 RuntimePolicy device_default_policy(const DeviceDescriptor& device);
 

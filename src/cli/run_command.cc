@@ -26,73 +26,46 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-uint64_t machine_memory_bytes() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES);
-  const long page = ::sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return uint64_t{1} << 32;
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
-}
-
-struct Prepared {
+// The bundled example decoder compiled for the chosen providers (`demo`).
+struct DemoPlan {
   CpuProviderRegistry providers;
   std::string kernels;  // the first provider's account: "cpu.fast (avx512, 2 threads)"
   PreparedModelFamily family;
-  ExecutionPlan plan;
+  std::optional<ExecutablePlan> plan;
   std::unique_ptr<Executor> executor;
 };
 
-// --weights FORMAT and --quality-approval FILE: the approximate materializer
-// (and its approval) the plan is compiled with; neither: the identity.
-Result<void> select_weights(const RunArgs& args, ProgramPlanCompileOptions& options) {
-  std::optional<WeightMaterializerId> id;
-  if (args.weights) {
-    FERRITE_ASSIGN_OR_RETURN(id, block_materializer_option("--weights", *args.weights));
-  }
-  return select_weight_materializer(std::move(id), args.quality_approval, options);
-}
-
-// `context_length`: the positions the family's program was built for.
-Result<std::unique_ptr<Prepared>> prepare(PreparedModelFamily family, uint64_t context_length,
-                                          const WeightSource& weights, const RunArgs& args) {
+Result<std::unique_ptr<DemoPlan>> prepare_demo(PreparedModelFamily family, uint64_t context_length,
+                                               const WeightSource& weights,
+                                               const ModelPlanSettings& settings) {
   FERRITE_ASSIGN_OR_RETURN(ProviderRegistry registry, builtin_providers());
   const std::vector<std::string> requested =
-      args.providers.empty() ? std::vector<std::string>{"fast"} : args.providers;
+      settings.providers.empty() ? std::vector<std::string>{"fast"} : settings.providers;
   FERRITE_ASSIGN_OR_RETURN(std::vector<std::string> names, split_provider_names(requested));
   FERRITE_ASSIGN_OR_RETURN(
       ProviderSelection selection,
-      registry.select(names, ProviderSettings{.threads = args.threads, .isa = args.isa}));
+      registry.select(names, ProviderSettings{.threads = settings.threads, .isa = settings.isa}));
   FERRITE_ASSIGN_OR_RETURN(CompilationTarget target,
                            selection.kernels.target(host_cpu_device(machine_memory_bytes())));
-  const uint64_t capacity = std::clamp<uint64_t>(args.token_capacity, 1, context_length);
+  const uint64_t capacity = std::clamp<uint64_t>(
+      settings.token_capacity.value_or(kDefaultModelTokenCapacity), 1, context_length);
   FERRITE_ASSIGN_OR_RETURN(auto options,
                            ProgramPlanCompileOptions::create(decoder_compile_inputs(capacity)));
   selection.prefer(family, options);
-  FERRITE_ASSIGN_OR_RETURN(WeightMaterializerRegistry materializers, default_weight_materializers());
-  FERRITE_RETURN_IF_ERROR(select_weights(args, options));
   const RuntimePolicy policy{PolicyId::literal("policy.cpu-run"), {1, 0},
                              target.catalog.device().total_memory_bytes, 0, 1, capacity,
                              {DynamicStorageProfile::linear_contiguous()}};
-  auto compiled = ProgramPlanCompiler::compile(family, target.catalog, policy, target.estimators,
-                                               materializers, options);
-  if (!compiled && compiled.error().code() == ErrorCode::kWeightMaterializerQualityApprovalRequired &&
-      !args.quality_approval) {
-    Status status = compiled.error();
-    return make_error(status.code(),
-                      "{}; measure the error with `ferrite approve-weights {} "
-                      "--weights {} -o APPROVAL.json`, review it, and pass "
-                      "--quality-approval APPROVAL.json",
-                      status.message(), args.model_path, args.weights.value_or("FORMAT"));
-  }
-  FERRITE_RETURN_IF_ERROR(compiled);
-  const ExecutionWeightPlan& execution_weights = compiled->resolution.execution_weights;
-  const WeightMaterializer* materializer = materializers.find(execution_weights.materializer().id);
-  auto prepared = std::unique_ptr<Prepared>(
-      new Prepared{std::move(selection.kernels), std::move(selection.description), std::move(family),
-                   std::move(compiled->plan), nullptr});
-  FERRITE_ASSIGN_OR_RETURN(prepared->executor,
-                           Executor::load(prepared->plan, prepared->family, prepared->providers,
-                                          weights, execution_weights, *materializer));
-  return prepared;
+  FERRITE_ASSIGN_OR_RETURN(
+      auto compiled,
+      ProgramPlanCompiler::compile(family, target.catalog, policy, target.estimators,
+                                   WeightMaterializerRegistry::identity_only(), options));
+  auto demo = std::unique_ptr<DemoPlan>(new DemoPlan{std::move(selection.kernels),
+                                                     std::move(selection.description),
+                                                     std::move(family), std::nullopt, nullptr});
+  demo->plan.emplace(std::move(compiled.executable));
+  FERRITE_ASSIGN_OR_RETURN(demo->executor,
+                           Executor::load(*demo->plan, demo->family, demo->providers, weights));
+  return demo;
 }
 
 // "1 403 407" or "1,403,407": each id below the vocabulary size; at least one.
@@ -143,7 +116,14 @@ struct ModelLimits {
   uint64_t context_length = 0;
 };
 
-int generate_and_report(Prepared& prepared, const std::optional<Tokenizer>& tokenizer,
+// What ran: the plan, its executor and the kernels' account.
+struct Loaded {
+  const ExecutionPlan& plan;
+  Executor& executor;
+  const std::string& kernels;
+};
+
+int generate_and_report(const Loaded& loaded, const std::optional<Tokenizer>& tokenizer,
                         const RunArgs& args, ModelLimits model, double load_seconds,
                         bool show_ids, std::ostream& out, std::ostream& err) {
   std::vector<uint32_t> prompt;
@@ -175,7 +155,7 @@ int generate_and_report(Prepared& prepared, const std::optional<Tokenizer>& toke
   if (tokenizer && !args.prompt_ids) out << args.prompt;
   std::optional<uint32_t> stop;
   if (tokenizer && !args.ignore_eos) stop = tokenizer->eos_id();
-  auto stats = generate(*prepared.executor, prompt, args.steps, *sampler, stop,
+  auto stats = generate(loaded.executor, prompt, args.steps, *sampler, stop,
                         model.context_length, on_token);
   out << "\n";
   if (!stats) return report_error(stats.error(), false, out, err);
@@ -189,7 +169,7 @@ int generate_and_report(Prepared& prepared, const std::optional<Tokenizer>& toke
                        stats->generated_tokens, model.context_length);
   }
   const auto rate = [](uint64_t n, double s) { return s > 0 ? static_cast<double>(n) / s : 0.0; };
-  const auto& memory = prepared.plan.memory();
+  const auto& memory = loaded.plan.memory();
   struct rusage usage {};
   ::getrusage(RUSAGE_SELF, &usage);
   const uint64_t peak_rss = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
@@ -201,8 +181,8 @@ int generate_and_report(Prepared& prepared, const std::optional<Tokenizer>& toke
       stats->generated_tokens, rate(stats->decode_steps, stats->decode_seconds),
       human_bytes(memory.allocated_bytes), human_bytes(memory.static_bytes),
       human_bytes(memory.allocated_bytes - memory.static_bytes),
-      human_bytes(prepared.executor->allocated_bytes()), human_bytes(peak_rss), prepared.kernels,
-      prepared.plan.plan_id().substr(0, 24));
+      human_bytes(loaded.executor.allocated_bytes()), human_bytes(peak_rss), loaded.kernels,
+      loaded.plan.plan_id().substr(0, 24));
   return kExitOk;
 }
 
@@ -248,27 +228,28 @@ Vocabulary byte_vocabulary(uint64_t size) {
 
 int run_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   const auto start = Clock::now();
-  std::optional<std::filesystem::path> tokenizer_path;
-  if (args.tokenizer_path) tokenizer_path = *args.tokenizer_path;
-  auto model = open_model(args.model_path, tokenizer_path, args.context);
-  if (!model) return report_error(model.error(), false, out, err);
+  auto prepared = args.plan_path
+                      ? rebuild_model_plan_file(*args.plan_path, args.model_path, args.settings)
+                      : compile_model_plan(args.model_path, args.settings, WeightsDigest::kMeasure);
+  if (!prepared) return report_error(prepared.error(), false, out, err);
+  ModelPlan& model = *prepared;
   std::optional<Tokenizer> tokenizer;
-  if (model->checkpoint.vocabulary) {
-    auto created = Tokenizer::create(*model->checkpoint.vocabulary);
+  if (model.model.checkpoint.vocabulary) {
+    auto created = Tokenizer::create(*model.model.checkpoint.vocabulary);
     if (!created) return report_error(created.error(), false, out, err);
     tokenizer = std::move(*created);
   }
-  const ModelLimits limits{model->vocab_size, model->context_length};
-  auto prepared = prepare(std::move(model->family), limits.context_length,
-                          *model->checkpoint.weights, args);
-  if (!prepared) return report_error(prepared.error(), false, out, err);
   if (args.explain) {
-    auto explanation = explain_plan((*prepared)->plan.to_json());
+    auto explanation = explain_plan(model.plan().to_json());
     if (!explanation) return report_error(explanation.error(), false, out, err);
     out << render_text(*explanation) << "\n";
   }
+  auto executor = model.load();
+  if (!executor) return report_error(executor.error(), false, out, err);
+  const ModelLimits limits{model.model.vocab_size, model.model.context_length};
   const double load = std::chrono::duration<double>(Clock::now() - start).count();
-  return generate_and_report(**prepared, tokenizer, args, limits, load, false, out, err);
+  return generate_and_report(Loaded{model.plan(), **executor, model.kernels}, tokenizer, args,
+                             limits, load, false, out, err);
 }
 
 int run_demo(const RunArgs& args, std::ostream& out, std::ostream& err) {
@@ -279,12 +260,19 @@ int run_demo(const RunArgs& args, std::ostream& out, std::ostream& err) {
   auto family = load_program("", std::string("llama-decoder"));
   if (!family) return report_error(family.error(), false, out, err);
   SyntheticWeights weights;
-  auto prepared = prepare(std::move(*family), kDemo.context_length, weights, args);
+  if (args.settings.weights || args.settings.quality_approval) {
+    return report_error(make_error(ErrorCode::kInvalidArgument,
+                                   "demo runs its synthetic f32 weights as they are; --weights "
+                                   "and --quality-approval are for `ferrite run MODEL`")
+                            .value(),
+                        false, out, err);
+  }
+  auto prepared = prepare_demo(std::move(*family), kDemo.context_length, weights, args.settings);
   if (!prepared) return report_error(prepared.error(), false, out, err);
   auto tokenizer = Tokenizer::create(byte_vocabulary(kDemo.vocab_size));
   if (!tokenizer) return report_error(tokenizer.error(), false, out, err);
   const double load = std::chrono::duration<double>(Clock::now() - start).count();
-  auto explanation = explain_plan((*prepared)->plan.to_json());
+  auto explanation = explain_plan((*prepared)->plan->execution_plan().to_json());
   if (!explanation) return report_error(explanation.error(), false, out, err);
   const std::string text = render_text(*explanation);
   // The summary (everything before the node table), or all of it with --explain.
@@ -298,8 +286,10 @@ int run_demo(const RunArgs& args, std::ostream& out, std::ostream& err) {
                      "vocab {}) compiled for {}, with deterministic synthetic weights and a "
                      "byte-level vocabulary\n\n",
                      kDemo.vocab_size, (*prepared)->kernels);
-  return generate_and_report(**prepared, std::optional<Tokenizer>(std::move(*tokenizer)), args,
-                             kDemo, load, true, out, err);
+  DemoPlan& demo = **prepared;
+  return generate_and_report(Loaded{demo.plan->execution_plan(), *demo.executor, demo.kernels},
+                             std::optional<Tokenizer>(std::move(*tokenizer)), args, kDemo, load,
+                             true, out, err);
 }
 
 }  // namespace ferrite::cli

@@ -1,10 +1,12 @@
 // cli/run_command.h — `ferrite run` and `ferrite demo`.
 //
-// Contract: `run` opens a Llama checkpoint (llama2.c `.bin` + `--tokenizer`,
-// GGUF, or a safetensors directory), builds the `llama` family program,
-// compiles it for this machine's CPU providers (the catalog is derived from
-// the registered providers), loads the plan (weights placed at their planned
-// offsets) and generates: the text streams to `out`, one stats line goes to
+// Contract: `run` opens a model file of any registered family (llama2.c
+// `.bin` + `--tokenizer`, GGUF, or a safetensors directory), compiles its
+// program for this machine's CPU providers (cli/model_plan.h: the catalog is
+// derived from the registered providers) — or, with `--plan PLAN.json`,
+// accepts that plan only if the rebuild reproduces it byte for byte, else
+// refuses it (exit 1) naming the first differing JSON path — loads the
+// plan (weights placed at their planned offsets) and generates: the text streams to `out`, one stats line goes to
 // `err` (load time, prefill and decode tokens/s, planned memory, peak RSS,
 // kernels). `--provider NAME` (repeatable or comma-separated, in preference
 // order) chooses providers by name from the builtin registry
@@ -32,33 +34,29 @@
 #include <string>
 #include <vector>
 
+#include "cli/model_plan.h"
+
 namespace ferrite::cli {
 
 struct RunArgs {
   std::string model_path;
-  std::optional<std::string> tokenizer_path;
+  // A plan file from `ferrite compile MODEL -o PLAN`: accepted only when a
+  // rebuild from the model reproduces it (cli/model_plan.h).
+  std::optional<std::string> plan_path;
+  // Context, capacity, providers, instruction set, threads, weights,
+  // approval, memory: what the plan is compiled with (cli/model_plan.h).
+  ModelPlanSettings settings;
   std::string prompt = "Once upon a time";
   uint64_t steps = 64;
   float temperature = 0.0f;
   float top_p = 0.9f;
   uint64_t seed = 42;
-  uint64_t token_capacity = 64;  // prefill chunk; decode steps use 1 of it
-  // Positions the KV cache holds: min(this, the model's context). A model
-  // declaring a long context (or a hostile header) does not size the cache.
-  uint64_t context = 4096;
   bool print_ids = false;        // also print "prompt ids: …" and "token ids: …"
-  // Provider names in preference order, each possibly "a,b"; empty: {"fast"}
-  // (cpu.fast preferred, cpu.reference where it has no kernel).
-  std::vector<std::string> providers;
-  uint32_t threads = 0;          // provider threads; 0 = one per hardware thread
-  std::optional<std::string> isa;  // provider instruction set; default the widest
   bool explain = false;          // print the plan's explanation before generating
   // Token ids instead of prompt text ("1 403 407" or "1,403,407"); for
   // benchmarks and oracles that must feed two engines the same ids.
   std::optional<std::string> prompt_ids;
   bool ignore_eos = false;       // generate `steps` tokens even past end-of-sequence
-  std::optional<std::string> weights;           // "q8_0" / "q4_0": approximate materializer
-  std::optional<std::string> quality_approval;  // its approval file
 };
 
 int run_run(const RunArgs& args, std::ostream& out, std::ostream& err);

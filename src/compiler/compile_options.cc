@@ -1,5 +1,7 @@
 #include "ferrite/compiler/compile_options.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace ferrite {
@@ -27,6 +29,31 @@ Result<void> ProgramPlanCompileOptions::insert_tensor_spec(ProgramValueId value_
                                                            ProgramTensorSpec tensor) {
   FERRITE_RETURN_IF_ERROR(tensor.validate(fmt::format("program value `{}`", value_id.str())));
   tensor_specs_.insert_or_assign(std::move(value_id), std::move(tensor));
+  return {};
+}
+
+Result<void> ProgramPlanCompileOptions::record_run_settings(nlohmann::json settings) {
+  if (!settings.is_object()) {
+    return make_error(ErrorCode::kInvalidArgument, "run settings must be a JSON object");
+  }
+  const auto plain = [](const nlohmann::json& v) {
+    return v.is_string() || v.is_number_unsigned() || v.is_boolean() || v.is_null();
+  };
+  for (const auto& [name, value] : settings.items()) {
+    bool ok = plain(value);
+    if (value.is_array()) {
+      ok = std::all_of(value.begin(), value.end(),
+                       [](const nlohmann::json& item) { return item.is_string(); });
+    }
+    if (!ok) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "run setting `{}` must be a string, an unsigned integer, a boolean, null "
+                        "or an array of strings",
+                        name)
+          .with_field("setting", name);
+    }
+  }
+  run_settings_ = std::move(settings);
   return {};
 }
 

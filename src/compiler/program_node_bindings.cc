@@ -42,6 +42,22 @@ Result<ResolvedValueBinding> make_binding(
 Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
     const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages) {
+  // Every node's operation and version first: a backend that cannot run the
+  // program fails before any estimator is called (spec §12 case 15).
+  for (const ProgramNode* node : context.family.program().nodes()) {
+    FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
+                             context.catalog.operation_for_node(node->id, node->operation_id));
+    if (!op->version.satisfies(node->required_version)) {
+      return make_error(ErrorCode::kIncompatibleOperationVersion,
+                        "node `{}` requires operation `{}` version {}, available {}",
+                        node->id.str(), node->operation_id.str(),
+                        node->required_version.to_string(), op->version.to_string())
+          .with_field("node_id", node->id.str())
+          .with_field("operation_id", node->operation_id.str())
+          .with_field("required_version", node->required_version.to_string())
+          .with_field("available_version", op->version.to_string());
+    }
+  }
   std::vector<PlanNodeResolution> out;
   for (const ProgramNode* node : context.family.program().nodes()) {
     FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,

@@ -116,7 +116,8 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
                                            const RuntimePolicy& policy,
                                            const ProgramResolution& resolution,
                                            const JointProviderSelection& selection,
-                                           const CompletionRetentionSpec& retention) {
+                                           const CompletionRetentionSpec& retention,
+                                           const nlohmann::json& run_settings) {
   FERRITE_RETURN_IF_ERROR(validate_policy(catalog, policy));
   const ModelProgram& program = family.program();
   const auto& program_nodes = program.nodes();
@@ -195,6 +196,9 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   if (execution_weights.quality_approval()) {
     payload["weight_quality_approval"] = execution_weights.quality_approval()->to_json();
   }
+  // The caller's record of how the plan is meant to run (compile_options.h);
+  // plans compiled without one keep their earlier wire form.
+  if (!run_settings.is_null()) payload["run_settings"] = run_settings;
   plan.plan_hash_ = plan_payload_hash(payload);
   plan.plan_id_ = "plan/sha256/" + plan.plan_hash_;
   payload["plan_id"] = plan.plan_id_;

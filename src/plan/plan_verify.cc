@@ -107,6 +107,28 @@ std::string short_json(const nlohmann::json* value) {
 
 }  // namespace
 
+Result<void> compare_plan_wire(const ExecutionPlan& rebuilt, const nlohmann::json& wire) {
+  if (rebuilt.canonical_text() == canonical_json(wire)) return {};
+  const nlohmann::json expected = rebuilt.to_json();
+  // The plan id and hash follow from the rest: name what made them differ.
+  auto without_identity = [](nlohmann::json plan) {
+    if (plan.is_object()) {
+      plan.erase("plan_hash");
+      if (auto payload = plan.find("payload"); payload != plan.end() && payload->is_object()) {
+        payload->erase("plan_id");
+      }
+    }
+    return plan;
+  };
+  std::string path = first_json_difference(without_identity(expected), without_identity(wire));
+  if (path.empty()) path = first_json_difference(expected, wire);
+  if (path.empty()) path = "$";
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    "plan differs from the trusted rebuild at {}: expected {}, found {}", path,
+                    short_json(json_at_path(expected, path)), short_json(json_at_path(wire, path)))
+      .with_field("json_path", path);
+}
+
 Result<std::string> verify_plan_json(std::string_view plan_text, const PreparedModelFamily& family,
                               const CapabilityCatalog& catalog, const RuntimePolicy& policy,
                               const EstimatorRegistry& estimators,
@@ -116,17 +138,8 @@ Result<std::string> verify_plan_json(std::string_view plan_text, const PreparedM
   FERRITE_ASSIGN_OR_RETURN(auto rebuilt, ProgramPlanCompiler::compile(family, catalog, policy,
                                                                       estimators, materializers,
                                                                       options));
-  const nlohmann::json expected = rebuilt.plan.to_json();
-  if (rebuilt.plan.canonical_text() != canonical_json(wire)) {
-    std::string path = first_json_difference(expected, wire);
-    if (path.empty()) path = "$";
-    return make_error(ErrorCode::kInvalidExecutionPlan,
-                      "plan differs from the trusted rebuild at {}: expected {}, found {}", path,
-                      short_json(json_at_path(expected, path)),
-                      short_json(json_at_path(wire, path)))
-        .with_field("json_path", path);
-  }
-  return rebuilt.plan.plan_id();
+  FERRITE_RETURN_IF_ERROR(compare_plan_wire(rebuilt.plan(), wire));
+  return rebuilt.plan().plan_id();
 }
 
 }  // namespace ferrite

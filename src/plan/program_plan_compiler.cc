@@ -90,8 +90,11 @@ Result<ProgramPlanCompilation> ProgramPlanCompiler::compile(
   }
   FERRITE_ASSIGN_OR_RETURN(auto plan, ExecutionPlan::build(family, catalog, policy, resolution,
                                                            selection,
-                                                           options.completion_retention()));
-  return ProgramPlanCompilation{std::move(plan), std::move(resolution)};
+                                                           options.completion_retention(),
+                                                           options.run_settings()));
+  FERRITE_ASSIGN_OR_RETURN(ExecutablePlan executable,
+                           ExecutablePlan::create(std::move(plan), catalog));
+  return ProgramPlanCompilation{std::move(executable), std::move(resolution)};
 }
 
 Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& family,

@@ -83,13 +83,17 @@ Result<CompilationTarget> CpuProviderRegistry::target(const DeviceDescriptor& de
   return CompilationTarget{std::move(catalog), std::move(registry)};
 }
 
+const std::string& cpu_runtime_fingerprint() {
+  static const std::string fingerprint = sha256_hex("ferrite cpu runtime 1");
+  return fingerprint;
+}
+
 DeviceDescriptor host_cpu_device(uint64_t total_memory_bytes) {
   return DeviceDescriptor{.id = DeviceId::literal("device.cpu.0"),
                           .device_class = DeviceClass::kHost,
                           .ordinal = 0,
                           .total_memory_bytes = total_memory_bytes,
-                          .runtime_implementation_fingerprint =
-                              sha256_hex("ferrite cpu runtime 1"),
+                          .runtime_implementation_fingerprint = cpu_runtime_fingerprint(),
                           .capabilities = {CapabilityId::literal("capability.f32")},
                           .dynamic_storage_profiles = {DynamicStorageProfile::linear_contiguous()}};
 }

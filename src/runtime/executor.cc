@@ -93,7 +93,7 @@ struct Executor::Resources {
 
 Executor::~Executor() = default;
 
-Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
+Result<std::unique_ptr<Executor>> Executor::load(const ExecutablePlan& plan,
                                                  const PreparedModelFamily& family,
                                                  const CpuProviderRegistry& providers,
                                                  const WeightSource& weights) {
@@ -104,12 +104,14 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
               *identity.find(execution_weights.materializer().id));
 }
 
-Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
+Result<std::unique_ptr<Executor>> Executor::load(const ExecutablePlan& executable,
                                                  const PreparedModelFamily& family,
                                                  const CpuProviderRegistry& providers,
                                                  const WeightSource& weights,
                                                  const ExecutionWeightPlan& execution_weights,
                                                  const WeightMaterializer& materializer) {
+  FERRITE_RETURN_IF_ERROR(check_target(executable, providers));
+  const ExecutionPlan& plan = executable.execution_plan();
   const auto recorded = plan.payload().find("execution_weights_fingerprint");
   if (recorded == plan.payload().end() || !recorded->is_string() ||
       recorded->get<std::string>() != execution_weights.fingerprint()) {
@@ -147,7 +149,34 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutionPlan& plan,
   return ex;
 }
 
-// Step 0. One registered kernel per plan node, in plan order: the node's
+// Step 0a. The plan's device is this runtime's and the registered providers
+// derive the catalog the plan was compiled against (the header's contract).
+Result<void> Executor::check_target(const ExecutablePlan& plan,
+                                    const CpuProviderRegistry& providers) {
+  const DeviceDescriptor& device = plan.device();
+  const DeviceDescriptor host = host_cpu_device(device.total_memory_bytes);
+  auto refuse = [](std::string_view field, std::string_view planned, std::string_view here) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "the plan's {} is `{}`; this runtime has `{}`", field, planned, here)
+        .with_field("field", field);
+  };
+  if (device.id != host.id) return refuse("device id", device.id.str(), host.id.str());
+  if (device.runtime_implementation_fingerprint != cpu_runtime_fingerprint()) {
+    return refuse("device runtime implementation fingerprint",
+                  device.runtime_implementation_fingerprint, cpu_runtime_fingerprint());
+  }
+  FERRITE_ASSIGN_OR_RETURN(CompilationTarget registered, providers.target(device));
+  if (registered.catalog.fingerprint() != plan.capabilities().fingerprint()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "the plan's capability catalog fingerprint is {}; the registered providers "
+                      "make {}: they are not the providers the plan was compiled for",
+                      plan.capabilities().fingerprint(), registered.catalog.fingerprint())
+        .with_field("field", "capability catalog fingerprint");
+  }
+  return {};
+}
+
+// Step 0b. One registered kernel per plan node, in plan order: the node's
 // provider must be registered for its operation and its implementation
 // fingerprint must equal the one the plan recorded; else an error naming the
 // node and provider. Reads nothing but the plan and the registry.

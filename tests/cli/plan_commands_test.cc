@@ -253,7 +253,7 @@ TEST_F(PlanCommandsTest, ExitCodesForBadInput) {
   const fs::path garbage = dir_ / "garbage.json";
   write_file(garbage, "{\"payload\": ");
   EXPECT_EQ(invoke(run_explain, ExplainArgs{.path = garbage.string()}).code, kExitUsage);
-  write_file(garbage, R"({"payload":{"schema":"ferrite.plan/0"},"plan_hash":"x"})");
+  write_file(garbage, R"({"payload":{"schema":"ferrite.plan()/0"},"plan_hash":"x"})");
   auto old_schema = invoke(run_explain, ExplainArgs{.path = garbage.string()});
   EXPECT_EQ(old_schema.code, kExitRejected);
   EXPECT_THAT(old_schema.err, HasSubstr("unsupported_plan_schema"));
@@ -388,23 +388,23 @@ TEST(DemoCommandTest, CompilesExplainsAndRunsTheBundledDecoder) {
 // `fast`; an unknown name lists the registered ones.
 TEST(DemoCommandTest, ProvidersAreChosenByNameInPreferenceOrder) {
   std::ostringstream fast, fast_err;
-  ASSERT_EQ(run_demo(RunArgs{.steps = 4, .providers = {"fast"}, .threads = 1}, fast, fast_err),
+  ASSERT_EQ(run_demo(RunArgs{.settings = {.providers = {"fast"}, .threads = 1}, .steps = 4}, fast, fast_err),
             kExitOk)
       << fast_err.str();
   EXPECT_THAT(fast.str(), HasSubstr("compiled for cpu.fast ("));
   for (const auto& names : {std::vector<std::string>{"fast,reference"},
                             std::vector<std::string>{"fast", "reference"}}) {
     std::ostringstream out, err;
-    ASSERT_EQ(run_demo(RunArgs{.steps = 4, .providers = names, .threads = 1}, out, err), kExitOk)
+    ASSERT_EQ(run_demo(RunArgs{.settings = {.providers = names, .threads = 1}, .steps = 4}, out, err), kExitOk)
         << err.str();
     EXPECT_EQ(out.str(), fast.str());
   }
   std::ostringstream reference, reference_err;
-  ASSERT_EQ(run_demo(RunArgs{.steps = 4, .providers = {"reference"}}, reference, reference_err),
+  ASSERT_EQ(run_demo(RunArgs{.settings = {.providers = {"reference"}}, .steps = 4}, reference, reference_err),
             kExitOk);
   EXPECT_THAT(reference.str(), HasSubstr("compiled for cpu.reference,"));
   std::ostringstream unknown, unknown_err;
-  EXPECT_EQ(run_demo(RunArgs{.steps = 4, .providers = {"gpu"}}, unknown, unknown_err), kExitUsage);
+  EXPECT_EQ(run_demo(RunArgs{.settings = {.providers = {"gpu"}}, .steps = 4}, unknown, unknown_err), kExitUsage);
   EXPECT_THAT(unknown_err.str(), HasSubstr("unknown provider `gpu` (registered: fast, reference)"));
 }
 
@@ -481,15 +481,15 @@ TEST(ApproveWeightsCommandTest, MeasuresWritesAndUnlocksTheMaterializer) {
   EXPECT_FALSE(fs::exists(dir / "x.json"));
 
   std::ostringstream refused_out, refused_err;
-  EXPECT_EQ(run_run(RunArgs{.model_path = model, .steps = 4, .weights = "q8_0"}, refused_out,
+  EXPECT_EQ(run_run(RunArgs{.model_path = model, .settings = {.weights = "q8_0"}, .steps = 4}, refused_out,
                     refused_err),
             kExitRejected);
   EXPECT_THAT(refused_err.str(), HasSubstr("requires explicit numerical-quality approval"));
   EXPECT_THAT(refused_err.str(), HasSubstr("ferrite approve-weights"));
 
   std::ostringstream run_out, run_err;
-  ASSERT_EQ(run_run(RunArgs{.model_path = model, .steps = 4, .explain = true,
-                            .quality_approval = approval},
+  ASSERT_EQ(run_run(RunArgs{.model_path = model, .settings = {.quality_approval = approval},
+                            .steps = 4, .explain = true},
                     run_out, run_err),
             kExitOk)
       << run_err.str();
@@ -509,10 +509,48 @@ TEST(ApproveWeightsCommandTest, MeasuresWritesAndUnlocksTheMaterializer) {
                        v_out, v_err),
             kExitOk)
       << v_err.str();
-  std::ostringstream w_out, w_err;
+  // The plan carries its approval: verify (and run --plan) rebuild with it,
+  // measuring it again against the weights.
+  std::ostringstream carried_out, carried_err;
   EXPECT_EQ(run_verify(VerifyArgs{.plan_path = plan.string(), .sources = {.program_path = model}},
+                       carried_out, carried_err),
+            kExitOk)
+      << carried_err.str();
+  // A plan whose approval was edited to understate a statistic (hash
+  // recomputed, sha256 values intact) is refused where the weights are at
+  // hand, naming the component and both values.
+  nlohmann::json forged = nlohmann::json::parse(read_file(plan));
+  nlohmann::json& component = forged["payload"]["weight_quality_approval"]["components"][0];
+  component["relative_l2"] = "1.00000000e-09";
+  forged["plan_hash"] = plan_payload_hash(forged["payload"]);  // plan_id is not hashed
+  forged["payload"]["plan_id"] = "plan/sha256/" + forged["plan_hash"].get<std::string>();
+  const fs::path forged_plan = dir / "forged.json";
+  write_file(forged_plan, forged.dump());
+  std::ostringstream f_out, f_err;
+  EXPECT_EQ(run_verify(VerifyArgs{.plan_path = forged_plan.string(),
+                                  .sources = {.program_path = model}},
+                       f_out, f_err),
+            kExitRejected);
+  EXPECT_THAT(f_err.str(), HasSubstr("relative_l2"));
+  EXPECT_THAT(f_err.str(), HasSubstr(component["component_id"].get<std::string>()));
+  std::ostringstream fr_out, fr_err;
+  EXPECT_EQ(run_run(RunArgs{.model_path = model, .plan_path = forged_plan.string(), .steps = 2},
+                    fr_out, fr_err),
+            kExitRejected);
+  EXPECT_THAT(fr_err.str(), HasSubstr("relative_l2"));
+  // The same plan compiled without the approval (f32 weights) is not the
+  // approved one.
+  std::ostringstream w_out, w_err;
+  const fs::path f32_plan = dir / "f32.json";
+  ASSERT_EQ(run_compile(CompileArgs{.sources = {.program_path = model},
+                                    .output_path = f32_plan.string()},
+                        w_out, w_err),
+            kExitOk);
+  EXPECT_EQ(run_verify(VerifyArgs{.plan_path = f32_plan.string(),
+                                  .sources = {.program_path = model, .quality_approval = approval}},
                        w_out, w_err),
             kExitRejected);
+  EXPECT_THAT(w_err.str(), HasSubstr("plan differs from the trusted rebuild"));
   fs::remove_all(dir);
 }
 

@@ -76,7 +76,7 @@ class GgmlBlockMaterializerTest : public ::testing::Test {
                                     const WeightSource& weights) const {
     const ExecutionWeightPlan& execution = compiled.resolution.execution_weights;
     FERRITE_ASSIGN_OR_RETURN(
-        auto executor, Executor::load(compiled.plan, *family_, providers_, weights, execution,
+        auto executor, Executor::load(compiled.executable, *family_, providers_, weights, execution,
                                       *registry_->find(execution.materializer().id)));
     const std::vector<uint32_t> prompt{1, 403, 407, 261, 378, 432};
     const std::vector<uint32_t> positions{0, 1, 2, 3, 4, 5};
@@ -177,7 +177,7 @@ TEST_F(GgmlBlockMaterializerTest, ApprovedPlanCarriesTheStatisticsAndExplainShow
   }
   auto compiled = compile({ggml_block_materializer_id(kGgmlQ8_0), *approval});
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  const auto& payload = compiled->plan.payload();
+  const auto& payload = compiled->plan().payload();
   ASSERT_TRUE(payload.contains("weight_quality_approval"));
   EXPECT_EQ(payload["weight_quality_approval"], approval->to_json());
   EXPECT_EQ(payload["weight_materializer"]["id"], "weight-materializer.ggml_q8_0");
@@ -187,14 +187,14 @@ TEST_F(GgmlBlockMaterializerTest, ApprovedPlanCarriesTheStatisticsAndExplainShow
   // Same inputs, same plan bytes.
   auto again = compile({ggml_block_materializer_id(kGgmlQ8_0), *approval});
   ASSERT_TRUE(again);
-  EXPECT_EQ(again->plan.canonical_text(), compiled->plan.canonical_text());
+  EXPECT_EQ(again->plan().canonical_text(), compiled->plan().canonical_text());
   // Weights shrink: 34 bytes per 32 values instead of 128.
   auto f32 = compile({});
   ASSERT_TRUE(f32);
-  EXPECT_FALSE(f32->plan.payload().contains("weight_quality_approval"));
-  EXPECT_LT(compiled->plan.memory().static_bytes, f32->plan.memory().static_bytes / 2);
+  EXPECT_FALSE(f32->plan().payload().contains("weight_quality_approval"));
+  EXPECT_LT(compiled->plan().memory().static_bytes, f32->plan().memory().static_bytes / 2);
 
-  auto explanation = cli::explain_plan(compiled->plan.to_json());
+  auto explanation = cli::explain_plan(compiled->plan().to_json());
   ASSERT_TRUE(explanation) << explanation.error().to_string();
   const std::string text = cli::render_text(*explanation);
   EXPECT_THAT(text, HasSubstr("weights: materializer weight-materializer.ggml_q8_0 1.0 "
@@ -307,7 +307,7 @@ TEST_F(GgmlBlockMaterializerTest, LoadQuantizesApprovedWeightsAndRefusesOthers) 
   ASSERT_TRUE(q8);
   auto compiled = compile({ggml_block_materializer_id(kGgmlQ8_0), *q8});
   ASSERT_TRUE(compiled);
-  auto mismatched = Executor::load(compiled->plan, *family_, providers_, *checkpoint_.weights);
+  auto mismatched = Executor::load(compiled->executable, *family_, providers_, *checkpoint_.weights);
   ASSERT_FALSE(mismatched);
   EXPECT_THAT(mismatched.error().message(), HasSubstr("compiled with other execution weights"));
 }
@@ -358,7 +358,7 @@ TEST_F(GgmlBlockMaterializerTest, ForgedApprovalUnderstatingAStatisticIsRefusedW
         std::string_view(c.statistic) == "relative_l2" ? truth.relative_l2 : truth.max_abs_error);
     auto compiled = compile({ggml_block_materializer_id(kGgmlQ8_0), forged});
     ASSERT_TRUE(compiled) << compiled.error().to_string();  // within the contract: accepted
-    EXPECT_EQ(compiled->plan.payload()["weight_quality_approval"], forged.to_json());
+    EXPECT_EQ(compiled->plan().payload()["weight_quality_approval"], forged.to_json());
 
     const std::string expected = fmt::format(
         "weight component `{}`: the quality approval states {} {}, but the weights measure {}",

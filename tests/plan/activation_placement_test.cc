@@ -130,8 +130,9 @@ PreparedModelFamily program(const std::vector<Node>& nodes, std::vector<std::str
 }
 
 struct Compiled {
-  ExecutionPlan plan;
+  ExecutablePlan executable;
   std::map<std::string, uint64_t> offsets;  // activation value → arena offset
+  const ExecutionPlan& plan() const { return executable.execution_plan(); }
 };
 
 Result<Compiled> compile(const PreparedModelFamily& family, ElementType input = ElementType::kF32,
@@ -146,8 +147,8 @@ Result<Compiled> compile(const PreparedModelFamily& family, ElementType input = 
                            ProgramPlanCompiler::compile(family, t.catalog, policy(), t.estimators,
                                                         WeightMaterializerRegistry::identity_only(),
                                                         options));
-  Compiled out{std::move(compiled.plan), {}};
-  for (const auto& node : out.plan.nodes()) {
+  Compiled out{std::move(compiled.executable), {}};
+  for (const auto& node : out.plan().nodes()) {
     for (const auto& b : node.values) {
       if (b.usage() == BufferUsage::kActivations) {
         out.offsets[b.value_id().str()] = b.storage().components()[0].offset_bytes;
@@ -170,7 +171,7 @@ TEST(ActivationPlacementTest, ChainAlternatesBetweenTwoSlots) {
                          {"unary", {"value.b"}, "value.c"}},
                         {"value.c"});
   auto c = unwrap(compile(family));
-  const auto& arena = only_arena(c.plan);
+  const auto& arena = only_arena(c.plan());
   EXPECT_EQ(arena.buffers, 4u);
   EXPECT_EQ(arena.load_bytes, 128u);
   EXPECT_EQ(arena.peak_bytes, 128u);
@@ -180,7 +181,7 @@ TEST(ActivationPlacementTest, ChainAlternatesBetweenTwoSlots) {
   EXPECT_NE(c.offsets["value.in"], c.offsets["value.a"]);
   // The weight stays in its own arena; only the activation arena is packed.
   size_t activation_resources = 0;
-  for (const auto& r : c.plan.memory().resources) {
+  for (const auto& r : c.plan().memory().resources) {
     if (r.usage == BufferUsage::kActivations) {
       ++activation_resources;
       EXPECT_EQ(r.size_bytes, 128u);
@@ -205,7 +206,7 @@ TEST(ActivationPlacementTest, LongLivedValueIsNeverOverwritten) {
   EXPECT_NE(c.offsets["value.b"], c.offsets["value.c"]);
   EXPECT_NE(c.offsets["value.c"], c.offsets["value.d"]);
   EXPECT_EQ(c.offsets["value.in"], c.offsets["value.b"]);  // in dies at node 0
-  const auto& arena = only_arena(c.plan);
+  const auto& arena = only_arena(c.plan());
   EXPECT_EQ(arena.load_bytes, 192u);
   EXPECT_EQ(arena.peak_bytes, arena.load_bytes);
 }
@@ -217,9 +218,9 @@ TEST(ActivationPlacementTest, RetainedValuesKeepTheirBytes) {
                         {"value.c"});
   auto c = unwrap(compile(family, ElementType::kF32, 16, {"value.a"}));
   EXPECT_NE(c.offsets["value.a"], c.offsets["value.c"]);
-  EXPECT_EQ(only_arena(c.plan).load_bytes, 192u);
-  ASSERT_EQ(c.plan.retained_completion_values().size(), 1u);
-  EXPECT_EQ(c.plan.retained_completion_values()[0].logical_offset_bytes, c.offsets["value.a"]);
+  EXPECT_EQ(only_arena(c.plan()).load_bytes, 192u);
+  ASSERT_EQ(c.plan().retained_completion_values().size(), 1u);
+  EXPECT_EQ(c.plan().retained_completion_values()[0].logical_offset_bytes, c.offsets["value.a"]);
 }
 
 TEST(ActivationPlacementTest, OffsetsHonourTheProviderAlignment) {
@@ -228,7 +229,7 @@ TEST(ActivationPlacementTest, OffsetsHonourTheProviderAlignment) {
                         {"value.b"});
   auto c = unwrap(compile(family, ElementType::kF32, 256));
   for (const auto& [v, offset] : c.offsets) EXPECT_EQ(offset % 256, 0u) << v;
-  const auto& arena = only_arena(c.plan);
+  const auto& arena = only_arena(c.plan());
   EXPECT_EQ(arena.load_bytes, 512u);  // 64-byte values padded to 256, two live at once
   EXPECT_EQ(arena.peak_bytes, 512u);
 }
@@ -238,9 +239,9 @@ TEST(ActivationPlacementTest, ElementTypesShareOneArena) {
                          {"scale", {"value.a", "value.w"}, "value.b"}},
                         {"value.b"});
   auto c = unwrap(compile(family, ElementType::kU32));
-  const auto& arena = only_arena(c.plan);
+  const auto& arena = only_arena(c.plan());
   EXPECT_EQ(arena.buffers, 3u);
-  for (const auto& r : c.plan.memory().resources) {
+  for (const auto& r : c.plan().memory().resources) {
     if (r.resource_id == arena.resource_id) EXPECT_EQ(r.element_type, ElementType::kU8);
   }
   EXPECT_EQ(c.offsets["value.in"], c.offsets["value.b"]);
@@ -252,9 +253,9 @@ TEST(ActivationPlacementTest, DedicatedStorageIsTheSeedLayout) {
                          {"unary", {"value.b"}, "value.c"}},
                         {"value.c"});
   auto c = unwrap(compile(family, ElementType::kF32, 16, {}, ActivationStorage::kDedicated));
-  EXPECT_TRUE(c.plan.memory().activation_arenas.empty());
+  EXPECT_TRUE(c.plan().memory().activation_arenas.empty());
   std::set<ResourceId> resources;
-  for (const auto& node : c.plan.nodes()) {
+  for (const auto& node : c.plan().nodes()) {
     for (const auto& b : node.values) {
       if (b.usage() != BufferUsage::kActivations) continue;
       EXPECT_EQ(b.storage().components()[0].offset_bytes, 0u);
@@ -263,8 +264,8 @@ TEST(ActivationPlacementTest, DedicatedStorageIsTheSeedLayout) {
   }
   EXPECT_EQ(resources.size(), 4u);
   auto packed = unwrap(compile(family));
-  EXPECT_NE(packed.plan.plan_hash(), c.plan.plan_hash());
-  EXPECT_EQ(only_arena(packed.plan).dedicated_bytes, 256u);
+  EXPECT_NE(packed.plan().plan_hash(), c.plan().plan_hash());
+  EXPECT_EQ(only_arena(packed.plan()).dedicated_bytes, 256u);
 }
 
 TEST(ActivationPlacementTest, PackingIsDeterministic) {
@@ -275,7 +276,7 @@ TEST(ActivationPlacementTest, PackingIsDeterministic) {
                         {"value.d"});
   auto a = unwrap(compile(family));
   auto b = unwrap(compile(family));
-  EXPECT_EQ(a.plan.canonical_text(), b.plan.canonical_text());
+  EXPECT_EQ(a.plan().canonical_text(), b.plan().canonical_text());
   EXPECT_EQ(a.offsets, b.offsets);
 }
 

@@ -150,7 +150,7 @@ TEST(CompilerAcceptanceTest, Case6RetentionBindsOneTypedOutputAndRequiresTheWire
   ASSERT_TRUE(h.options.retain_completion_value(value("value.output")));
   auto compiled = h.compile();
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  const ExecutionPlan& plan = compiled->plan;
+  const ExecutionPlan& plan = compiled->plan();
 
   // The checkpoint: producer node.main, ordinal 0, the output's own resource and tensor.
   ASSERT_EQ(plan.retained_completion_values().size(), 1u);
@@ -205,7 +205,7 @@ TEST(CompilerAcceptanceTest, Case6RetentionBindsOneTypedOutputAndRequiresTheWire
   EXPECT_TRUE(ok) << ok.error().to_string();
   auto rebuilt = h.compile();
   ASSERT_TRUE(rebuilt);
-  EXPECT_EQ(rebuilt->plan, plan);
+  EXPECT_EQ(rebuilt->plan(), plan);
 
   // A self-rehashed wire with a forged retained resource id is rejected by rebuild.
   json forged = plan.to_json();
@@ -260,8 +260,8 @@ TEST(CompilerAcceptanceTest, Case11SecondDenseWeightInsteadOfStateIsAdditive) {
   auto b = backend({{testing::synthetic_operation(), "provider.operation.reference"}});
   auto compiled = compile(family, b);
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  ASSERT_EQ(compiled->plan.nodes().size(), 1u);
-  const PlanNode& node = compiled->plan.nodes()[0];
+  ASSERT_EQ(compiled->plan().nodes().size(), 1u);
+  const PlanNode& node = compiled->plan().nodes()[0];
   EXPECT_TRUE(node.state_effects.empty());
   EXPECT_EQ(node.provider_id.str(), "provider.operation.reference");
   const ResolvedValueBinding& mask = binding_of(node, "value.mask");
@@ -282,7 +282,7 @@ TEST(CompilerAcceptanceTest, Case12RecurrentFamilyReusesTheSequenceStateContract
   auto b = backend({{testing::synthetic_operation(), "provider.operation.reference"}});
   auto compiled = compile(family, b);
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  const PlanNode& node = compiled->plan.nodes()[0];
+  const PlanNode& node = compiled->plan().nodes()[0];
   ASSERT_EQ(node.state_effects.size(), 1u);
   EXPECT_EQ(node.state_effects[0].state_id.str(), "state.recurrent");
   EXPECT_EQ(node.state_effects[0].access, TensorAccess::kRead);
@@ -309,9 +309,9 @@ TEST(CompilerAcceptanceTest, TokenScaledStateIsSizedForItsMaximumTokens) {
   auto b = backend({{testing::synthetic_operation(), "provider.operation.reference"}});
   auto compiled = compile(token_scaled_family(100), b);
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  const PlanNode& node = compiled->plan.nodes()[0];
+  const PlanNode& node = compiled->plan().nodes()[0];
   const ResourceId& id = binding_of(node, "value.rows").storage().components()[0].resource_id;
-  const auto& memory = compiled->plan.memory();
+  const auto& memory = compiled->plan().memory();
   uint64_t total = 0;
   const PlanResourceSummary* state = nullptr;
   for (const auto& r : memory.resources) {
@@ -327,7 +327,7 @@ TEST(CompilerAcceptanceTest, TokenScaledStateIsSizedForItsMaximumTokens) {
   EXPECT_EQ(memory.allocated_bytes, total);
   // One row (rounded to the alignment) counts towards the minimum runnable bytes.
   EXPECT_EQ(memory.static_bytes + memory.minimum_runnable_bytes, total - 400 + 16);
-  const auto wire = compiled->plan.to_json();
+  const auto wire = compiled->plan().to_json();
   bool recorded = false;
   for (const auto& r : wire["payload"]["memory"]["resources"]) {
     if (r["resource_id"] == id.str()) {
@@ -358,8 +358,8 @@ TEST(CompilerAcceptanceTest, Case13NovelOperationIsAdditiveToCatalogAndProviders
       {testing::synthetic_state()}, {testing::synthetic_weight()}, {value("value.output")});
   auto compiled = compile(family, b);
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  ASSERT_EQ(compiled->plan.nodes().size(), 1u);
-  const PlanNode& node = compiled->plan.nodes()[0];
+  ASSERT_EQ(compiled->plan().nodes().size(), 1u);
+  const PlanNode& node = compiled->plan().nodes()[0];
   EXPECT_EQ(node.id.str(), "node.extension");
   EXPECT_EQ(node.operation_id.str(), "operation.extension.scale_bias");
   EXPECT_EQ(node.operation_version, (ContractVersion{1, 0}));
@@ -386,17 +386,17 @@ TEST(CompilerAcceptanceTest, Case14ReferenceBackendReusesTheSamePreparedProgram)
   ASSERT_TRUE(a) << a.error().to_string();
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(family.program().fingerprint(), program_fingerprint);  // compiling never mutates it
-  EXPECT_EQ(a->plan.payload()["program_fingerprint"], program_fingerprint);
-  EXPECT_EQ(r->plan.payload()["program_fingerprint"], program_fingerprint);
-  EXPECT_EQ(a->plan.payload()["device_id"], "device.accelerator.0");
-  EXPECT_EQ(r->plan.payload()["device_id"], "device.reference.0");
-  EXPECT_NE(a->plan.plan_hash(), r->plan.plan_hash());
-  ASSERT_EQ(a->plan.nodes().size(), r->plan.nodes().size());
-  for (size_t i = 0; i < a->plan.nodes().size(); ++i) {
-    EXPECT_EQ(a->plan.nodes()[i].operation_id, r->plan.nodes()[i].operation_id);
+  EXPECT_EQ(a->plan().payload()["program_fingerprint"], program_fingerprint);
+  EXPECT_EQ(r->plan().payload()["program_fingerprint"], program_fingerprint);
+  EXPECT_EQ(a->plan().payload()["device_id"], "device.accelerator.0");
+  EXPECT_EQ(r->plan().payload()["device_id"], "device.reference.0");
+  EXPECT_NE(a->plan().plan_hash(), r->plan().plan_hash());
+  ASSERT_EQ(a->plan().nodes().size(), r->plan().nodes().size());
+  for (size_t i = 0; i < a->plan().nodes().size(); ++i) {
+    EXPECT_EQ(a->plan().nodes()[i].operation_id, r->plan().nodes()[i].operation_id);
   }
-  EXPECT_EQ(a->plan.nodes()[0].provider_id.str(), "provider.operation.accelerated");
-  EXPECT_EQ(r->plan.nodes()[0].provider_id.str(), "provider.operation.reference");
+  EXPECT_EQ(a->plan().nodes()[0].provider_id.str(), "provider.operation.accelerated");
+  EXPECT_EQ(r->plan().nodes()[0].provider_id.str(), "provider.operation.reference");
 }
 
 // --- Case 16: retain every output for determinism -----------------------------
@@ -419,12 +419,12 @@ TEST(CompilerAcceptanceTest, Case16DeterminismOptionRetainsEveryOperationOutput)
   auto compiled = compile(family, b, options);
   ASSERT_TRUE(compiled) << compiled.error().to_string();
   std::set<ProgramValueId> retained;
-  for (const auto& kept : compiled->plan.retained_completion_values()) {
+  for (const auto& kept : compiled->plan().retained_completion_values()) {
     retained.insert(kept.value_id);
   }
   EXPECT_EQ(retained, all_outputs);
-  EXPECT_EQ(compiled->plan.retained_completion_values().size(), 3u);
-  EXPECT_EQ(compiled->plan.retained_completion_values()[1].producer_node_id.str(), "node.side");
+  EXPECT_EQ(compiled->plan().retained_completion_values().size(), 3u);
+  EXPECT_EQ(compiled->plan().retained_completion_values()[1].producer_node_id.str(), "node.side");
 }
 
 // --- Weight materializers (cases 17-20) ---------------------------------------
@@ -448,16 +448,16 @@ TEST(CompilerAcceptanceTest, Case17PayloadExecutionWeightsAreTheIdentityPlan) {
       h.family, identity_weight_materializer_descriptor(),
       {{WeightId::literal("weight.component"), {WeightId::literal("weight.component")}}},
       h.family.weight_schema()));
-  const json& payload = compiled->plan.payload();
+  const json& payload = compiled->plan().payload();
   EXPECT_EQ(payload["execution_weights_fingerprint"], expected.fingerprint());
   EXPECT_EQ(payload["weight_format"], "weight-format.dense");
   const auto arena = unwrap(hashed_resource_id("weight-arena", expected.fingerprint(), "\"f32\""));
-  EXPECT_EQ(binding_of(compiled->plan.nodes()[0], "value.weight").storage().components()[0]
+  EXPECT_EQ(binding_of(compiled->plan().nodes()[0], "value.weight").storage().components()[0]
                 .resource_id,
             arena);
 
   // No approval record anywhere on the wire (exact materializers never carry one).
-  EXPECT_EQ(compiled->plan.canonical_text().find("approval"), std::string::npos);
+  EXPECT_EQ(compiled->plan().canonical_text().find("approval"), std::string::npos);
   EXPECT_EQ(canonical_json(expected.to_json()).find("approval"), std::string::npos);
 }
 
@@ -565,19 +565,19 @@ TEST(CompilerAcceptanceTest, Case19TrustedMaterializerChangesThePlanAndVerifyNee
   EXPECT_EQ(weights.materializer().id.str(), kSplit);
   EXPECT_EQ(weights.schema().layout_id.str(), "weight-layout.split");
   EXPECT_EQ(weights.source_schema_fingerprint(), h.family.weight_schema().fingerprint());
-  EXPECT_EQ(compiled->plan.payload()["execution_weights_fingerprint"], weights.fingerprint());
-  EXPECT_NE(compiled->plan.payload()["execution_weights_fingerprint"],
-            baseline->plan.payload()["execution_weights_fingerprint"]);
-  const ResolvedValueBinding& weight = binding_of(compiled->plan.nodes()[0], "value.weight");
+  EXPECT_EQ(compiled->plan().payload()["execution_weights_fingerprint"], weights.fingerprint());
+  EXPECT_NE(compiled->plan().payload()["execution_weights_fingerprint"],
+            baseline->plan().payload()["execution_weights_fingerprint"]);
+  const ResolvedValueBinding& weight = binding_of(compiled->plan().nodes()[0], "value.weight");
   ASSERT_TRUE(weight.weight());
   EXPECT_EQ(weight.weight()->layout_id.str(), "weight-layout.split");
   ASSERT_EQ(weight.storage().components().size(), 2u);
   EXPECT_EQ(weight.storage().components()[0].offset_bytes, 0u);   // weight.component.hi
   EXPECT_EQ(weight.storage().components()[1].offset_bytes, 16u);  // weight.component.lo
-  EXPECT_EQ(compiled->plan.memory().static_bytes, baseline->plan.memory().static_bytes + 16);
-  EXPECT_NE(compiled->plan.plan_hash(), baseline->plan.plan_hash());
+  EXPECT_EQ(compiled->plan().memory().static_bytes, baseline->plan().memory().static_bytes + 16);
+  EXPECT_NE(compiled->plan().plan_hash(), baseline->plan().plan_hash());
 
-  const std::string wire = compiled->plan.to_json().dump();
+  const std::string wire = compiled->plan().to_json().dump();
   auto ok = h.verify(wire);
   EXPECT_TRUE(ok) << ok.error().to_string();
 
@@ -855,7 +855,7 @@ TEST(CompilerAcceptanceTest, Case28MustAliasIsOneExactEdgeAndOneAllocation) {
   auto c = alias_case(MustAlias{0});
   auto compiled = compile(c.family, c.b, dedicated_options());
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  const ExecutionPlan& plan = compiled->plan;
+  const ExecutionPlan& plan = compiled->plan();
   ASSERT_EQ(plan.nodes().size(), 3u);
   EXPECT_TRUE(plan.nodes()[0].exact_aliases.empty());
   EXPECT_TRUE(plan.nodes()[2].exact_aliases.empty());
@@ -872,11 +872,11 @@ TEST(CompilerAcceptanceTest, Case28MustAliasIsOneExactEdgeAndOneAllocation) {
   // Packed: still one buffer — the alias chain shares one offset in the arena.
   auto packed = compile(c.family, c.b);
   ASSERT_TRUE(packed) << packed.error().to_string();
-  const auto& packed_hidden = binding_of(packed->plan.nodes()[1], "value.hidden").storage();
-  EXPECT_EQ(binding_of(packed->plan.nodes()[1], "value.aliased").storage(), packed_hidden);
-  EXPECT_EQ(activation_resources(packed->plan), 1u);
-  ASSERT_EQ(packed->plan.memory().activation_arenas.size(), 1u);
-  EXPECT_EQ(packed->plan.memory().activation_arenas[0].buffers, 3u);
+  const auto& packed_hidden = binding_of(packed->plan().nodes()[1], "value.hidden").storage();
+  EXPECT_EQ(binding_of(packed->plan().nodes()[1], "value.aliased").storage(), packed_hidden);
+  EXPECT_EQ(activation_resources(packed->plan()), 1u);
+  ASSERT_EQ(packed->plan().memory().activation_arenas.size(), 1u);
+  EXPECT_EQ(packed->plan().memory().activation_arenas[0].buffers, 3u);
 }
 
 TEST(CompilerAcceptanceTest, Case28MayAliasEdgeOnlyForExactStorage) {
@@ -884,8 +884,8 @@ TEST(CompilerAcceptanceTest, Case28MayAliasEdgeOnlyForExactStorage) {
   // The compiler gives a MayAlias output fresh storage: no edge, its own allocation.
   auto compiled = compile(c.family, c.b, dedicated_options());
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  EXPECT_TRUE(compiled->plan.nodes()[1].exact_aliases.empty());
-  EXPECT_EQ(activation_resources(compiled->plan), 4u);
+  EXPECT_TRUE(compiled->plan().nodes()[1].exact_aliases.empty());
+  EXPECT_EQ(activation_resources(compiled->plan()), 4u);
 
   // With exactly the input's storage the node records a MayAlias edge.
   auto exact = build_with_aliased_storage(c, [](const ProgramResolution& r) {
@@ -1143,26 +1143,26 @@ TEST(CompilerAcceptanceTest, Case24UnregisteredPreferredProviderFallsBackInThePl
   h.options.prefer_provider(node_id("node.main"), ProviderId::literal("provider.missing"));
   auto compiled = h.compile();
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  const PlanNode& node = compiled->plan.nodes()[0];
+  const PlanNode& node = compiled->plan().nodes()[0];
   EXPECT_EQ(node.provider_id.str(), "provider.operation.reference");
   EXPECT_EQ(node.selection_reason, PlanSelectionReason::kFallbackFromPreferred);
   ASSERT_EQ(node.rejected_providers.count(ProviderId::literal("provider.missing")), 1u);
   EXPECT_TRUE(std::holds_alternative<ProviderNotRegistered>(
       node.rejected_providers.at(ProviderId::literal("provider.missing"))));
-  const json& wire = compiled->plan.payload()["nodes"][0];
+  const json& wire = compiled->plan().payload()["nodes"][0];
   EXPECT_EQ(wire["selection_reason"], "fallback_from_preferred");
   EXPECT_EQ(wire["rejected_providers"][0]["provider_id"], "provider.missing");
   EXPECT_NE(wire["rejected_providers"][0]["reason"].dump().find("not_registered"),
             std::string::npos);
-  auto verified = h.verify(compiled->plan.to_json().dump());
+  auto verified = h.verify(compiled->plan().to_json().dump());
   EXPECT_TRUE(verified) << verified.error().to_string();
   // Without the preference: deterministic, no evidence.
   PlanHarness plain;
   auto control = plain.compile();
   ASSERT_TRUE(control);
-  EXPECT_EQ(control->plan.nodes()[0].selection_reason,
+  EXPECT_EQ(control->plan().nodes()[0].selection_reason,
             PlanSelectionReason::kDeterministicCompatible);
-  EXPECT_TRUE(control->plan.nodes()[0].rejected_providers.empty());
+  EXPECT_TRUE(control->plan().nodes()[0].rejected_providers.empty());
 }
 
 // --- Case 26: the joint provider/storage solver, on compiled plans -------------
@@ -1223,7 +1223,7 @@ TEST(CompilerAcceptanceTest, Case26PreferredCandidateBreakingASharedIntersection
   const auto family = shared_chain();
   auto compiled = compile_with(family, b, linear_then_paged(), options);
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  const PlanNode& node = compiled->plan.nodes()[1];
+  const PlanNode& node = compiled->plan().nodes()[1];
   ASSERT_EQ(node.id.str(), "node.a");
   EXPECT_EQ(node.provider_id.str(), "provider.a.linear");
   EXPECT_EQ(node.selection_reason, PlanSelectionReason::kFallbackFromPreferred);
@@ -1233,7 +1233,7 @@ TEST(CompilerAcceptanceTest, Case26PreferredCandidateBreakingASharedIntersection
   EXPECT_EQ(storage->resource_ids,
             std::vector<ResourceId>{
                 binding_of(node, "value.mid").storage().components()[0].resource_id});
-  auto verified = verify_wire(compiled->plan.to_json().dump(), family, b, options,
+  auto verified = verify_wire(compiled->plan().to_json().dump(), family, b, options,
                               linear_then_paged());
   EXPECT_TRUE(verified) << verified.error().to_string();
 }
@@ -1268,7 +1268,7 @@ TEST(CompilerAcceptanceTest, Case26ProfileRankBeatsProviderIdTieBreakInThePlan) 
                       paged_device());
   auto compiled = compile_with(shared_chain(), b, linear_then_paged(), testing::synthetic_options());
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  const PlanNode& node = compiled->plan.nodes()[1];
+  const PlanNode& node = compiled->plan().nodes()[1];
   EXPECT_EQ(node.provider_id.str(), "provider.a.linear");
   EXPECT_EQ(node.selection_reason, PlanSelectionReason::kDeterministicCompatible);
   EXPECT_EQ(node.compatible_providers,
@@ -1308,9 +1308,9 @@ TEST(CompilerAcceptanceTest, Case26IndependentResourcesFormIndependentComponents
   EXPECT_EQ(selection->profiles.at(resource("value.q")), DynamicStorageProfile::linear_contiguous());
   auto compiled = compile_with(family, b, linear_then_paged(), testing::synthetic_options());
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  EXPECT_EQ(compiled->plan.nodes()[1].provider_id.str(), "provider.p.paged");
-  EXPECT_EQ(compiled->plan.nodes()[2].provider_id.str(), "provider.q.linear");
-  EXPECT_TRUE(compiled->plan.nodes()[2].dependencies.empty());
+  EXPECT_EQ(compiled->plan().nodes()[1].provider_id.str(), "provider.p.paged");
+  EXPECT_EQ(compiled->plan().nodes()[2].provider_id.str(), "provider.q.linear");
+  EXPECT_TRUE(compiled->plan().nodes()[2].dependencies.empty());
 }
 
 // --- Case 29: state hazards on a compiled multi-node plan ------------------------
@@ -1365,7 +1365,7 @@ TEST(CompilerAcceptanceTest, Case29ReadReadWriteReadWriteReadChainOrdersByState)
                         {"node.read3", TensorAccess::kRead}});
   auto compiled = compile(c.family, c.b);
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  const ExecutionPlan& plan = compiled->plan;
+  const ExecutionPlan& plan = compiled->plan();
   EXPECT_EQ(dependencies_of(plan), (std::vector<std::vector<std::string>>{
                                        {}, {"node.main"}, {"node.rw1"}, {"node.rw2"}}));
   const std::vector<TensorAccess> accesses{TensorAccess::kRead, TensorAccess::kReadWrite,
@@ -1382,7 +1382,7 @@ TEST(CompilerAcceptanceTest, Case29ReadOnlyStateNodesStayIndependent) {
   auto c = state_chain({{"node.read1", TensorAccess::kRead}, {"node.read2", TensorAccess::kRead}});
   auto compiled = compile(c.family, c.b);
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  EXPECT_EQ(dependencies_of(compiled->plan),
+  EXPECT_EQ(dependencies_of(compiled->plan()),
             (std::vector<std::vector<std::string>>{{}, {}, {}}));
 }
 
@@ -1392,7 +1392,7 @@ TEST(CompilerAcceptanceTest, Case29TamperedDependenciesEffectsOrAliasesOnTheWire
                         {"node.read3", TensorAccess::kRead}});
   auto compiled = compile(c.family, c.b);
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  const json plan = compiled->plan.to_json();
+  const json plan = compiled->plan().to_json();
   struct Tamper {
     const char* what;
     std::function<void(json&)> apply;
@@ -1434,7 +1434,7 @@ TEST(CompilerAcceptanceTest, Case29TamperedDependenciesEffectsOrAliasesOnTheWire
   auto alias = alias_case(MustAlias{0});
   auto aliased = compile(alias.family, alias.b);
   ASSERT_TRUE(aliased) << aliased.error().to_string();
-  const json alias_plan = aliased->plan.to_json();
+  const json alias_plan = aliased->plan().to_json();
   ASSERT_TRUE(verify_wire(alias_plan.dump(), alias.family, alias.b));
   json retyped = alias_plan;
   retyped["payload"]["nodes"][1]["exact_aliases"][0]["kind"] = "may";
@@ -1532,7 +1532,7 @@ TEST(CompilerAcceptanceTest, StatesOfDifferentLifetimeOrInitializationNeverShare
     EXPECT_THAT(shared.error().message(), HasSubstr("`state.cache`")) << c.what;
     EXPECT_THAT(shared.error().message(), HasSubstr(c.differs)) << c.what;
     EXPECT_EQ(shared.error().fields().at("resource_id"),
-              binding_of(separate->plan.nodes()[0], "value.state")
+              binding_of(separate->plan().nodes()[0], "value.state")
                   .storage()
                   .components()[0]
                   .resource_id.str())

@@ -15,10 +15,10 @@ TEST(ExecutablePlanTest, BindsToItsOwnCatalogOnly) {
   plan_testing::PlanHarness h;
   auto compiled = h.compile();
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  auto bound = ExecutablePlan::create(compiled->plan, h.catalog);
+  auto bound = ExecutablePlan::create(compiled->plan(), h.catalog);
   ASSERT_TRUE(bound) << bound.error().to_string();
   EXPECT_EQ(bound->device().id.str(), "device.reference.0");
-  EXPECT_EQ(bound->execution_plan(), compiled->plan);
+  EXPECT_EQ(bound->execution_plan(), compiled->plan());
 
   // Another device runtime: the catalog fingerprint and the runtime differ.
   DeviceDescriptor other = plan_testing::device();
@@ -26,7 +26,7 @@ TEST(ExecutablePlanTest, BindsToItsOwnCatalogOnly) {
   auto other_catalog = CapabilityCatalog::create(other, h.catalog.operations(),
                                                  h.catalog.providers().begin()->second);
   ASSERT_TRUE(other_catalog) << other_catalog.error().to_string();
-  auto refused = ExecutablePlan::create(compiled->plan, *other_catalog);
+  auto refused = ExecutablePlan::create(compiled->plan(), *other_catalog);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), ErrorCode::kInvalidExecutionPlan);
   EXPECT_THAT(refused.error().message(),

@@ -17,7 +17,7 @@ TEST(ExecutionPlanTest, SyntheticFixtureCompilesIntoOneNodePlan) {
   PlanHarness h;
   auto compiled = h.compile();
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  const ExecutionPlan& plan = compiled->plan;
+  const ExecutionPlan& plan = compiled->plan();
   EXPECT_TRUE(plan.plan_id().starts_with("plan/sha256/"));
   EXPECT_EQ(plan.plan_id(), "plan/sha256/" + plan.plan_hash());
   ASSERT_EQ(plan.nodes().size(), 1u);
@@ -43,9 +43,9 @@ TEST(ExecutionPlanTest, TwoCompilesGiveIdenticalTextAndHash) {
   auto a = h.compile();
   auto b = h.compile();
   ASSERT_TRUE(a && b);
-  EXPECT_EQ(a->plan.canonical_text(), b->plan.canonical_text());
-  EXPECT_EQ(a->plan.plan_hash(), b->plan.plan_hash());
-  EXPECT_EQ(a->plan, b->plan);
+  EXPECT_EQ(a->plan().canonical_text(), b->plan().canonical_text());
+  EXPECT_EQ(a->plan().plan_hash(), b->plan().plan_hash());
+  EXPECT_EQ(a->plan(), b->plan());
 }
 
 TEST(ExecutionPlanTest, TinyCapacityReportsTheMinimumRunnableBytes) {
@@ -95,7 +95,7 @@ TEST(ExecutionPlanTest, WorkspacesAreSizedForThePolicysSequencesAndTokens) {
     }
     auto compiled = h.compile();
     ASSERT_TRUE(compiled) << compiled.error().to_string();
-    const PlanResourceSummary* scratch = scratch_of(compiled->plan);
+    const PlanResourceSummary* scratch = scratch_of(compiled->plan());
     ASSERT_NE(scratch, nullptr);
     EXPECT_EQ(scratch->kind, PlanResourceKind::kWorkspace);
     EXPECT_EQ(scratch->size_bytes, c.expected_bytes)
@@ -108,14 +108,14 @@ TEST(ExecutionPlanTest, RetainsTheProgramOutput) {
   ASSERT_TRUE(h.options.retain_completion_value(testing::value("value.output")));
   auto compiled = h.compile();
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  const auto& kept = compiled->plan.retained_completion_values();
+  const auto& kept = compiled->plan().retained_completion_values();
   ASSERT_EQ(kept.size(), 1u);
   EXPECT_EQ(kept[0].value_id.str(), "value.output");
   EXPECT_EQ(kept[0].producer_node_id.str(), "node.main");
   EXPECT_EQ(kept[0].output_ordinal, 0u);
   // Retention is part of the plan identity.
   PlanHarness plain;
-  EXPECT_NE(plain.compile()->plan.plan_hash(), compiled->plan.plan_hash());
+  EXPECT_NE(plain.compile()->plan().plan_hash(), compiled->plan().plan_hash());
 }
 
 TEST(ExecutionPlanTest, RetentionOfANonOutputIsRejected) {

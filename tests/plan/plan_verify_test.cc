@@ -46,14 +46,14 @@ TEST(PlanWireTest, RoundTripVerifies) {
   PlanHarness h;
   auto compiled = h.compile();
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  auto ok = h.verify(compiled->plan.to_json().dump());
+  auto ok = h.verify(compiled->plan().to_json().dump());
   EXPECT_TRUE(ok) << ok.error().to_string();
 }
 
 TEST(PlanWireTest, SchemaIsCheckedBeforeAnythingElse) {
   PlanHarness h;
-  json plan = h.compile()->plan.to_json();
-  plan["payload"]["schema"] = "ferrite.plan/0";
+  json plan = h.compile()->plan().to_json();
+  plan["payload"]["schema"] = "ferrite.plan()/0";
   plan["payload"]["nodes"] = "garbage";  // never looked at
   auto r = h.verify(plan.dump());
   ASSERT_FALSE(r);
@@ -62,7 +62,7 @@ TEST(PlanWireTest, SchemaIsCheckedBeforeAnythingElse) {
 
 TEST(PlanWireTest, StaleHashIsAHashMismatch) {
   PlanHarness h;
-  json plan = h.compile()->plan.to_json();
+  json plan = h.compile()->plan().to_json();
   plan["payload"]["maximum_scheduled_tokens"] = 1;
   auto r = h.verify(plan.dump());
   ASSERT_FALSE(r);
@@ -78,7 +78,7 @@ TEST(PlanWireTest, OversizedAndMalformedTextIsRejected) {
 
 TEST(PlanVerifyTest, RebuildNamesTheFirstDifferingPath) {
   PlanHarness h;
-  json plan = h.compile()->plan.to_json();
+  json plan = h.compile()->plan().to_json();
   plan["payload"]["nodes"][0]["provider_id"] = "provider.operation.forged";
   auto r = h.verify(rehash(plan));
   ASSERT_FALSE(r);
@@ -88,7 +88,7 @@ TEST(PlanVerifyTest, RebuildNamesTheFirstDifferingPath) {
 
 TEST(PlanVerifyTest, EverySelfRehashedScalarChangeIsRejected) {
   PlanHarness h;
-  const json plan = h.compile()->plan.to_json();
+  const json plan = h.compile()->plan().to_json();
   size_t leaves = 0;
   for_each_leaf(plan["payload"], json::json_pointer("/payload"), [&](const json::json_pointer& at) {
     ++leaves;

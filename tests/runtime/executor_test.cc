@@ -36,7 +36,7 @@ struct Run {
   std::string text;
 };
 
-Result<ExecutionPlan> compile_for(const CpuProviderRegistry& providers,
+Result<ExecutablePlan> compile_for(const CpuProviderRegistry& providers,
                                   const PreparedModelFamily& family, uint64_t capacity,
                                   ActivationStorage storage, bool prefer_fast = false,
                                   const ProviderSelection* selection = nullptr) {
@@ -53,7 +53,7 @@ Result<ExecutionPlan> compile_for(const CpuProviderRegistry& providers,
                                                         target.estimators,
                                                         WeightMaterializerRegistry::identity_only(),
                                                         options));
-  return std::move(compiled.plan);
+  return std::move(compiled.executable);
 }
 
 // A stories260K checkpoint compiled for one set of providers: reference
@@ -62,7 +62,8 @@ struct Compiled {
   LlamaCheckpoint checkpoint;
   PreparedModelFamily family;
   CpuProviderRegistry providers;
-  ExecutionPlan plan;
+  ExecutablePlan executable;
+  const ExecutionPlan& plan() const { return executable.execution_plan(); }
 };
 
 Result<Compiled> compile_stories(const std::filesystem::path& model,
@@ -83,7 +84,7 @@ Result<Run> greedy(const std::filesystem::path& model, std::optional<std::filesy
                    uint64_t steps = 40, std::optional<CpuFastOptions> fast = std::nullopt) {
   FERRITE_ASSIGN_OR_RETURN(auto c, compile_stories(model, tok, capacity, storage, fast));
   FERRITE_ASSIGN_OR_RETURN(auto executor,
-                           Executor::load(c.plan, c.family, c.providers, *c.checkpoint.weights));
+                           Executor::load(c.executable, c.family, c.providers, *c.checkpoint.weights));
   FERRITE_ASSIGN_OR_RETURN(auto tokenizer, Tokenizer::create(*c.checkpoint.vocabulary));
   FERRITE_ASSIGN_OR_RETURN(auto prompt, tokenizer.encode("Once upon a time", true));
   FERRITE_ASSIGN_OR_RETURN(auto sampler, Sampler::create(SamplerConfig{0.0f, 1.0f, 0}));
@@ -157,11 +158,12 @@ TEST_F(StoriesTest, PlanForAnotherKernelRevisionIsRefused) {
       ASSERT_TRUE(changed.add(std::move(spec)));
     }
   }
-  auto loaded = Executor::load(c->plan, c->family, changed, *c->checkpoint.weights);
+  auto loaded = Executor::load(c->executable, c->family, changed, *c->checkpoint.weights);
   ASSERT_FALSE(loaded);
-  EXPECT_THAT(loaded.error().message(), ::testing::HasSubstr("implementation differs"));
+  EXPECT_THAT(loaded.error().message(),
+              ::testing::HasSubstr("not the providers the plan was compiled for"));
   // And a step longer than the plan's token capacity is refused.
-  auto ok = Executor::load(c->plan, c->family, compiled_with, *c->checkpoint.weights);
+  auto ok = Executor::load(c->executable, c->family, compiled_with, *c->checkpoint.weights);
   ASSERT_TRUE(ok) << ok.error().to_string();
   EXPECT_FALSE((*ok)->run(9));
   EXPECT_FALSE((*ok)->run(0));
@@ -186,7 +188,7 @@ TEST_F(StoriesTest, NamedProvidersCompileThePlansRegisteredByHandBefore) {
     auto plan = compile_for(chosen->kernels, before->family, 16, ActivationStorage::kPacked,
                             false, &*chosen);
     ASSERT_TRUE(plan) << plan.error().to_string();
-    EXPECT_EQ(plan->canonical_text(), before->plan.canonical_text())
+    EXPECT_EQ(plan->execution_plan().canonical_text(), before->plan().canonical_text())
         << (fast ? "fast" : "reference");
   }
 }
@@ -221,9 +223,9 @@ TEST_F(StoriesTest, ResourcesComeFromTheProvidersAllocator) {
   CpuProviderRegistry providers = std::move(c->providers);
   providers.set_allocator(counting);
   {
-    auto executor = Executor::load(c->plan, c->family, providers, *c->checkpoint.weights);
+    auto executor = Executor::load(c->executable, c->family, providers, *c->checkpoint.weights);
     ASSERT_TRUE(executor) << executor.error().to_string();
-    EXPECT_EQ(counting->allocations, static_cast<int>(c->plan.memory().resources.size()));
+    EXPECT_EQ(counting->allocations, static_cast<int>(c->plan().memory().resources.size()));
     EXPECT_EQ(counting->bytes_allocated, (*executor)->allocated_bytes());
     const uint32_t bos = 1, position = 0;
     ASSERT_TRUE(
@@ -242,7 +244,7 @@ TEST_F(StoriesTest, KvCachesAreTokenScaledStatesSizedForTheContext) {
   auto c = compile_stories(kModels / "stories260K.bin", std::nullopt, 8);
   ASSERT_TRUE(c) << c.error().to_string();
   const LlamaConfig& config = c->checkpoint.config;
-  const ExecutionPlan* plan = &c->plan;
+  const ExecutionPlan* plan = &c->plan();
   const uint64_t row = config.kv_dim() * sizeof(float);
   uint64_t states = 0, total = 0;
   for (const auto& r : plan->memory().resources) {
@@ -256,7 +258,7 @@ TEST_F(StoriesTest, KvCachesAreTokenScaledStatesSizedForTheContext) {
   }
   EXPECT_EQ(states, 2 * config.n_layers);
   EXPECT_EQ(plan->memory().allocated_bytes, total);
-  auto executor = Executor::load(c->plan, c->family, c->providers, *c->checkpoint.weights);
+  auto executor = Executor::load(c->executable, c->family, c->providers, *c->checkpoint.weights);
   ASSERT_TRUE(executor) << executor.error().to_string();
   EXPECT_GE((*executor)->allocated_bytes(), total);
 }
@@ -267,7 +269,7 @@ TEST_F(StoriesTest, KvCachesAreTokenScaledStatesSizedForTheContext) {
 TEST_F(StoriesTest, GenerationUsesEveryPositionOfTheContext) {
   auto c = compile_stories(kModels / "stories260K.bin", kModels / "tok512.bin", 64);
   ASSERT_TRUE(c) << c.error().to_string();
-  auto executor = Executor::load(c->plan, c->family, c->providers, *c->checkpoint.weights);
+  auto executor = Executor::load(c->executable, c->family, c->providers, *c->checkpoint.weights);
   ASSERT_TRUE(executor);
   const LlamaCheckpoint* checkpoint = &c->checkpoint;
   auto sampler = Sampler::create(SamplerConfig{0.0f, 1.0f, 0});
@@ -310,7 +312,7 @@ TEST_F(StoriesTest, FastPlanRecordsItsFallbacksWithTypedEvidence) {
                            CpuFastOptions{.threads = 1});
   ASSERT_TRUE(c) << c.error().to_string();
   uint64_t fast = 0, fallbacks = 0;
-  for (const PlanNode& node : c->plan.nodes()) {
+  for (const PlanNode& node : c->plan().nodes()) {
     const std::string& provider = node.provider_id.str();
     if (provider.starts_with("provider.cpu.fast.")) {
       ++fast;
@@ -325,7 +327,7 @@ TEST_F(StoriesTest, FastPlanRecordsItsFallbacksWithTypedEvidence) {
     EXPECT_TRUE(std::holds_alternative<ProviderNotRegistered>(reason)) << node.id.str();
   }
   EXPECT_EQ(fallbacks, 2u);  // token_embedding, take_last_token
-  EXPECT_EQ(fast, c->plan.nodes().size() - 2);
+  EXPECT_EQ(fast, c->plan().nodes().size() - 2);
 }
 
 // Logits after a prefill and after each of several decode steps.
@@ -335,7 +337,7 @@ Result<std::vector<std::vector<float>>> fast_logits(
   FERRITE_ASSIGN_OR_RETURN(auto c, compile_stories(model, kModels / "tok512.bin", capacity,
                                                    ActivationStorage::kPacked, options));
   FERRITE_ASSIGN_OR_RETURN(auto executor,
-                           Executor::load(c.plan, c.family, c.providers, *c.checkpoint.weights));
+                           Executor::load(c.executable, c.family, c.providers, *c.checkpoint.weights));
   FERRITE_ASSIGN_OR_RETURN(auto tokenizer, Tokenizer::create(*c.checkpoint.vocabulary));
   FERRITE_ASSIGN_OR_RETURN(auto prompt,
                            tokenizer.encode("Lily and Tom went to the park to play ball", true));
@@ -458,7 +460,7 @@ Result<std::filesystem::path> quantized_stories(const GgmlBlockFormat& format,
 
 // Logits after the same 6-token prompt.
 std::vector<float> prompt_logits(Compiled& c) {
-  auto executor = Executor::load(c.plan, c.family, c.providers, *c.checkpoint.weights);
+  auto executor = Executor::load(c.executable, c.family, c.providers, *c.checkpoint.weights);
   EXPECT_TRUE(executor);
   if (!executor) return {};
   const std::vector<uint32_t> prompt{1, 403, 407, 261, 378, 432};
@@ -514,7 +516,7 @@ TEST_F(StoriesTest, QuantizedGgufRunsOnItsBlocksWithBothProviders) {
     EXPECT_EQ(quantized->checkpoint.config.block_formats.size(), matrices);
     EXPECT_EQ(matrices, 2 + 6 * quantized->checkpoint.config.n_layers);
     // ffn_down stays f32, so weights shrink to about 45% (Q8_0) / 40% (Q4_0).
-    EXPECT_LT(quantized->plan.memory().static_bytes, f32->plan.memory().static_bytes / 2)
+    EXPECT_LT(quantized->plan().memory().static_bytes, f32->plan().memory().static_bytes / 2)
         << format->name;
     // Logits after the same prompt: relative L2 distance to the f32 model
     // (weight quantization) and between the providers (activation quantization).

@@ -56,8 +56,9 @@ struct Loaded {
   LlamaCheckpoint checkpoint;
   PreparedModelFamily family;
   CpuProviderRegistry providers;
-  ExecutionPlan plan;
+  ExecutablePlan executable;
   std::unique_ptr<Executor> executor;
+  const ExecutionPlan& plan() const { return executable.execution_plan(); }
 };
 
 // `fast`: cpu.fast (2 threads) registered and preferred, as `ferrite run` does.
@@ -81,9 +82,9 @@ Result<std::unique_ptr<Loaded>> load(const fs::path& model, uint64_t capacity, b
                                                         WeightMaterializerRegistry::identity_only(),
                                                         options));
   auto out = std::unique_ptr<Loaded>(new Loaded{std::move(checkpoint), std::move(family),
-                                                std::move(providers), std::move(compiled.plan),
+                                                std::move(providers), std::move(compiled.executable),
                                                 nullptr});
-  FERRITE_ASSIGN_OR_RETURN(out->executor, Executor::load(out->plan, out->family, out->providers,
+  FERRITE_ASSIGN_OR_RETURN(out->executor, Executor::load(out->executable, out->family, out->providers,
                                                          *out->checkpoint.weights));
   return out;
 }

@@ -9,7 +9,16 @@
 //     (a preference only; overwrite);
 //   * completion retention (values kept readable after the run);
 //   * the weight materializer selection (default: exact identity), with the
-//     numeric-quality approval an approximate materializer needs.
+//     numeric-quality approval an approximate materializer needs;
+//   * run settings (optional): the caller's record of how the plan is meant
+//     to run — for a model file, its context, token capacity, providers,
+//     instruction set, memory and source-weights digest (cli/model_plan.h).
+//     The compiler decides nothing from them; the plan carries them as
+//     payload `run_settings`, so they are hashed and compared like every
+//     other byte (a plan is refused when a rebuild records other settings).
+//     `record_run_settings` accepts a JSON object whose members are strings,
+//     unsigned integers, booleans, null or arrays of strings (canonical JSON
+//     has no floats); anything else is kInvalidArgument naming the member.
 // Specs are validated when inserted; node and value ids are checked against the
 // program by `validate_compile_options` (compiler/tensor_inference.h).
 //
@@ -21,6 +30,8 @@
 
 #include <map>
 #include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "ferrite/compiler/weight_quality.h"
 #include "ferrite/core/identity.h"
@@ -104,6 +115,9 @@ class ProgramPlanCompileOptions {
   const WeightMaterializerSelection& weight_materializer_selection() const {
     return weight_materializer_selection_;
   }
+  Result<void> record_run_settings(nlohmann::json settings);
+  // null when none were recorded.
+  const nlohmann::json& run_settings() const { return run_settings_; }
 
   friend bool operator==(const ProgramPlanCompileOptions&,
                          const ProgramPlanCompileOptions&) = default;
@@ -116,6 +130,7 @@ class ProgramPlanCompileOptions {
   CompletionRetentionSpec completion_retention_;
   WeightMaterializerSelection weight_materializer_selection_;
   ActivationStorage activation_storage_ = ActivationStorage::kPacked;
+  nlohmann::json run_settings_;  // null, or an object (record_run_settings)
 };
 
 }  // namespace ferrite

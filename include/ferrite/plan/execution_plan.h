@@ -19,7 +19,8 @@
 //      the payload without `plan_id`, plan_id = "plan/sha256/{hash}". A
 //      materializer other than the identity adds `weight_materializer` (its
 //      descriptor) and an approved approximate one `weight_quality_approval`
-//      (per-component error statistics; weight_quality.h).
+//      (per-component error statistics; weight_quality.h); non-null
+//      `run_settings` (compile_options.h) are added as `run_settings`.
 // No accessor mutates; `to_json()` = {"payload": …, "plan_hash": …} and
 // `canonical_text()` is its canonical JSON text (what verification compares).
 //
@@ -63,7 +64,8 @@ class ExecutionPlan {
                                      const CapabilityCatalog& catalog, const RuntimePolicy& policy,
                                      const ProgramResolution& resolution,
                                      const JointProviderSelection& selection,
-                                     const CompletionRetentionSpec& retention);
+                                     const CompletionRetentionSpec& retention,
+                                     const nlohmann::json& run_settings = nullptr);
 
   const std::string& plan_id() const { return plan_id_; }
   const std::string& plan_hash() const { return plan_hash_; }

@@ -13,9 +13,13 @@
 //      it with `plan_hash` (kPlanHashMismatch);
 //   4. compiles the trusted inputs again and requires the canonical JSON to be
 //      identical; otherwise kInvalidExecutionPlan naming the first differing
-//      JSON path and both values, e.g. "... at $.payload.nodes[0].provider_id:
+//      JSON path (in key order, the plan id and hash skipped unless nothing
+//      else differs: they follow from the rest) and both values, e.g. "... at $.payload.nodes[0].provider_id:
 //      expected \"provider.a\", found \"provider.b\"" (field json_path).
 // On success it returns the plan id (the rebuild's, equal to the wire's).
+// `compare_plan_wire(rebuilt, wire)` is step 4 alone, for callers that
+// rebuilt the plan themselves (ferrite run --plan): ok when the canonical
+// texts are identical, else that same error.
 // Wire data never contributes a decision: it is only compared.
 //
 // Example:
@@ -39,6 +43,8 @@ Result<std::string> verify_plan_json(std::string_view plan_text, const PreparedM
                               const EstimatorRegistry& estimators,
                               const WeightMaterializerRegistry& materializers,
                               const ProgramPlanCompileOptions& options);
+
+Result<void> compare_plan_wire(const ExecutionPlan& rebuilt, const nlohmann::json& wire);
 
 // The first JSON path where `actual` differs from `expected` ("$" if the roots
 // differ in kind), or empty when they are equal.

@@ -24,8 +24,10 @@
 // select again with that placement, and repeat with raised alignments while
 // a chosen provider asks for more alignment than a buffer was packed with (at
 // most 65 rounds: alignments are powers of two that only grow); finally
-// ExecutionPlan::build (§8.2) with the options' completion retention. The
-// same trusted inputs always give the byte-identical plan.
+// ExecutionPlan::build (§8.2) with the options' completion retention and run
+// settings, bound to the catalog it was compiled for (ExecutablePlan, §8.8:
+// what Executor::load takes). The same trusted inputs always give the
+// byte-identical plan.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto resolved, ProgramPlanCompiler::resolve(
@@ -33,7 +35,7 @@
 //   resolved.value_alignment_bytes;  // e.g. 64
 //   FERRITE_ASSIGN_OR_RETURN(auto compiled, ProgramPlanCompiler::compile(
 //       family, catalog, policy, estimators, WeightMaterializerRegistry::identity_only(), options));
-//   compiled.plan.plan_id();  // "plan/sha256/…"
+//   compiled.plan().plan_id();  // "plan/sha256/…"
 #pragma once
 
 #include <map>
@@ -47,6 +49,7 @@
 #include "ferrite/compiler/value_placement.h"
 #include "ferrite/compiler/weight_materializer.h"
 #include "ferrite/plan/activation_placement.h"
+#include "ferrite/plan/executable_plan.h"
 #include "ferrite/plan/execution_plan.h"
 #include "ferrite/plan/program_resolution.h"
 
@@ -55,8 +58,9 @@ namespace ferrite {
 inline constexpr int kMaxAlignmentFixedPointRounds = 65;
 
 struct ProgramPlanCompilation {
-  ExecutionPlan plan;
-  ProgramResolution resolution;
+  ExecutablePlan executable;     // the plan and the catalog it was compiled for
+  ProgramResolution resolution;  // what the plan was built from (execution weights, tensors)
+  const ExecutionPlan& plan() const { return executable.execution_plan(); }
 };
 
 class ProgramPlanCompiler {

@@ -80,8 +80,11 @@ class CpuProviderRegistry {
 };
 
 // This machine as a device: `device.cpu.0`, host class, the given memory,
-// capability `capability.f32`, linear contiguous storage.
+// capability `capability.f32`, linear contiguous storage, and the CPU
+// runtime's implementation fingerprint (`cpu_runtime_fingerprint()`, what
+// Executor::load requires of a plan's device).
 DeviceDescriptor host_cpu_device(uint64_t total_memory_bytes);
+const std::string& cpu_runtime_fingerprint();
 
 void prefer_providers(std::string_view prefix, const PreparedModelFamily& family,
                       ProgramPlanCompileOptions& options);

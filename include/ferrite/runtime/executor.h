@@ -1,11 +1,20 @@
 // ferrite/runtime/executor.h — run an execution plan on the CPU.
 //
-// Contract: `Executor::load` takes a plan, the prepared family it was compiled
+// Contract: `Executor::load` takes an executable plan (a plan bound to the
+// capability catalog it was compiled for, plan/executable_plan.h: what
+// ProgramPlanCompiler::compile returns), the prepared family it was compiled
 // from, the CPU providers and a weight source, and in named steps
-//   0. finds every node's kernel (`find_kernels`): the provider must be
-//      registered (CpuProviderRegistry) and its implementation fingerprint
-//      must equal the one the plan recorded — checked before any memory is
-//      taken;
+//   0. checks the target (`check_target`): the plan's device must be this
+//      runtime's — device id `device.cpu.0` and runtime implementation
+//      fingerprint cpu_runtime_fingerprint() — and the capability catalog
+//      the registered providers derive for that device must have the
+//      plan's catalog fingerprint (the same kernels, versions, estimates and
+//      formats the plan was compiled against); then finds every node's
+//      kernel (`find_kernels`): the provider must be registered
+//      (CpuProviderRegistry) and its implementation fingerprint must equal
+//      the one the plan recorded. Both are checked before any memory is
+//      taken, and fail with InvalidExecutionPlan naming the field and both
+//      values;
 //   1. allocates every resource of the plan's memory summary once, at its
 //      planned size and alignment (at least 64), zero-filled: weight arenas,
 //      the activation arena(s), states (the KV cache), workspaces
@@ -43,7 +52,9 @@
 // them).
 //
 // Example:
-//   FERRITE_ASSIGN_OR_RETURN(auto executor, Executor::load(plan, family, registry, weights));
+//   FERRITE_ASSIGN_OR_RETURN(auto compiled, ProgramPlanCompiler::compile(...));
+//   FERRITE_ASSIGN_OR_RETURN(auto executor,
+//                            Executor::load(compiled.executable, family, registry, weights));
 //   executor->write_input(tokens_id, prompt);  executor->write_input(positions_id, positions);
 //   FERRITE_RETURN_IF_ERROR(executor->run(prompt.size()));
 //   FERRITE_ASSIGN_OR_RETURN(std::span<const float> logits, executor->output_f32(logits_id));
@@ -56,6 +67,7 @@
 #include <vector>
 
 #include "ferrite/compiler/weight_materializer.h"
+#include "ferrite/plan/executable_plan.h"
 #include "ferrite/plan/execution_plan.h"
 #include "ferrite/program/prepared_model_family.h"
 #include "ferrite/runtime/cpu_provider_registry.h"
@@ -73,11 +85,11 @@ class WeightSource {
 
 class Executor {
  public:
-  static Result<std::unique_ptr<Executor>> load(const ExecutionPlan& plan,
+  static Result<std::unique_ptr<Executor>> load(const ExecutablePlan& plan,
                                                 const PreparedModelFamily& family,
                                                 const CpuProviderRegistry& providers,
                                                 const WeightSource& weights);
-  static Result<std::unique_ptr<Executor>> load(const ExecutionPlan& plan,
+  static Result<std::unique_ptr<Executor>> load(const ExecutablePlan& plan,
                                                 const PreparedModelFamily& family,
                                                 const CpuProviderRegistry& providers,
                                                 const WeightSource& weights,
@@ -110,6 +122,8 @@ class Executor {
   struct Resources;  // the plan's resources by id (executor.cc)
 
   // The load steps; each states its contract in executor.cc.
+  static Result<void> check_target(const ExecutablePlan& plan,
+                                   const CpuProviderRegistry& providers);
   static Result<std::vector<const CpuProviderSpec*>> find_kernels(
       const ExecutionPlan& plan, const CpuProviderRegistry& providers);
   Result<void> allocate_resources(const ExecutionPlan& plan, const DeviceAllocator& allocator,
