@@ -46,10 +46,65 @@ Result<void> validate_alignment(uint64_t value_alignment_bytes) {
   return {};
 }
 
+// {"dimension":{"role","ordinal","axis"}|"token_rows":{"role","ordinal"}|"attribute":ID,
+//  "divisor":N}
+Result<WorkspaceShapeFactor> read_shape_factor(const JsonCursor& cursor) {
+  FERRITE_ASSIGN_OR_RETURN(ObjectReader object,
+                           cursor.object({"dimension", "token_rows", "attribute", "divisor"}));
+  WorkspaceShapeFactor factor;
+  FERRITE_ASSIGN_OR_RETURN(factor.divisor, object.required_u64("divisor"));
+  const auto dimension = object.optional("dimension");
+  const auto token_rows = object.optional("token_rows");
+  const auto attribute = object.optional("attribute");
+  if (int(dimension.has_value()) + int(token_rows.has_value()) + int(attribute.has_value()) != 1) {
+    return cursor.error("must have exactly one of `dimension`, `token_rows`, `attribute`");
+  }
+  if (attribute) {
+    factor.source = WorkspaceShapeSource::kAttribute;
+    FERRITE_ASSIGN_OR_RETURN(factor.attribute, attribute->non_empty_string());
+    return factor;
+  }
+  const bool is_dimension = dimension.has_value();
+  const JsonCursor& slot = is_dimension ? *dimension : *token_rows;
+  factor.source = is_dimension ? WorkspaceShapeSource::kDimension : WorkspaceShapeSource::kTokenRows;
+  FERRITE_ASSIGN_OR_RETURN(ObjectReader fields,
+                           is_dimension ? slot.object({"role", "ordinal", "axis"})
+                                        : slot.object({"role", "ordinal"}));
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor role, fields.required("role"));
+  FERRITE_ASSIGN_OR_RETURN(factor.role,
+                           role.parsed_string(parse_value_binding_role, "value binding role"));
+  FERRITE_ASSIGN_OR_RETURN(factor.ordinal, fields.required_u32("ordinal"));
+  if (is_dimension) {
+    FERRITE_ASSIGN_OR_RETURN(factor.axis, fields.required_u32("axis"));
+  }
+  return factor;
+}
+
+Result<WorkspaceShape> read_shape(const JsonCursor& body) {
+  FERRITE_ASSIGN_OR_RETURN(ObjectReader object, body.object({"fixed", "terms"}));
+  WorkspaceShape shape;
+  FERRITE_ASSIGN_OR_RETURN(shape.fixed, object.required_u64("fixed"));
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor terms, object.required("terms"));
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> items, terms.array());
+  for (const JsonCursor& item : items) {
+    FERRITE_ASSIGN_OR_RETURN(ObjectReader term_object, item.object({"bytes", "factors"}));
+    WorkspaceShapeTerm term;
+    FERRITE_ASSIGN_OR_RETURN(term.bytes, term_object.required_u64("bytes"));
+    FERRITE_ASSIGN_OR_RETURN(JsonCursor factors, term_object.required("factors"));
+    FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> factor_items, factors.array());
+    for (const JsonCursor& factor : factor_items) {
+      FERRITE_ASSIGN_OR_RETURN(WorkspaceShapeFactor parsed, read_shape_factor(factor));
+      term.factors.push_back(std::move(parsed));
+    }
+    shape.terms.push_back(std::move(term));
+  }
+  return shape;
+}
+
 Result<ProviderWorkspaceSizeFormula> read_formula(const JsonCursor& cursor) {
   FERRITE_ASSIGN_OR_RETURN(auto kind_and_body,
                            cursor.single_key({"fixed", "actual_sequences", "tokens", "affine",
-                                              "pages"}));
+                                              "pages", "shape"}));
   const std::string& kind = kind_and_body.first;
   const JsonCursor& body = kind_and_body.second;
   if (kind == "fixed") {
@@ -74,6 +129,10 @@ Result<ProviderWorkspaceSizeFormula> read_formula(const JsonCursor& cursor) {
     FERRITE_ASSIGN_OR_RETURN(uint64_t per_sequence, object.required_u64("per_sequence"));
     FERRITE_ASSIGN_OR_RETURN(uint64_t per_token, object.required_u64("per_token"));
     return WorkspaceAffine{fixed, per_sequence, per_token};
+  }
+  if (kind == "shape") {
+    FERRITE_ASSIGN_OR_RETURN(WorkspaceShape shape, read_shape(body));
+    return shape;
   }
   FERRITE_ASSIGN_OR_RETURN(ObjectReader object, body.object({"bytes_per_page", "maximum_pages"}));
   FERRITE_ASSIGN_OR_RETURN(uint64_t bytes_per_page, object.required_u64("bytes_per_page"));
@@ -198,6 +257,18 @@ Result<OperationResourceEstimate> DeclarativeResourceEstimator::estimate_resourc
         provider, descriptor_.operation_id.str(), request.node_id.str(),
         request.operation == nullptr ? std::string("<none>") : request.operation->id.str());
   }
+  // Shape formulas become Fixed sizes for this node (or no workspace at 0 bytes).
+  std::optional<ProviderWorkspaceRequirement> resolved[3];
+  const std::optional<ProviderWorkspaceRequirement>* declared[] = {&spec_.scratch, &spec_.binding,
+                                                                  &spec_.persistent};
+  for (size_t i = 0; i < 3; ++i) {
+    if (!declared[i]->has_value()) continue;
+    FERRITE_ASSIGN_OR_RETURN(resolved[i],
+                             resolve_workspace_shape(**declared[i], request.node_id,
+                                                     request.attributes, request.values,
+                                                     request.token_rows),
+                             "provider `{}`", provider);
+  }
   return OperationResourceEstimate{
       .estimator_id = descriptor_.resource_estimator_id,
       .estimator_version = descriptor_.resource_estimator_version,
@@ -205,9 +276,9 @@ Result<OperationResourceEstimate> DeclarativeResourceEstimator::estimate_resourc
           descriptor_.resource_estimator_implementation_fingerprint,
       .claimed_input_fingerprint = request.input_fingerprint,
       .value_alignment_bytes = spec_.value_alignment_bytes,
-      .scratch = spec_.scratch,
-      .binding = spec_.binding,
-      .persistent = spec_.persistent};
+      .scratch = std::move(resolved[0]),
+      .binding = std::move(resolved[1]),
+      .persistent = std::move(resolved[2])};
 }
 
 }  // namespace ferrite

@@ -56,6 +56,11 @@ std::string fields_problem(const ProviderResourcePlan& plan) {
       return fmt::format("has a {} workspace with scope `invocation` (must outlive one invocation)",
                          slot.name);
     }
+    if (std::holds_alternative<WorkspaceShape>(workspace.formula)) {
+      return fmt::format("has a {} workspace with an unresolved `shape` formula (the estimator "
+                         "resolves it for the node)",
+                         slot.name);
+    }
     if (auto valid = workspace.validate(); !valid) {
       return fmt::format("has an invalid {} workspace: {}", slot.name, valid.error().message());
     }

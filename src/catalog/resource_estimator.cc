@@ -41,6 +41,13 @@ Result<void> OperationResourceEstimateRequest::validate() const {
           .with_field("node_id", node);
     }
   }
+  if (!token_rows.empty() && token_rows.size() != values.size()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "resource estimate request for node `{}` has {} token row counts for {} "
+                      "value bindings",
+                      node, token_rows.size(), values.size())
+        .with_field("node_id", node);
+  }
   if (!is_canonical_sha256(input_fingerprint)) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "resource estimate request for node `{}` has input fingerprint `{}` that is "

@@ -8,6 +8,7 @@
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/enum_names.h"
 #include "ferrite/core/overloaded.h"
+#include "ferrite/catalog/value_binding.h"
 
 namespace ferrite {
 namespace {
@@ -37,6 +38,7 @@ std::string_view workspace_formula_kind(const ProviderWorkspaceSizeFormula& form
                         [](const WorkspaceTokens&) { return std::string_view("tokens"); },
                         [](const WorkspaceAffine&) { return std::string_view("affine"); },
                         [](const WorkspacePages&) { return std::string_view("pages"); },
+                        [](const WorkspaceShape&) { return std::string_view("shape"); },
                     },
                     formula);
 }
@@ -88,8 +90,135 @@ Result<void> validate_workspace_formula(const ProviderWorkspaceSizeFormula& form
                         "overflows u64",
                         kind, pages->bytes_per_page, pages->maximum_pages);
     }
+  } else if (const auto* shape = std::get_if<WorkspaceShape>(&formula)) {
+    if (shape->terms.empty()) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "provider workspace formula `{}` must have at least one term (use "
+                        "`fixed` otherwise)",
+                        kind);
+    }
+    for (size_t t = 0; t < shape->terms.size(); ++t) {
+      const WorkspaceShapeTerm& term = shape->terms[t];
+      if (term.bytes == 0) {
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "provider workspace formula `{}` term {} must have bytes > 0", kind, t);
+      }
+      for (size_t f = 0; f < term.factors.size(); ++f) {
+        const WorkspaceShapeFactor& factor = term.factors[f];
+        if (factor.divisor == 0) {
+          return make_error(ErrorCode::kInvalidExecutionPlan,
+                            "provider workspace formula `{}` term {} factor {} must have "
+                            "divisor > 0",
+                            kind, t, f);
+        }
+        if (factor.source == WorkspaceShapeSource::kAttribute && factor.attribute.empty()) {
+          return make_error(ErrorCode::kInvalidExecutionPlan,
+                            "provider workspace formula `{}` term {} factor {} names no attribute",
+                            kind, t, f);
+        }
+      }
+    }
   }
   return {};
+}
+
+std::string_view workspace_shape_source_name(WorkspaceShapeSource source) {
+  switch (source) {
+    case WorkspaceShapeSource::kDimension: return "dimension";
+    case WorkspaceShapeSource::kTokenRows: return "token_rows";
+    case WorkspaceShapeSource::kAttribute: return "attribute";
+  }
+  return "dimension";
+}
+
+nlohmann::json workspace_shape_factor_to_json(const WorkspaceShapeFactor& factor) {
+  using nlohmann::json;
+  const std::string role(value_binding_role_name(factor.role));
+  switch (factor.source) {
+    case WorkspaceShapeSource::kDimension:
+      return json{{"dimension", {{"role", role}, {"ordinal", factor.ordinal}, {"axis", factor.axis}}},
+                  {"divisor", factor.divisor}};
+    case WorkspaceShapeSource::kTokenRows:
+      return json{{"token_rows", {{"role", role}, {"ordinal", factor.ordinal}}},
+                  {"divisor", factor.divisor}};
+    case WorkspaceShapeSource::kAttribute: break;
+  }
+  return json{{"attribute", factor.attribute}, {"divisor", factor.divisor}};
+}
+
+Result<uint64_t> evaluate_workspace_shape(const WorkspaceShape& shape, const NodeId& node,
+                                          const std::map<AttributeId, SemanticValue>& attributes,
+                                          const std::vector<WorkspaceShapeSlot>& slots) {
+  FERRITE_RETURN_IF_ERROR(validate_workspace_formula(shape));
+  auto fail = [&](std::string what) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}`: workspace shape formula {}",
+                      node.str(), what)
+        .with_field("node_id", node.str());
+  };
+  uint64_t total = shape.fixed;
+  for (const WorkspaceShapeTerm& term : shape.terms) {
+    uint64_t product = term.bytes;
+    for (const WorkspaceShapeFactor& f : term.factors) {
+      uint64_t x = 0;
+      if (f.source == WorkspaceShapeSource::kAttribute) {
+        const SemanticUnsigned* value = nullptr;
+        for (const auto& [id, semantic] : attributes) {
+          if (id.str() == f.attribute) value = std::get_if<SemanticUnsigned>(&semantic);
+        }
+        if (value == nullptr) {
+          return fail(fmt::format("needs unsigned attribute `{}`", f.attribute));
+        }
+        x = value->value;
+      } else {
+        const WorkspaceShapeSlot* slot = nullptr;
+        for (const auto& candidate : slots) {
+          if (candidate.role == f.role && candidate.ordinal == f.ordinal) slot = &candidate;
+        }
+        if (slot == nullptr) {
+          return fail(fmt::format("names {}[{}], which the node does not bind",
+                                  value_binding_role_name(f.role), f.ordinal));
+        }
+        if (f.source == WorkspaceShapeSource::kDimension) {
+          if (f.axis >= slot->dimensions.size()) {
+            return fail(fmt::format("names axis {} of {}[{}], which has rank {}", f.axis,
+                                    value_binding_role_name(f.role), f.ordinal,
+                                    slot->dimensions.size()));
+          }
+          x = slot->dimensions[f.axis];
+        } else {
+          x = slot->token_rows;
+        }
+      }
+      const uint64_t factor = x / f.divisor + (x % f.divisor != 0 ? 1 : 0);
+      auto next = checked_mul(product, factor);
+      if (!next) return fail("overflows u64");
+      product = *next;
+    }
+    auto sum = checked_add(total, product);
+    if (!sum) return fail("overflows u64");
+    total = *sum;
+  }
+  return total;
+}
+
+Result<std::optional<ProviderWorkspaceRequirement>> resolve_workspace_shape(
+    const ProviderWorkspaceRequirement& workspace, const NodeId& node,
+    const std::map<AttributeId, SemanticValue>& attributes,
+    const std::vector<ResolvedValueBinding>& values, const std::vector<uint64_t>& token_rows) {
+  const auto* shape = std::get_if<WorkspaceShape>(&workspace.formula);
+  if (shape == nullptr) return std::optional(workspace);
+  std::vector<WorkspaceShapeSlot> slots;
+  for (size_t i = 0; i < values.size(); ++i) {
+    slots.push_back(WorkspaceShapeSlot{values[i].role(), values[i].ordinal(),
+                                       values[i].tensor().dimensions(),
+                                       i < token_rows.size() ? token_rows[i] : 0});
+  }
+  FERRITE_ASSIGN_OR_RETURN(uint64_t total, evaluate_workspace_shape(*shape, node, attributes, slots));
+  if (total == 0) return std::optional<ProviderWorkspaceRequirement>();
+  ProviderWorkspaceRequirement resolved = workspace;
+  resolved.formula = WorkspaceFixed{total};
+  FERRITE_RETURN_IF_ERROR(resolved.validate(), "node `{}`: resolved workspace", node.str());
+  return std::optional(std::move(resolved));
 }
 
 nlohmann::json workspace_formula_to_json(const ProviderWorkspaceSizeFormula& formula) {
@@ -114,6 +243,17 @@ nlohmann::json workspace_formula_to_json(const ProviderWorkspaceSizeFormula& for
                          {{"bytes_per_page", f.bytes_per_page},
                           {"maximum_pages", f.maximum_pages}}}};
           },
+          [](const WorkspaceShape& f) {
+            json terms = json::array();
+            for (const auto& term : f.terms) {
+              json factors = json::array();
+              for (const auto& factor : term.factors) {
+                factors.push_back(workspace_shape_factor_to_json(factor));
+              }
+              terms.push_back(json{{"bytes", term.bytes}, {"factors", std::move(factors)}});
+            }
+            return json{{"shape", {{"fixed", f.fixed}, {"terms", std::move(terms)}}}};
+          },
       },
       formula);
 }
@@ -126,7 +266,9 @@ Result<void> ProviderWorkspaceRequirement::validate() const {
                       "{}-scoped provider workspace alignment {} is not a non-zero power of two",
                       scope_name, alignment_bytes);
   }
-  if (scope == ProviderWorkspaceScope::kPlan && !std::holds_alternative<WorkspaceFixed>(formula)) {
+  const bool shape = std::holds_alternative<WorkspaceShape>(formula);
+  if (scope == ProviderWorkspaceScope::kPlan && !std::holds_alternative<WorkspaceFixed>(formula) &&
+      !shape) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "plan-scoped provider workspace requires a `fixed` formula, found `{}`",
                       workspace_formula_kind(formula));
@@ -146,7 +288,8 @@ Result<void> ProviderWorkspaceRequirement::validate() const {
                       "{}-scoped provider workspace storage accepts no dynamic storage profile",
                       scope_name);
   }
-  FERRITE_RETURN_IF_ERROR(minimum_bytes());
+  // A shape formula has no minimum until an estimator resolves it.
+  if (!shape) FERRITE_RETURN_IF_ERROR(minimum_bytes());
   return {};
 }
 
@@ -154,6 +297,11 @@ Result<uint64_t> ProviderWorkspaceRequirement::bytes_for_shape(uint64_t sequence
                                                                uint64_t tokens,
                                                                uint64_t pages) const {
   FERRITE_RETURN_IF_ERROR(validate_workspace_formula(formula));
+  if (std::holds_alternative<WorkspaceShape>(formula)) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "provider workspace formula `shape` depends on a node; its estimator "
+                      "resolves it (resolve_workspace_shape) before it is evaluated");
+  }
   const std::string shape =
       fmt::format("{} sequences, {} tokens, {} pages", sequences, tokens, pages);
   std::optional<uint64_t> bytes;

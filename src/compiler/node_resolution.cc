@@ -440,7 +440,16 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
         .required_capabilities = capabilities,
         .required_weight_formats = weight_formats,
         .required_quantization_formats = quantization_formats,
-        .input_fingerprint = input_fingerprint};
+        .input_fingerprint = input_fingerprint,
+        .token_rows = {}};
+    // Token-scaled states (K/V caches): their rows, which shape-dependent
+    // workspaces (attention scores) may scale with.
+    for (const auto& binding : bindings) {
+      const StateSpec* state = context.family.program().find_state_by_value(binding.value_id());
+      const auto* scaled =
+          state == nullptr ? nullptr : std::get_if<StateCapacityTokenScaled>(&state->capacity_demand);
+      estimate_request.token_rows.push_back(scaled == nullptr ? 0 : scaled->maximum_tokens);
+    }
     FERRITE_RETURN_IF_ERROR(estimate_request.validate());
     FERRITE_ASSIGN_OR_RETURN(auto estimate, estimator->estimate_resources(estimate_request));
     FERRITE_ASSIGN_OR_RETURN(auto plan, ProviderResourcePlan::from_provider_output(

@@ -280,6 +280,12 @@ Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t nod
   std::optional<ResourceId> workspace_ids[3];
   FERRITE_ASSIGN_OR_RETURN(auto workspaces, node_workspaces(node.id, *plan));
   for (auto& workspace : workspaces) {
+    // Nodes run one at a time, so every invocation-scoped scratch workspace
+    // lives in one shared arena, sized by the largest (memory_summary.cc).
+    if (workspace.slot == NodeWorkspace::kScratch &&
+        workspace.requirement->scope == ProviderWorkspaceScope::kInvocation) {
+      workspace.base_id = ResourceId::literal(kSharedScratchResourceId);
+    }
     resources.insert(workspace.base_id);
     workspace_ids[workspace.slot] = std::move(workspace.base_id);
   }

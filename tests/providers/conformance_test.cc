@@ -330,6 +330,29 @@ Result<std::vector<std::vector<uint32_t>>> run_case(const CpuProviderRegistry& r
                    buffers[i].component ? &*buffers[i].component : nullptr};
     (i < c.inputs.size() ? node.inputs : node.outputs).push_back(t);
   }
+  // Scratch as a plan would give it: the provider's declared formula for
+  // this node, and nothing more.
+  std::vector<std::byte> scratch;
+  if (spec->estimate.scratch) {
+    std::vector<WorkspaceShapeSlot> slots;
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      const bool input = i < c.inputs.size();
+      slots.push_back(WorkspaceShapeSlot{
+          input ? ValueBindingRole::kInput : ValueBindingRole::kOutput,
+          static_cast<uint32_t>(input ? i : i - c.inputs.size()), buffers[i].spec.dimensions(),
+          buffers[i].rows});
+    }
+    const auto* shape = std::get_if<WorkspaceShape>(&spec->estimate.scratch->formula);
+    if (shape == nullptr) return make_error(ErrorCode::kInvalidArgument, "unexpected formula");
+    FERRITE_ASSIGN_OR_RETURN(uint64_t bytes,
+                             evaluate_workspace_shape(*shape, node_id, c.attributes, slots));
+    scratch.resize(bytes + 64);
+  }
+  if (!scratch.empty()) {
+    const uintptr_t address = reinterpret_cast<uintptr_t>(scratch.data());
+    node.scratch = scratch.data() + (64 - address % 64) % 64;
+    node.scratch_bytes = scratch.size() - 64;
+  }
   FERRITE_ASSIGN_OR_RETURN(BoundKernel kernel, spec->factory(node));
   FERRITE_RETURN_IF_ERROR(kernel.run(c.tokens));
   std::vector<std::vector<uint32_t>> words;

@@ -4,6 +4,7 @@
 // logits; .bin and .gguf give bit-identical logits; a safetensors directory
 // written here from the same weights gives bit-identical logits too; the decode loop
 // allocates nothing.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -12,6 +13,8 @@
 #include <fstream>
 #include <new>
 
+#include <malloc.h>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -19,6 +22,9 @@
 #include "ferrite/models/gguf_reader.h"
 #include "families/llama/llama_checkpoint.h"
 #include "support/sanitizers.h"
+#include "support/synthetic_llama.h"
+#include "ferrite/runtime/generation.h"
+#include "ferrite/runtime/sampler.h"
 #include "ferrite/plan/program_plan_compiler.h"
 #include "providers/cpu_fast/cpu_fast.h"
 #include "providers/cpu_reference/cpu_reference.h"
@@ -32,18 +38,45 @@
 namespace allocation_counter {
 std::atomic<bool> g_counting{false};
 std::atomic<uint64_t> g_allocations{0};
+// Bytes allocated and not yet freed while counting (malloc_usable_size).
+std::atomic<int64_t> g_live_bytes{0};
+inline void record(void* p) {
+  if (g_counting.load(std::memory_order_relaxed)) {
+    g_allocations.fetch_add(1);
+    g_live_bytes.fetch_add(static_cast<int64_t>(malloc_usable_size(p)));
+  }
+}
+inline void release(void* p) {
+  if (p != nullptr && g_counting.load(std::memory_order_relaxed)) {
+    g_live_bytes.fetch_sub(static_cast<int64_t>(malloc_usable_size(p)));
+  }
+}
 }  // namespace allocation_counter
 
 #if FERRITE_COUNT_ALLOCATIONS
 void* operator new(std::size_t size) {
-  if (allocation_counter::g_counting.load(std::memory_order_relaxed)) {
-    allocation_counter::g_allocations.fetch_add(1);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) {
+    allocation_counter::record(p);
+    return p;
   }
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// Over-aligned types (the kernels' 64-byte activation blocks) come here.
+void* operator new(std::size_t size, std::align_val_t align) {
+  const std::size_t a = static_cast<std::size_t>(align);
+  if (void* p = std::aligned_alloc(a, (std::max<std::size_t>(size, 1) + a - 1) / a * a)) {
+    allocation_counter::record(p);
+    return p;
+  }
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+  allocation_counter::release(p);
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
+void operator delete(void* p, std::align_val_t) noexcept { operator delete(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { operator delete(p); }
 #endif
 
 namespace ferrite {
@@ -58,6 +91,7 @@ struct Loaded {
   CpuProviderRegistry providers;
   ExecutablePlan executable;
   std::unique_ptr<Executor> executor;
+  uint64_t load_heap_bytes = 0;  // heap bytes Executor::load allocated and kept
   const ExecutionPlan& plan() const { return executable.execution_plan(); }
 };
 
@@ -83,9 +117,18 @@ Result<std::unique_ptr<Loaded>> load(const fs::path& model, uint64_t capacity, b
                                                         options));
   auto out = std::unique_ptr<Loaded>(new Loaded{std::move(checkpoint), std::move(family),
                                                 std::move(providers), std::move(compiled.executable),
-                                                nullptr});
-  FERRITE_ASSIGN_OR_RETURN(out->executor, Executor::load(out->executable, out->family, out->providers,
-                                                         *out->checkpoint.weights));
+                                                nullptr, 0});
+  // Heap use of the load itself (plan resources come from the device
+  // allocator, not operator new): bookkeeping only, no kernel buffers.
+  ::allocation_counter::g_live_bytes = 0;
+  ::allocation_counter::g_allocations = 0;
+  ::allocation_counter::g_counting = true;
+  auto executor =
+      Executor::load(out->executable, out->family, out->providers, *out->checkpoint.weights);
+  ::allocation_counter::g_counting = false;
+  out->load_heap_bytes =
+      static_cast<uint64_t>(std::max<int64_t>(0, ::allocation_counter::g_live_bytes.load()));
+  FERRITE_ASSIGN_OR_RETURN(out->executor, std::move(executor));
   return out;
 }
 
@@ -357,6 +400,68 @@ TEST_F(StoriesForwardTest, DecodeLoopAllocatesNothing) {
     EXPECT_TRUE(ok);
     EXPECT_EQ(::allocation_counter::g_allocations.load(), 0u) << (fast ? "cpu.fast" : "cpu.reference");
   }
+}
+
+// Heap bytes Executor::load may use for its own bookkeeping (bound kernel
+// closures, the value table, node ids): about 1 KiB per node. Kernel buffers
+// (attention scores, quantized activations, unpack buffers) are planned
+// scratch, so they are not here.
+constexpr uint64_t kLoadHeapBytesPerNode = 2048;
+
+// generate() allocates its own two buffers up front (the positions of one
+// prefill chunk and the generated ids), then nothing: not per prefill chunk,
+// not per decode step.
+constexpr uint64_t kGenerateAllocations = 2;
+
+// Load, then a whole greedy generation (prefill in chunks of `capacity`, then
+// `steps` decode steps) on each provider: the load's heap use is bookkeeping
+// only, generation allocates nothing beyond generate()'s own buffers, and the
+// executor allocates exactly the plan's memory total (what `explain` shows).
+void expect_no_private_memory(const fs::path& model, uint64_t capacity, uint64_t steps) {
+  std::vector<uint32_t> prompt;
+  for (uint32_t i = 0; i < 21; ++i) prompt.push_back(1 + (i * 37) % 500);
+  for (bool fast : {false, true}) {
+    SCOPED_TRACE(fast ? "cpu.fast" : "cpu.reference");
+    auto loaded = load(model, capacity, false, fast);
+    ASSERT_TRUE(loaded) << loaded.error().to_string();
+    Executor& executor = *(*loaded)->executor;
+    const ExecutionPlan& plan = (*loaded)->plan();
+    EXPECT_EQ(executor.allocated_bytes(), plan.memory().allocated_bytes);
+    const uint64_t nodes = plan.nodes().size();
+    fmt::print("{} {}: {} nodes, planned {} bytes, load heap {} bytes\n", model.filename().string(),
+               fast ? "cpu.fast" : "cpu.reference", nodes, plan.memory().allocated_bytes,
+               (*loaded)->load_heap_bytes);
+    EXPECT_LE((*loaded)->load_heap_bytes, nodes * kLoadHeapBytesPerNode);
+    auto sampler = Sampler::create(SamplerConfig{.temperature = 0.0f, .top_p = 1.0f, .seed = 1});
+    ASSERT_TRUE(sampler);
+    std::optional<GenerationStats> stats;
+    ::allocation_counter::g_allocations = 0;
+    ::allocation_counter::g_counting = true;
+    auto generated = generate(executor, prompt, steps, *sampler, std::nullopt, 512,
+                              [](uint32_t) -> Result<void> { return {}; });
+    ::allocation_counter::g_counting = false;
+    ASSERT_TRUE(generated) << generated.error().to_string();
+    EXPECT_EQ(generated->generated_tokens, steps);
+    EXPECT_EQ(::allocation_counter::g_allocations.load(), kGenerateAllocations);
+  }
+}
+
+TEST_F(StoriesForwardTest, NothingAllocatesAfterLoadAndPlanCoversEveryBuffer) {
+  if (!FERRITE_COUNT_ALLOCATIONS) GTEST_SKIP() << "operator new belongs to the sanitizer here";
+  expect_no_private_memory(kModels / "stories260K.gguf", 16, 150);
+}
+
+// The 24M-parameter Q8_0 model (written here, deterministically) at capacity
+// 128: block-weight products quantize activations and unpack rows into
+// planned scratch.
+TEST_F(StoriesForwardTest, Synthetic24MAllocatesNothingAfterLoad) {
+  if (!FERRITE_COUNT_ALLOCATIONS) GTEST_SKIP() << "operator new belongs to the sanitizer here";
+  const fs::path path =
+      fs::temp_directory_path() / fmt::format("ferrite-24m-{}.gguf", ::getpid());
+  ASSERT_TRUE(ferrite::testing::write_synthetic_llama(path, kModels / "stories260K.gguf",
+                                             ferrite::testing::kSynthetic24M));
+  expect_no_private_memory(path, 128, 8);
+  fs::remove(path);
 }
 
 }  // namespace llama_forward_test

@@ -26,7 +26,8 @@
 // `OperationResourceEstimateRequest::validate()` checks the request's own
 // shape: an operation is present and valid, the attributes pass its schema,
 // there is one binding per operand in slot order (inputs 0..n, then outputs
-// 0..m), and the input fingerprint is a canonical SHA-256. The full per-node
+// 0..m), `token_rows` is empty or has one entry per binding, and the input
+// fingerprint is a canonical SHA-256. The full per-node
 // binding contract (dtype, dims, alias, overlap) is the operation's to check.
 //
 // Example:
@@ -65,6 +66,11 @@ struct OperationResourceEstimateRequest {
   std::set<WeightFormatId> required_weight_formats;
   std::set<QuantizationFormatId> required_quantization_formats;
   std::string input_fingerprint;
+  // The token rows of each binding (slot order) that is a token-scaled state
+  // (for example a K cache's context), 0 for every other binding; empty when
+  // the caller knows of none. Not a separate fingerprint input: the prepared
+  // family fingerprint covers the program's state capacities.
+  std::vector<uint64_t> token_rows;
 
   Result<void> validate() const;
 };

@@ -12,7 +12,10 @@
 // input must be a non-output Activations value whose last consumer is this
 // node), state effects (union of accesses per state, sorted) and dependencies
 // (producers of inputs ∪ RAW/WAR/WAW state hazards, sorted). `StateHazards`
-// carries the per-state history between calls.
+// carries the per-state history between calls. A node's invocation-scoped
+// scratch workspace is `kSharedScratchResourceId`, one arena every node shares
+// (nodes run one at a time; the memory summary sizes it by the largest
+// node's scratch); binding and persistent workspaces keep per-node ids.
 //
 // Example:
 //   StateHazards hazards;
@@ -34,6 +37,8 @@
 #include "ferrite/program/prepared_model_family.h"
 
 namespace ferrite {
+
+inline constexpr std::string_view kSharedScratchResourceId = "resource/scratch/shared";
 
 // Per-state access history: the last writer and the readers since it.
 class StateHazards {

@@ -55,7 +55,11 @@ struct KernelNode {
   const std::map<AttributeId, SemanticValue>* attributes = nullptr;
   std::vector<KernelTensor> inputs;   // ordinal order
   std::vector<KernelTensor> outputs;  // ordinal order
-  std::byte* scratch = nullptr;       // null when the plan gives none
+  // The node's planned scratch (its provider's declared workspace; shared
+  // with every other node, so its contents do not survive between runs):
+  // every buffer a kernel needs beyond its tensors comes from here — a
+  // factory allocates none. Null when the plan gives none.
+  std::byte* scratch = nullptr;
   uint64_t scratch_bytes = 0;
 };
 

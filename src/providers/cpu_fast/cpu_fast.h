@@ -3,8 +3,10 @@
 // checked against `cpu.reference`.
 //
 // Contract: registers providers `provider.cpu.fast.<op>` (version 1.0, value
-// alignment 64, no declared workspaces; revision 2 for linear, 1 for the
-// others) for linear, attention, rms_norm, rope, swiglu and add.
+// alignment 64; revision 2 for linear, 1 for the others; invocation-scoped
+// scratch workspaces declared as shape formulas for linear, attention and
+// rope — the only memory these kernels use beyond their bound tensors, see
+// docs/plan-format.md) for linear, attention, rms_norm, rope, swiglu and add.
 // token_embedding and take_last_token are copies with nothing to
 // gain, so they have no fast provider: a plan that prefers cpu.fast for them
 // falls back to cpu.reference with ProviderNotRegistered evidence (explain
@@ -12,10 +14,12 @@
 // Weights: linear reads dense f32 or GGUF Q8_0 / Q4_0 blocks as stored
 // (models/ggml_blocks.h; the provider declares both quantization formats),
 // never expanding a matrix in memory (a prefill unpacks 4 rows at a time
-// into a per-thread buffer, 2 bytes per weight of those rows); the other
-// operations read f32. A linear on blocks keeps its quantized activations in
-// scratch it allocates at bind time, 3 bytes per input value per token of
-// capacity (outside the plan's memory figures, like attention's score rows).
+// into an unpack buffer of one of 32 fixed row lanes, in the node's scratch);
+// the other operations read f32. A linear on blocks quantizes its
+// activations into the node's scratch (192 bytes per 64 input values per
+// token of capacity); attention keeps one f32 score row per head and rope
+// its angles there. Scratch is shared by all nodes, so no kernel keeps state
+// in it between runs.
 // Numerics (see src/providers/cpu_fast/f32_kernels.h): every dot product,
 // including rms_norm's sum of squares and attention's q·k, is a 16-lane fused
 // multiply-add sum with a fixed reduction tree, accumulated in f32; attention

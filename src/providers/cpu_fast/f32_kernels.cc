@@ -74,11 +74,11 @@ bool block_vnni_supported() {
 
 void matmul_block_rows(Isa isa, Blocks blocks, const std::byte* w, const QuantizedActivations& x,
                        float* y, uint64_t out, uint64_t tokens, uint64_t row_begin,
-                       uint64_t row_end) {
+                       uint64_t row_end, std::byte* unpack) {
   // AVX-512 without VNNI, AVX2 and portable: the portable definition (the
   // same bits by contract).
   if (isa == Isa::kAvx512 && block_vnni_supported()) {
-    return matmul_block_rows_avx512(blocks, w, x, y, out, tokens, row_begin, row_end);
+    return matmul_block_rows_avx512(blocks, w, x, y, out, tokens, row_begin, row_end, unpack);
   }
   matmul_block_rows_portable(blocks, w, x, y, out, tokens, row_begin, row_end);
 }

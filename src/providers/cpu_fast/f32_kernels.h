@@ -49,7 +49,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -85,26 +84,35 @@ struct alignas(64) ActivationPair {
 // Q8_0 bytes xor 0x80 are w + 128, Q4_0 nibbles are w + 8.
 inline int32_t unsigned_offset(Blocks b) { return b == Blocks::kQ8_0 ? 128 : 8; }
 
-// Per-node scratch for the quantized activations of up to `capacity` tokens
-// of width `in` (a multiple of 32), for a product with `blocks` weights:
-// token t's blocks are pairs [t * pairs, (t + 1) * pairs); an odd block
-// count ends in a zero block (q = 0, d_a = 0, correction 0). Allocated once,
-// at bind time.
+// The quantized activations of up to `capacity` tokens of width `in` (a
+// multiple of 32), for a product with `blocks` weights, in memory the caller
+// owns (the node's planned scratch; `bytes(capacity, in)` of it, 64-byte
+// aligned): token t's blocks are pairs [t * pairs, (t + 1) * pairs); an odd
+// block count ends in a zero block (q = 0, d_a = 0, correction 0).
+// quantize_activations writes every byte a product then reads, so the
+// memory needs no initial contents.
 class QuantizedActivations {
  public:
-  QuantizedActivations(uint64_t capacity, uint64_t in, Blocks blocks);
+  QuantizedActivations(ActivationPair* data, uint64_t in, Blocks blocks)
+      : in_(in), blocks_(blocks), pairs_(pairs_for(in)), data_(data) {}
+  static uint64_t pairs_for(uint64_t in) { return (in / kBlockValues + 1) / 2; }
   uint64_t in() const { return in_; }
   Blocks blocks() const { return blocks_; }
   uint64_t pairs() const { return pairs_; }  // per token: ceil(in / 64)
-  const ActivationPair* token(uint64_t t) const { return data_.get() + t * pairs_; }
-  ActivationPair* token(uint64_t t) { return data_.get() + t * pairs_; }
+  const ActivationPair* token(uint64_t t) const { return data_ + t * pairs_; }
+  ActivationPair* token(uint64_t t) { return data_ + t * pairs_; }
 
  private:
   uint64_t in_;
   Blocks blocks_;
   uint64_t pairs_;
-  std::unique_ptr<ActivationPair[]> data_;  // over-aligned new: 64-byte aligned
+  ActivationPair* data_;
 };
+
+// A prefill product on AVX-512 VNNI unpacks a block of 4 weight rows once
+// for many tokens into caller-owned memory: `kUnpackBytesPerPair` bytes per
+// activation pair of the row (64-byte aligned). The portable path needs none.
+inline constexpr uint64_t kUnpackBytesPerPair = 512;
 
 // Step 1 of the contract for token rows [token_begin, token_end) of x (each
 // `out.in()` floats; token_end <= the capacity). Tokens are independent, so
@@ -113,10 +121,12 @@ void quantize_activations(const float* x, uint64_t token_begin, uint64_t token_e
                           QuantizedActivations& out);
 
 // As matmul_rows, with `w` holding `out` rows of in/32 blocks each and the
-// activations quantized by quantize_activations (x.in() == in).
+// activations quantized by quantize_activations (x.in() == in). `unpack`:
+// x.pairs() * kUnpackBytesPerPair bytes this call may overwrite (no two
+// concurrent calls share it).
 void matmul_block_rows(Isa isa, Blocks blocks, const std::byte* w, const QuantizedActivations& x,
                        float* y, uint64_t out, uint64_t tokens, uint64_t row_begin,
-                       uint64_t row_end);
+                       uint64_t row_end, std::byte* unpack);
 
 // Per-ISA entry points (defined in f32_kernels_<isa>.cc).
 float dot_portable(const float* a, const float* b, uint64_t n);
@@ -136,7 +146,7 @@ void matmul_block_rows_portable(Blocks blocks, const std::byte* w, const Quantiz
 bool block_vnni_supported();
 void matmul_block_rows_avx512(Blocks blocks, const std::byte* w, const QuantizedActivations& x,
                               float* y, uint64_t out, uint64_t tokens, uint64_t row_begin,
-                              uint64_t row_end);
+                              uint64_t row_end, std::byte* unpack);
 void axpy_avx2(float s, const float* x, float* y, uint64_t n);
 void axpy_avx512(float s, const float* x, float* y, uint64_t n);
 

@@ -309,7 +309,8 @@ constexpr PackedTileFn kPackedTiles[kRows][kTokens] = {
 
 FERRITE_VNNI void matmul_block_rows_avx512(Blocks blocks, const std::byte* w,
                                            const QuantizedActivations& x, float* y, uint64_t out,
-                                           uint64_t tokens, uint64_t row_begin, uint64_t row_end) {
+                                           uint64_t tokens, uint64_t row_begin, uint64_t row_end,
+                                           std::byte* unpack) {
   const uint64_t per_row = x.in() / kBlockValues, row_bytes = per_row * block_bytes(blocks);
   const bool q8 = blocks == Blocks::kQ8_0;
   if (tokens <= kTokens) {  // one pass of tiles over the rows: read them as stored
@@ -320,19 +321,18 @@ FERRITE_VNNI void matmul_block_rows_avx512(Blocks blocks, const std::byte* w,
     });
     return;
   }
-  // This thread's unpacked row block (kRows x 128 bytes per step), grown to
-  // the widest product it has run, then reused.
-  thread_local std::vector<PackedStep> packed;
+  // The caller's unpack memory holds one row block: kRows x 128 bytes per step.
+  static_assert(sizeof(PackedStep) * kRows == kUnpackBytesPerPair);
+  PackedStep* const packed = reinterpret_cast<PackedStep*>(unpack);
   const uint64_t steps = x.pairs();
-  if (packed.size() < steps * kRows) packed.resize(steps * kRows);
   const auto& pack = q8 ? kPack<Blocks::kQ8_0> : kPack<Blocks::kQ4_0>;
   uint64_t packed_row = row_end;  // the row block now in `packed`
   tile_grid<kRows, kTokens>(row_begin, row_end, tokens, [&](uint64_t o, uint64_t rows, uint64_t t, uint64_t n) {
     if (packed_row != o) {
-      pack[rows - 1](w + o * row_bytes, row_bytes, per_row, packed.data());
+      pack[rows - 1](w + o * row_bytes, row_bytes, per_row, packed);
       packed_row = o;
     }
-    kPackedTiles[rows - 1][n - 1](packed.data(), steps, x.token(t), x.pairs(), y + t * out + o, out);
+    kPackedTiles[rows - 1][n - 1](packed, steps, x.token(t), x.pairs(), y + t * out + o, out);
   });
 }
 }  // namespace ferrite::fast
@@ -347,7 +347,7 @@ void matmul_rows_avx512(const float* w, const float* x, float* y, uint64_t in, u
 void axpy_avx512(float s, const float* x, float* y, uint64_t n) { axpy_portable(s, x, y, n); }
 void matmul_block_rows_avx512(Blocks blocks, const std::byte* w, const QuantizedActivations& x,
                               float* y, uint64_t out, uint64_t tokens, uint64_t row_begin,
-                              uint64_t row_end) {
+                              uint64_t row_end, std::byte*) {
   matmul_block_rows_portable(blocks, w, x, y, out, tokens, row_begin, row_end);
 }
 }  // namespace ferrite::fast

@@ -50,12 +50,6 @@ void axpy_portable(float s, const float* x, float* y, uint64_t n) {
   for (uint64_t i = 0; i < n; ++i) y[i] = std::fma(s, x[i], y[i]);
 }
 
-QuantizedActivations::QuantizedActivations(uint64_t capacity, uint64_t in, Blocks blocks)
-    : in_(in),
-      blocks_(blocks),
-      pairs_((in / kBlockValues + 1) / 2),
-      data_(new ActivationPair[std::max<uint64_t>(capacity * pairs_, 1)]()) {}
-
 namespace {
 
 // Step 1 of the contract for one block: writes q[0..31], returns d_a.

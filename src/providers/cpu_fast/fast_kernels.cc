@@ -33,6 +33,44 @@ constexpr uint64_t kParallelMultiplyAdds = uint64_t{1} << 15;
 // Rows per parallel task: whole cache lines of output per thread.
 constexpr uint64_t kRowBlock = 16;
 
+// Parallel lanes of a product on block weights, each with its own unpack
+// buffer in the node's scratch. A fixed number, so plans do not depend on the
+// thread count: a pool of more threads leaves the extra ones idle there.
+constexpr uint64_t kLinearLanes = 32;
+
+// The node's planned scratch, checked to hold `bytes` and be 64-byte aligned
+// (the provider declares its scratch in add_cpu_fast_providers).
+Result<std::byte*> carve_scratch(const KernelNode& node, uint64_t bytes) {
+  if (bytes == 0) return node.scratch;
+  if (node.scratch == nullptr || node.scratch_bytes < bytes ||
+      reinterpret_cast<uintptr_t>(node.scratch) % 64 != 0) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "node `{}`: the plan gives {} bytes of scratch; the kernel needs {} "
+                      "(64-byte aligned)",
+                      node.node_id->str(), node.scratch == nullptr ? 0 : node.scratch_bytes, bytes)
+        .with_field("node_id", node.node_id->str());
+  }
+  return node.scratch;
+}
+
+// linear on block weights: capacity x ceil(in / 64) activation pairs of 192
+// bytes, then kLinearLanes unpack buffers of ceil(in / 64) x 512 bytes.
+struct LinearScratch {
+  uint64_t activation_bytes, total;
+};
+Result<LinearScratch> linear_scratch(const KernelNode& node, uint64_t capacity, uint64_t in) {
+  const uint64_t pairs = fast::QuantizedActivations::pairs_for(in);
+  auto activations = checked_mul(capacity, pairs * sizeof(fast::ActivationPair));
+  auto unpack = checked_mul(kLinearLanes * fast::kUnpackBytesPerPair, pairs);
+  auto total = activations && unpack ? checked_add(*activations, *unpack) : std::nullopt;
+  if (!total) {
+    return make_error(ErrorCode::kInvalidArgument, "node `{}`: linear scratch size overflows",
+                      node.node_id->str())
+        .with_field("node_id", node.node_id->str());
+  }
+  return LinearScratch{*activations, *total};
+}
+
 // Dense f32 or block-quantized (Q8_0, Q4_0) weights; the blocks are read as
 // stored, never expanded in memory.
 Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
@@ -56,46 +94,64 @@ Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
   const uint64_t per_token = *work;
   // Block weights: the activations are quantized once per run (threads split
   // the tokens), before the rows are split (f32_kernels.h), into this node's
-  // scratch.
-  std::shared_ptr<fast::QuantizedActivations> quantized;
+  // scratch, followed by one unpack buffer per lane (kLinearLanes).
+  std::optional<fast::QuantizedActivations> quantized;
+  std::byte* unpack = nullptr;
+  uint64_t unpack_stride = 0;
   if (blocks) {
-    // capacity x ceil(in / 64) pairs of 192 bytes (3 bytes per value).
-    if (!checked_mul(capacity, (in / fast::kBlockValues + 1) / 2 * sizeof(fast::ActivationPair))) {
-      return make_error(ErrorCode::kInvalidArgument, "node `{}`: activation scratch size overflows",
-                        node.node_id->str())
-          .with_field("node_id", node.node_id->str());
-    }
-    quantized = std::make_shared<fast::QuantizedActivations>(capacity, in, *blocks);
+    const uint64_t pairs = fast::QuantizedActivations::pairs_for(in);
+    FERRITE_ASSIGN_OR_RETURN(const LinearScratch layout, linear_scratch(node, capacity, in));
+    FERRITE_ASSIGN_OR_RETURN(std::byte* const base, carve_scratch(node, layout.total));
+    quantized.emplace(reinterpret_cast<fast::ActivationPair*>(base), in, *blocks);
+    unpack = base + layout.activation_bytes;
+    unpack_stride = pairs * fast::kUnpackBytesPerPair;
   }
   // A plain value for the closure (GCC 12 misreads a captured optional).
   const fast::Blocks block_kind = blocks.value_or(fast::Blocks::kQ8_0);
+  const bool has_blocks = blocks.has_value();
+  const fast::QuantizedActivations activations =
+      quantized.value_or(fast::QuantizedActivations(nullptr, in, block_kind));
   return BoundKernel{[=](uint64_t tokens) -> Result<void> {
     tokens = std::min(tokens, capacity);
     const float* xp = x.as<float>();
     float* yp = y.as<float>();
     const bool parallel = per_token * tokens >= kParallelMultiplyAdds;
-    if (quantized) {
+    const uint64_t row_blocks = (out + kRowBlock - 1) / kRowBlock;
+    if (has_blocks) {
+      fast::QuantizedActivations q = activations;
       if (parallel && tokens > 1) {
         ctx->pool.parallel_for(tokens, [&](uint64_t begin, uint64_t end) {
-          fast::quantize_activations(xp, begin, end, *quantized);
+          fast::quantize_activations(xp, begin, end, q);
         });
       } else {
-        fast::quantize_activations(xp, 0, tokens, *quantized);
+        fast::quantize_activations(xp, 0, tokens, q);
       }
+      // Lane l owns rows [split(l), split(l + 1)) of whole row blocks and
+      // unpack buffer l: the buffers belong to the plan, not to threads.
+      const uint64_t lanes = parallel ? std::min(kLinearLanes, row_blocks) : 1;
+      auto lane_rows = [&](uint64_t begin, uint64_t end) {
+        for (uint64_t lane = begin; lane < end; ++lane) {
+          const uint64_t first = row_blocks * lane / lanes * kRowBlock;
+          const uint64_t last = std::min(row_blocks * (lane + 1) / lanes * kRowBlock, out);
+          fast::matmul_block_rows(ctx->isa, block_kind, w.data, q, yp, out, tokens, first, last,
+                                  unpack + lane * unpack_stride);
+        }
+      };
+      if (lanes == 1) {
+        lane_rows(0, 1);
+      } else {
+        ctx->pool.parallel_for(lanes, lane_rows);
+      }
+      return {};
     }
     auto rows = [&](uint64_t begin, uint64_t end) {
-      if (quantized) {
-        fast::matmul_block_rows(ctx->isa, block_kind, w.data, *quantized, yp, out, tokens, begin,
-                                end);
-      } else {
-        fast::matmul_rows(ctx->isa, w.as<float>(), xp, yp, in, out, tokens, begin, end);
-      }
+      fast::matmul_rows(ctx->isa, w.as<float>(), xp, yp, in, out, tokens, begin, end);
     };
     if (!parallel) {
       rows(0, out);
       return {};
     }
-    ctx->pool.parallel_for((out + kRowBlock - 1) / kRowBlock, [&](uint64_t begin, uint64_t end) {
+    ctx->pool.parallel_for(row_blocks, [&](uint64_t begin, uint64_t end) {
       rows(begin * kRowBlock, std::min(end * kRowBlock, out));
     });
     return {};
@@ -135,19 +191,20 @@ Result<BoundKernel> rope(const Context&, const KernelNode& node) {
   const bool interleaved = shape.interleaved;
   const KernelTensor x = node.inputs[0], positions = node.inputs[1], y = node.outputs[0];
   const uint64_t half = head_dim / 2;
-  auto frequencies = std::make_shared<std::vector<double>>(half);
-  for (uint64_t i = 0; i < half; ++i) {
-    (*frequencies)[i] =
-        std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
-  }
-  auto rotation = std::make_shared<std::vector<double>>(2 * half);  // cos, sin per pair
+  // Scratch: the frequencies, then (cos, sin) per pair, all doubles; the
+  // frequencies are recomputed every run (scratch is shared between nodes).
+  FERRITE_ASSIGN_OR_RETURN(std::byte* const scratch, carve_scratch(node, 3 * half * sizeof(double)));
+  double* const frequencies = reinterpret_cast<double*>(scratch);
+  double* const cs = frequencies + half;
   return BoundKernel{[=](uint64_t tokens) -> Result<void> {
     tokens = std::min(tokens, capacity);
-    double* cs = rotation->data();
+    for (uint64_t i = 0; i < half; ++i) {
+      frequencies[i] = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+    }
     for (uint64_t t = 0; t < tokens; ++t) {
       const double pos = positions.as<uint32_t>()[t];
       for (uint64_t i = 0; i < half; ++i) {
-        const double angle = pos * (*frequencies)[i];
+        const double angle = pos * frequencies[i];
         cs[2 * i] = std::cos(angle);
         cs[2 * i + 1] = std::sin(angle);
       }
@@ -177,14 +234,16 @@ Result<BoundKernel> attention(const Context& ctx, const KernelNode& node) {
   const KernelTensor q = node.inputs[0], k = node.inputs[1], v = node.inputs[2],
                      positions = node.inputs[3], k_cache = node.inputs[4],
                      v_cache = node.inputs[5], out = node.outputs[0];
-  auto bytes = checked_mul(n_heads, context);
+  auto count = checked_mul(n_heads, context);
+  auto bytes = count ? checked_mul(*count, sizeof(float)) : std::nullopt;
   if (!bytes) {
     return make_error(ErrorCode::kInvalidArgument, "node `{}`: score buffer size overflows",
                       node.node_id->str())
         .with_field("node_id", node.node_id->str());
   }
-  // One score row per head, so threads never share one.
-  auto scores = std::make_shared<std::vector<float>>(*bytes);
+  // One score row per head in the node's scratch, so threads never share one.
+  FERRITE_ASSIGN_OR_RETURN(std::byte* const scratch, carve_scratch(node, *bytes));
+  float* const scores = reinterpret_cast<float*>(scratch);
   const NodeId* id = node.node_id;
   return BoundKernel{[=, &node_id = *id](uint64_t tokens) -> Result<void> {
     tokens = std::min(tokens, capacity);
@@ -199,7 +258,7 @@ Result<BoundKernel> attention(const Context& ctx, const KernelNode& node) {
         for (uint64_t h = begin; h < end; ++h) {
           const uint64_t kv = (h / group) * head_dim;
           const float* query = q.as<float>() + t * q_width + h * head_dim;
-          float* s = scores->data() + h * context;
+          float* s = scores + h * context;
           float max_score = -INFINITY;
           for (uint64_t p = 0; p <= pos; ++p) {
             s[p] = fast::dot(ctx->isa, query, kc + p * kv_width + kv, head_dim) * scale;
@@ -257,6 +316,47 @@ Result<BoundKernel> add(const Context&, const KernelNode& node) {
 
 using FastFactory = Result<BoundKernel> (*)(const Context&, const KernelNode&);
 
+WorkspaceShapeFactor input_dimension(uint32_t ordinal, uint32_t axis, uint64_t divisor = 1) {
+  return WorkspaceShapeFactor{.source = WorkspaceShapeSource::kDimension,
+                              .role = ValueBindingRole::kInput,
+                              .ordinal = ordinal,
+                              .axis = axis,
+                              .attribute = {},
+                              .divisor = divisor};
+}
+
+// The scratch each kernel above carves, as the catalog declares it (shape
+// formulas of the node's tensors and attributes; see the header).
+std::optional<ProviderWorkspaceRequirement> fast_scratch(std::string_view op) {
+  WorkspaceShape shape;
+  if (op == "linear") {
+    // Quantized activations: capacity x ceil(in / 64) pairs of 192 bytes;
+    // unpack buffers: kLinearLanes x ceil(in / 64) x 512 bytes. Declared
+    // whatever the weight encoding (dense f32 weights use none of it).
+    const uint64_t pair_bytes = sizeof(fast::ActivationPair);
+    shape.terms = {{pair_bytes, {input_dimension(0, 0), input_dimension(0, 1, 64)}},
+                   {kLinearLanes * fast::kUnpackBytesPerPair, {input_dimension(0, 1, 64)}}};
+  } else if (op == "rope") {
+    // Frequencies and (cos, sin): 3 doubles per pair of a head.
+    shape.terms = {{3 * sizeof(double),
+                    {WorkspaceShapeFactor{.source = WorkspaceShapeSource::kAttribute,
+                                          .attribute = "head_dim",
+                                          .divisor = 2}}}};
+  } else if (op == "attention") {
+    // One f32 score row of the context (the K cache's rows) per head.
+    shape.terms = {{sizeof(float),
+                    {WorkspaceShapeFactor{.source = WorkspaceShapeSource::kAttribute,
+                                          .attribute = "n_heads"},
+                     WorkspaceShapeFactor{.source = WorkspaceShapeSource::kTokenRows,
+                                          .role = ValueBindingRole::kInput,
+                                          .ordinal = 4}}}};
+  } else {
+    return std::nullopt;
+  }
+  return ProviderWorkspaceRequirement{std::move(shape), 64, ProviderWorkspaceScope::kInvocation,
+                                      DynamicStorageRequirement::contiguous()};
+}
+
 Result<fast::Isa> resolve_isa(const CpuFastOptions& options) {
   if (!options.isa) return fast::best_isa();
   auto isa = fast::parse_isa(*options.isa);
@@ -307,7 +407,7 @@ Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFast
                                           QuantizationFormatId::literal(kGgmlQ4_0FormatId)}
                                     : std::set<QuantizationFormatId>{},
         .estimate = DeclarativeEstimateSpec{.value_alignment_bytes = 64,
-                                            .scratch = std::nullopt,
+                                            .scratch = fast_scratch(name),
                                             .binding = std::nullopt,
                                             .persistent = std::nullopt},
         .factory = [context, make](const KernelNode& node) { return make(context, node); }}));

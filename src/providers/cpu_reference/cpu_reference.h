@@ -3,9 +3,9 @@
 // checked against.
 //
 // Contract: registers one provider per operation of ferrite/operations/operation_table.h
-// (ids `provider.cpu.reference.<op>`, version 1.0, value alignment 64, no
-// workspaces: per-node buffers such as attention scores are sized and
-// allocated when the plan is loaded). Numerics: dot products, RMS sums and
+// (ids `provider.cpu.reference.<op>`, version 1.0, value alignment 64;
+// attention declares an invocation-scoped scratch workspace of one f64 score
+// per K cache row, its only buffer beyond its tensors; no other workspaces). Numerics: dot products, RMS sums and
 // softmax accumulate in double; results are stored as f32. Linear and token
 // embedding also read GGUF Q8_0 / Q4_0 weight blocks (models/ggml_blocks.h),
 // dequantizing each block exactly as it is read. RoPE supports the

@@ -139,8 +139,18 @@ Result<BoundKernel> attention(const KernelNode& node) {
   const KernelTensor q = node.inputs[0], k = node.inputs[1], v = node.inputs[2],
                      positions = node.inputs[3], k_cache = node.inputs[4],
                      v_cache = node.inputs[5], out = node.outputs[0];
-  // Scores for one head over the whole context, allocated once at load.
-  auto scores = std::make_shared<std::vector<double>>(context);
+  // Scores for one head over the whole context, in the node's planned
+  // scratch (reference_scratch below declares it).
+  if (node.scratch == nullptr || node.scratch_bytes / sizeof(double) < context ||
+      reinterpret_cast<uintptr_t>(node.scratch) % alignof(double) != 0) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "node `{}`: the plan gives {} bytes of scratch; attention over a context "
+                      "of {} needs {}",
+                      node.node_id->str(), node.scratch == nullptr ? 0 : node.scratch_bytes,
+                      context, context * sizeof(double))
+        .with_field("node_id", node.node_id->str());
+  }
+  double* const scores = reinterpret_cast<double*>(node.scratch);
   const NodeId* id = node.node_id;
   return BoundKernel{[=, &node_id = *id](uint64_t tokens) -> Result<void> {
     tokens = std::min(tokens, capacity);
@@ -157,19 +167,19 @@ Result<BoundKernel> attention(const KernelNode& node) {
           const float* key = k_cache.as<float>() + p * kv_width + kv;
           double dot = 0;
           for (uint64_t i = 0; i < head_dim; ++i) dot += static_cast<double>(query[i]) * key[i];
-          (*scores)[p] = dot * scale;
-          max_score = std::max(max_score, (*scores)[p]);
+          scores[p] = dot * scale;
+          max_score = std::max(max_score, scores[p]);
         }
         double total = 0;
         for (uint64_t p = 0; p <= pos; ++p) {
-          (*scores)[p] = std::exp((*scores)[p] - max_score);
-          total += (*scores)[p];
+          scores[p] = std::exp(scores[p] - max_score);
+          total += scores[p];
         }
         float* result = out.as<float>() + t * q_width + h * head_dim;
         for (uint64_t i = 0; i < head_dim; ++i) {
           double acc = 0;
           for (uint64_t p = 0; p <= pos; ++p) {
-            acc += (*scores)[p] * v_cache.as<float>()[p * kv_width + kv + i];
+            acc += scores[p] * v_cache.as<float>()[p * kv_width + kv + i];
           }
           result[i] = static_cast<float>(acc / total);
         }
@@ -212,6 +222,18 @@ Result<BoundKernel> take_last_token(const KernelNode& node) {
   }};
 }
 
+// Attention's scores: one double per row of the K cache (input 4).
+std::optional<ProviderWorkspaceRequirement> reference_scratch(std::string_view op) {
+  if (op != "attention") return std::nullopt;
+  WorkspaceShape shape;
+  shape.terms = {{sizeof(double),
+                  {WorkspaceShapeFactor{.source = WorkspaceShapeSource::kTokenRows,
+                                        .role = ValueBindingRole::kInput,
+                                        .ordinal = 4}}}};
+  return ProviderWorkspaceRequirement{std::move(shape), 64, ProviderWorkspaceScope::kInvocation,
+                                      DynamicStorageRequirement::contiguous()};
+}
+
 }  // namespace
 
 Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
@@ -242,7 +264,7 @@ Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
         .quantization_formats = {QuantizationFormatId::literal(kGgmlQ8_0FormatId),
                                  QuantizationFormatId::literal(kGgmlQ4_0FormatId)},
         .estimate = DeclarativeEstimateSpec{.value_alignment_bytes = 64,
-                                            .scratch = std::nullopt,
+                                            .scratch = reference_scratch(name),
                                             .binding = std::nullopt,
                                             .persistent = std::nullopt},
         .factory = factory->second}));

@@ -3,6 +3,7 @@
 // products of every instruction set against the contract written out here.
 #include "providers/cpu_fast/f32_kernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -14,6 +15,16 @@
 
 namespace ferrite::fast {
 namespace f32_kernels_test {
+
+// Quantized activations over memory this helper owns (the kernels use the
+// node's planned scratch instead).
+struct OwnedActivations {
+  std::vector<ActivationPair> pairs;
+  QuantizedActivations q;
+  OwnedActivations(uint64_t capacity, uint64_t in, Blocks blocks)
+      : pairs(std::max<uint64_t>(1, capacity * QuantizedActivations::pairs_for(in))),
+        q(pairs.data(), in, blocks) {}
+};
 
 // asum_j of a block, from the stored correction -k * asum_j.
 int32_t asum(const ActivationPair& pair, int half, int j, int32_t k) {
@@ -36,7 +47,8 @@ void check_quantizer(Blocks blocks) {
   const int32_t k = blocks == Blocks::kQ8_0 ? 128 : 8;
   EXPECT_EQ(unsigned_offset(blocks), k);
   // in = 96: three blocks, padded to two pairs; two tokens.
-  QuantizedActivations q(2, 96, blocks);
+  OwnedActivations owned(2, 96, blocks);
+  QuantizedActivations& q = owned.q;
   ASSERT_EQ(q.pairs(), 2u);
   std::vector<float> x(2 * 96, 0.0f);
   // Token 0, block 0: amax 127, so inv = 1 and q = nearbyint(x).
@@ -103,7 +115,8 @@ TEST(ActivationQuantizerTest, RoundsHalfToEvenAndStoresScalesAndSums) {
 }
 
 TEST(ActivationQuantizerTest, ScratchIsAlignedForTheTile) {
-  QuantizedActivations q(3, 160, Blocks::kQ8_0);
+  OwnedActivations owned(3, 160, Blocks::kQ8_0);
+  QuantizedActivations& q = owned.q;
   EXPECT_EQ(q.pairs(), 3u);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(q.token(0)) % 64, 0u);
   EXPECT_EQ(sizeof(ActivationPair), 192u);
@@ -167,14 +180,17 @@ TEST(BlockProductTest, EveryInstructionSetComputesTheContract) {
         state = state * 1664525u + 1013904223u;
         v = static_cast<float>(static_cast<int32_t>(state)) / 2e9f;
       }
-      QuantizedActivations q(tokens, in, blocks);
+      OwnedActivations owned(tokens, in, blocks);
+      QuantizedActivations& q = owned.q;
+      std::vector<std::byte> unpack_bytes(q.pairs() * kUnpackBytesPerPair + 64);
+      std::byte* unpack = unpack_bytes.data() + (64 - reinterpret_cast<uintptr_t>(unpack_bytes.data()) % 64) % 64;
       quantize_activations(x.data(), 0, tokens, q);
       const uint64_t row_bytes = in / 32 * format->bytes_per_block;
       for (Isa isa : {Isa::kPortable, Isa::kAvx2, Isa::kAvx512}) {
         if (!isa_supported(isa)) continue;
         for (uint64_t n = 1; n <= tokens; ++n) {
           std::vector<float> y(n * out, -1.0f);
-          matmul_block_rows(isa, blocks, w.data(), q, y.data(), out, n, 1, out);
+          matmul_block_rows(isa, blocks, w.data(), q, y.data(), out, n, 1, out, unpack);
           for (uint64_t t = 0; t < n; ++t) {
             EXPECT_EQ(y[t * out], -1.0f);  // row 0 is outside the range
             for (uint64_t o = 1; o < out; ++o) {
