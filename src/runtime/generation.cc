@@ -39,6 +39,11 @@ Result<GenerationStats> generate(Executor& executor, std::span<const uint32_t> p
   stats.prompt_tokens = prompt.size();
   stats.tokens.reserve(steps);
   std::vector<uint32_t> positions(capacity);
+  {
+    // Every buffer of the loop is taken here: nothing allocates per token.
+    FERRITE_ASSIGN_OR_RETURN(std::span<const float> logits, executor.output_f32(logits_id));
+    sampler.reserve(logits.size());
+  }
   executor.reset_states();
 
   auto start = Clock::now();

@@ -50,7 +50,7 @@ Result<uint32_t> argmax(std::span<const float> logits) {
 }
 
 Result<uint32_t> sample_top_p(std::span<const float> logits, float temperature, float top_p,
-                              Pcg32& rng) {
+                              Pcg32& rng, SamplerScratch& scratch) {
   if (!(temperature >= 0.0f) || !std::isfinite(temperature)) {
     return make_error(ErrorCode::kInvalidArgument, "temperature {} must be finite and >= 0",
                       temperature);
@@ -78,7 +78,8 @@ Result<uint32_t> sample_top_p(std::span<const float> logits, float temperature, 
   }
   if (!std::isfinite(max_z)) return make_error(ErrorCode::kInvalidArgument, "every logit is -inf");
 
-  std::vector<double> q(logits.size());
+  std::vector<double>& q = scratch.probabilities;
+  q.resize(logits.size());
   double sum = 0.0;
   for (size_t i = 0; i < logits.size(); ++i) {
     q[i] = std::exp(static_cast<double>(logits[i]) / t - max_z);
@@ -103,7 +104,8 @@ Result<uint32_t> sample_top_p(std::span<const float> logits, float temperature, 
     return static_cast<uint32_t>(q.size() - 1);
   }
 
-  std::vector<uint32_t> order(q.size());
+  std::vector<uint32_t>& order = scratch.order;
+  order.resize(q.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
   std::sort(order.begin(), order.end(), [&q](uint32_t a, uint32_t b) {
     if (q[a] != q[b]) return q[a] > q[b];
@@ -142,8 +144,20 @@ Result<Sampler> Sampler::create(SamplerConfig config) {
   return Sampler(config);
 }
 
+Result<uint32_t> sample_top_p(std::span<const float> logits, float temperature, float top_p,
+                              Pcg32& rng) {
+  SamplerScratch scratch;
+  return sample_top_p(logits, temperature, top_p, rng, scratch);
+}
+
+void Sampler::reserve(size_t vocabulary) {
+  if (config_.temperature == 0.0f) return;  // greedy: argmax, no buffers
+  scratch_.probabilities.reserve(vocabulary);
+  if (config_.top_p < 1.0f) scratch_.order.reserve(vocabulary);
+}
+
 Result<uint32_t> Sampler::sample(std::span<const float> logits) {
-  return sample_top_p(logits, config_.temperature, config_.top_p, rng_);
+  return sample_top_p(logits, config_.temperature, config_.top_p, rng_, scratch_);
 }
 
 }  // namespace ferrite

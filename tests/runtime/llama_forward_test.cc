@@ -409,9 +409,11 @@ TEST_F(StoriesForwardTest, DecodeLoopAllocatesNothing) {
 constexpr uint64_t kLoadHeapBytesPerNode = 2048;
 
 // generate() allocates its own two buffers up front (the positions of one
-// prefill chunk and the generated ids), then nothing: not per prefill chunk,
-// not per decode step.
+// prefill chunk and the generated ids), and a sampling (not greedy)
+// sampler reserves its two (probabilities, top-p order), then nothing: not
+// per prefill chunk, not per decode step, not per sampled token.
 constexpr uint64_t kGenerateAllocations = 2;
+constexpr uint64_t kTopPSamplerAllocations = 2;
 
 // Load, then a whole greedy generation (prefill in chunks of `capacity`, then
 // `steps` decode steps) on each provider: the load's heap use is bookkeeping
@@ -432,17 +434,21 @@ void expect_no_private_memory(const fs::path& model, uint64_t capacity, uint64_t
                fast ? "cpu.fast" : "cpu.reference", nodes, plan.memory().allocated_bytes,
                (*loaded)->load_heap_bytes);
     EXPECT_LE((*loaded)->load_heap_bytes, nodes * kLoadHeapBytesPerNode);
-    auto sampler = Sampler::create(SamplerConfig{.temperature = 0.0f, .top_p = 1.0f, .seed = 1});
-    ASSERT_TRUE(sampler);
-    std::optional<GenerationStats> stats;
-    ::allocation_counter::g_allocations = 0;
-    ::allocation_counter::g_counting = true;
-    auto generated = generate(executor, prompt, steps, *sampler, std::nullopt, 512,
-                              [](uint32_t) -> Result<void> { return {}; });
-    ::allocation_counter::g_counting = false;
-    ASSERT_TRUE(generated) << generated.error().to_string();
-    EXPECT_EQ(generated->generated_tokens, steps);
-    EXPECT_EQ(::allocation_counter::g_allocations.load(), kGenerateAllocations);
+    for (const SamplerConfig config : {SamplerConfig{.temperature = 0.0f, .top_p = 1.0f, .seed = 1},
+                                       SamplerConfig{.temperature = 0.8f, .top_p = 0.9f, .seed = 7}}) {
+      SCOPED_TRACE(config.temperature == 0.0f ? "greedy" : "top-p");
+      auto sampler = Sampler::create(config);
+      ASSERT_TRUE(sampler);
+      ::allocation_counter::g_allocations = 0;
+      ::allocation_counter::g_counting = true;
+      auto generated = generate(executor, prompt, steps, *sampler, std::nullopt, 512,
+                                [](uint32_t) -> Result<void> { return {}; });
+      ::allocation_counter::g_counting = false;
+      ASSERT_TRUE(generated) << generated.error().to_string();
+      EXPECT_EQ(generated->generated_tokens, steps);
+      EXPECT_EQ(::allocation_counter::g_allocations.load(),
+                kGenerateAllocations + (config.temperature == 0.0f ? 0 : kTopPSamplerAllocations));
+    }
   }
 }
 

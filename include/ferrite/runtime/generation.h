@@ -11,7 +11,11 @@
 // `on_token(id)` as soon as it is chosen (streaming). It stops after `steps`
 // new tokens, at `stop_token` (not emitted), or at the context length. The
 // prompt must be non-empty and fit the context. Timing covers executor
-// steps only (prefill and decode measured separately).
+// steps only (prefill and decode measured separately). Memory: every buffer
+// is taken before the first step (one prefill chunk's positions, the ids,
+// `sampler.reserve(vocab)`); no prefill chunk, decode step or sampled token
+// allocates (the kernels' scratch is planned; tests/runtime/llama_forward_test.cc
+// counts operator new over the whole generation).
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto stats, generate(*executor, prompt, 64, sampler, eos, 512,

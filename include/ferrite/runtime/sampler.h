@@ -37,6 +37,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "ferrite/core/status.h"
 
@@ -66,13 +67,22 @@ struct SamplerConfig {
   uint64_t seed = 0;
 };
 
+// Working buffers of one draw (probabilities, the top-p order), reusable.
+struct SamplerScratch {
+  std::vector<double> probabilities;
+  std::vector<uint32_t> order;
+};
+
 class Sampler {
  public:
   // Validates the configuration (kInvalidArgument).
   static Result<Sampler> create(SamplerConfig config);
 
-  // Picks the next token id from `logits` (advances the generator unless greedy).
+  // Picks the next token id from `logits` (advances the generator unless
+  // greedy). Its working buffers are kept between calls: after `reserve`
+  // (or the first call) for a vocabulary, sampling allocates nothing.
   Result<uint32_t> sample(std::span<const float> logits);
+  void reserve(size_t vocabulary);
 
   const SamplerConfig& config() const { return config_; }
 
@@ -81,10 +91,14 @@ class Sampler {
 
   SamplerConfig config_;
   Pcg32 rng_;
+  SamplerScratch scratch_;
 };
 
-// One temperature + top-p draw with an explicit generator (the Sampler's core).
+// One temperature + top-p draw with an explicit generator (the Sampler's
+// core); the first form allocates its buffers, the second reuses `scratch`.
 Result<uint32_t> sample_top_p(std::span<const float> logits, float temperature, float top_p,
                               Pcg32& rng);
+Result<uint32_t> sample_top_p(std::span<const float> logits, float temperature, float top_p,
+                              Pcg32& rng, SamplerScratch& scratch);
 
 }  // namespace ferrite
