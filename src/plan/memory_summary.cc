@@ -1,5 +1,7 @@
 #include "ferrite/plan/memory_summary.h"
 
+#include "ferrite/plan/plan_node_builder.h"
+
 #include "ferrite/core/json_array.h"
 #include <map>
 
@@ -118,6 +120,32 @@ Result<std::vector<uint64_t>> workspace_tokens(const ModelProgram& program,
   return tokens;
 }
 
+namespace {
+
+// The storage profile the joint selection chose for `node`'s own scratch
+// workspace (its per-node id, before it was pointed at the shared arena),
+// checked against the profile of every earlier node's.
+Result<void> record_shared_profile(const PlanNode& node, const JointProviderSelection& selection,
+                                   std::optional<DynamicStorageProfile>& shared) {
+  FERRITE_ASSIGN_OR_RETURN(auto workspaces, node_workspaces(node.id, node.provider_resources));
+  for (const auto& workspace : workspaces) {
+    if (workspace.slot != NodeWorkspace::kScratch) continue;
+    auto chosen = selection.profiles.find(workspace.base_id);
+    if (chosen == selection.profiles.end()) return {};
+    if (shared && !(*shared == chosen->second)) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` places its scratch in storage profile {}, but the shared "
+                        "scratch arena has {}",
+                        node.id.str(), chosen->second.to_string(), shared->to_string())
+          .with_field("node_id", node.id.str());
+    }
+    shared = chosen->second;
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<PlanMemorySummary> build_memory_summary(
     const std::vector<PlanNode>& nodes, const JointProviderSelection& selection,
     const RuntimePolicy& policy,
@@ -129,6 +157,7 @@ Result<PlanMemorySummary> build_memory_summary(
                       nodes.size(), node_tokens.size());
   }
   std::map<ResourceId, Accumulator> rows;
+  std::optional<DynamicStorageProfile> shared_profiles;
   for (size_t node_index = 0; node_index < nodes.size(); ++node_index) {
     const PlanNode& node = nodes[node_index];
     const uint64_t alignment = node.provider_resources.value_alignment_bytes();
@@ -162,6 +191,11 @@ Result<PlanMemorySummary> build_memory_summary(
     for (const auto& [id, requirement, usage] : workspaces) {
       if (!id->has_value() || !requirement->has_value()) continue;
       const ProviderWorkspaceRequirement& w = **requirement;
+      if (**id == ResourceId::literal(kSharedScratchResourceId)) {
+        // The shared arena takes the profile the joint selection chose for
+        // each node's own scratch; every node must agree on it.
+        FERRITE_RETURN_IF_ERROR(record_shared_profile(node, selection, shared_profiles));
+      }
       FERRITE_ASSIGN_OR_RETURN(
           uint64_t bytes, w.bytes_for(policy.maximum_active_sequences, node_tokens[node_index]),
           "node `{}` {} workspace", node.id.str(), buffer_usage_name(usage));
@@ -220,6 +254,8 @@ Result<PlanMemorySummary> build_memory_summary(
     if (row.summary.kind != PlanResourceKind::kStatic) {
       if (auto it = selection.profiles.find(id); it != selection.profiles.end()) {
         row.summary.storage_profile = it->second.to_string();
+      } else if (id == ResourceId::literal(kSharedScratchResourceId) && shared_profiles) {
+        row.summary.storage_profile = shared_profiles->to_string();
       }
     }
     const uint64_t bytes = row.summary.kind == PlanResourceKind::kStatic ? row.summary.size_bytes
