@@ -130,6 +130,38 @@ TEST(DeclarativeEstimatorTest, RoundTripsThroughJson) {
   }
 }
 
+// A node-shaped scratch (what the CPU providers declare) reads strictly and
+// round-trips; a factor of an unknown source is refused at its path.
+TEST(DeclarativeEstimatorTest, ShapeFormulasRoundTripAndAreReadStrictly) {
+  const json doc = json::parse(R"({"value_alignment_bytes": 64,
+      "scratch": {"formula": {"shape": {"fixed": 0, "terms": [
+                    {"bytes": 4, "factors": [{"attribute": "n_heads", "divisor": 1},
+                                             {"token_rows": {"role": "input", "ordinal": 1},
+                                              "divisor": 1}]},
+                    {"bytes": 192, "factors": [
+                      {"dimension": {"role": "input", "ordinal": 0, "axis": 1},
+                       "divisor": 64}]}]}},
+                  "alignment_bytes": 64, "scope": "invocation",
+                  "storage": ["linear/contiguous"]}})");
+  auto read = DeclarativeEstimateSpec::read(doc, "$");
+  ASSERT_TRUE(read) << read.error().to_string();
+  ASSERT_TRUE(read->scratch);
+  const auto* shape = std::get_if<WorkspaceShape>(&read->scratch->formula);
+  ASSERT_NE(shape, nullptr);
+  ASSERT_EQ(shape->terms.size(), 2u);
+  EXPECT_EQ(shape->terms[1].factors[0].divisor, 64u);
+  EXPECT_EQ(shape->terms[0].factors[1].source, WorkspaceShapeSource::kTokenRows);
+  EXPECT_EQ(read->to_json(), doc);
+
+  json unknown = doc;
+  unknown["scratch"]["formula"]["shape"]["terms"][0]["factors"][0] =
+      json::parse(R"({"heads": "n_heads", "divisor": 1})");
+  auto refused = DeclarativeEstimateSpec::read(unknown, "$");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), ErrorCode::kSerialization);
+  EXPECT_THAT(refused.error().message(), HasSubstr("$.scratch.formula.shape.terms[0].factors[0]"));
+}
+
 TEST(DeclarativeEstimatorTest, ImplementationFingerprintIsTheDataFingerprint) {
   const DeclarativeEstimateSpec spec = example_spec();
   const std::string fingerprint = declarative_estimator_implementation_fingerprint(spec);

@@ -8,6 +8,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace ferrite {
 namespace workspace_requirement_test {
@@ -172,6 +173,105 @@ TEST(WorkspaceRequirementTest, Json) {
             nlohmann::json::parse(R"({"fixed":{"bytes":4}})"));
   EXPECT_EQ(workspace_formula_to_json(WorkspaceActualSequences{4}),
             nlohmann::json::parse(R"({"actual_sequences":{"bytes_per_sequence":4}})"));
+}
+
+// --- Shape formulas: a node's own sizes, resolved by its estimator --------
+
+WorkspaceShapeFactor dimension(ValueBindingRole role, uint32_t ordinal, uint32_t axis,
+                               uint64_t divisor = 1) {
+  return WorkspaceShapeFactor{.source = WorkspaceShapeSource::kDimension, .role = role,
+                              .ordinal = ordinal, .axis = axis, .attribute = {},
+                              .divisor = divisor};
+}
+
+WorkspaceShapeFactor token_rows(uint32_t ordinal) {
+  return WorkspaceShapeFactor{.source = WorkspaceShapeSource::kTokenRows,
+                              .role = ValueBindingRole::kInput, .ordinal = ordinal, .axis = 0,
+                              .attribute = {}, .divisor = 1};
+}
+
+WorkspaceShapeFactor attribute(std::string id, uint64_t divisor = 1) {
+  return WorkspaceShapeFactor{.source = WorkspaceShapeSource::kAttribute,
+                              .role = ValueBindingRole::kInput, .ordinal = 0, .axis = 0,
+                              .attribute = std::move(id), .divisor = divisor};
+}
+
+// An attention-like node: input 0 is [tokens, dim], input 1 a K cache of
+// `rows` rows; attribute n_heads.
+std::vector<WorkspaceShapeSlot> slots(uint64_t tokens, uint64_t dim, uint64_t rows) {
+  return {WorkspaceShapeSlot{ValueBindingRole::kInput, 0, {tokens, dim}, 0},
+          WorkspaceShapeSlot{ValueBindingRole::kInput, 1, {64}, rows},
+          WorkspaceShapeSlot{ValueBindingRole::kOutput, 0, {tokens, dim}, 0}};
+}
+
+std::map<AttributeId, SemanticValue> heads(uint64_t n) {
+  return {{AttributeId::literal("n_heads"), SemanticValue(SemanticUnsigned{n})}};
+}
+
+TEST(WorkspaceRequirementTest, ShapeEvaluatesDimensionsTokenRowsAndAttributes) {
+  const NodeId node = NodeId::literal("node.attention");
+  // 4 × n_heads × rows + 192 × tokens × ceil(dim / 64) + 16
+  const WorkspaceShape shape{
+      16,
+      {WorkspaceShapeTerm{4, {attribute("n_heads"), token_rows(1)}},
+       WorkspaceShapeTerm{192, {dimension(ValueBindingRole::kInput, 0, 0),
+                                dimension(ValueBindingRole::kInput, 0, 1, 64)}}}};
+  ASSERT_TRUE(validate_workspace_formula(shape));
+  auto bytes = evaluate_workspace_shape(shape, node, heads(8), slots(128, 1376, 512));
+  ASSERT_TRUE(bytes) << bytes.error().to_string();
+  EXPECT_EQ(*bytes, 16u + 4u * 8 * 512 + 192u * 128 * 22);  // ceil(1376 / 64) = 22
+  // A value that is not a token-scaled state has 0 token rows: the term vanishes.
+  auto no_rows = evaluate_workspace_shape(shape, node, heads(8), slots(1, 64, 0));
+  ASSERT_TRUE(no_rows);
+  EXPECT_EQ(*no_rows, 16u + 192u * 1 * 1);
+}
+
+TEST(WorkspaceRequirementTest, ShapeNamesWhatTheNodeLacks) {
+  const NodeId node = NodeId::literal("node.attention");
+  auto single = [](WorkspaceShapeFactor factor) {
+    return WorkspaceShape{0, {WorkspaceShapeTerm{1, {std::move(factor)}}}};
+  };
+  expect_plan_error(evaluate_workspace_shape(single(dimension(ValueBindingRole::kInput, 3, 0)),
+                                             node, heads(8), slots(4, 64, 8)),
+                    {"node.attention"});
+  expect_plan_error(evaluate_workspace_shape(single(dimension(ValueBindingRole::kInput, 0, 2)),
+                                             node, heads(8), slots(4, 64, 8)),
+                    {"node.attention"});
+  expect_plan_error(evaluate_workspace_shape(single(attribute("n_kv_heads")), node, heads(8),
+                                             slots(4, 64, 8)),
+                    {"node.attention", "n_kv_heads"});
+  const std::map<AttributeId, SemanticValue> text{
+      {AttributeId::literal("n_heads"), SemanticValue(SemanticText{"eight"})}};
+  expect_plan_error(evaluate_workspace_shape(single(attribute("n_heads")), node, text,
+                                             slots(4, 64, 8)),
+                    {"node.attention", "n_heads"});
+  // Products are checked: no wrap-around.
+  const WorkspaceShape huge{0, {WorkspaceShapeTerm{kMax, {attribute("n_heads")}}}};
+  expect_plan_error(evaluate_workspace_shape(huge, node, heads(2), slots(4, 64, 8)),
+                    {"node.attention"});
+}
+
+TEST(WorkspaceRequirementTest, ShapeRulesAndNoEvaluationWithoutANode) {
+  expect_plan_error(validate_workspace_formula(WorkspaceShape{8, {}}), {"`shape`", "one term"});
+  expect_plan_error(validate_workspace_formula(
+                        WorkspaceShape{0, {WorkspaceShapeTerm{0, {attribute("n_heads")}}}}),
+                    {"`shape`"});
+  expect_plan_error(validate_workspace_formula(
+                        WorkspaceShape{0, {WorkspaceShapeTerm{4, {attribute("n_heads", 0)}}}}),
+                    {"`shape`"});
+  // Only an estimator resolves a Shape formula; the plan builder never sees one.
+  const ProviderWorkspaceRequirement shaped =
+      workspace(WorkspaceShape{0, {WorkspaceShapeTerm{4, {attribute("n_heads")}}}}, 64);
+  ASSERT_TRUE(shaped.validate());
+  EXPECT_FALSE(shaped.bytes_for(1, 1));
+  EXPECT_EQ(shaped.to_json()["formula"],
+            nlohmann::json::parse(R"({"shape":{"fixed":0,"terms":[{"bytes":4,"factors":[
+                {"attribute":"n_heads","divisor":1}]}]}})"));
+  EXPECT_EQ(workspace_shape_factor_to_json(dimension(ValueBindingRole::kOutput, 0, 1, 64)),
+            nlohmann::json::parse(
+                R"({"dimension":{"role":"output","ordinal":0,"axis":1},"divisor":64})"));
+  EXPECT_EQ(workspace_shape_factor_to_json(token_rows(1)),
+            nlohmann::json::parse(R"({"token_rows":{"role":"input","ordinal":1},"divisor":1})"));
 }
 
 }  // namespace workspace_requirement_test
