@@ -142,6 +142,47 @@ TEST_F(StoriesTest, PackedAndDedicatedActivationsGiveTheSameTokens) {
   EXPECT_EQ(packed->tokens, dedicated->tokens);
 }
 
+// Executor::load takes an ExecutablePlan and checks its target first: a plan
+// compiled, with these very providers, for another device id or another
+// device runtime is refused before any memory is taken, naming the field and
+// both values.
+TEST_F(StoriesTest, PlanForAnotherDeviceOrRuntimeIsRefused) {
+  auto c = compile_stories(kModels / "stories260K.gguf", std::nullopt, 8);
+  ASSERT_TRUE(c) << c.error().to_string();
+  auto compile_on = [&](const DeviceDescriptor& device) -> Result<ExecutablePlan> {
+    FERRITE_ASSIGN_OR_RETURN(auto target, c->providers.target(device));
+    FERRITE_ASSIGN_OR_RETURN(auto options,
+                             ProgramPlanCompileOptions::create(decoder_compile_inputs(8)));
+    const RuntimePolicy policy{PolicyId::literal("policy.test"), {1, 0}, uint64_t{1} << 32, 0,
+                               1, 8, {DynamicStorageProfile::linear_contiguous()}};
+    FERRITE_ASSIGN_OR_RETURN(
+        auto compiled, ProgramPlanCompiler::compile(c->family, target.catalog, policy,
+                                                    target.estimators,
+                                                    WeightMaterializerRegistry::identity_only(),
+                                                    options));
+    return std::move(compiled.executable);
+  };
+  DeviceDescriptor other_runtime = host_cpu_device(uint64_t{1} << 32);
+  other_runtime.runtime_implementation_fingerprint = std::string(64, 'a');
+  DeviceDescriptor other_device = host_cpu_device(uint64_t{1} << 32);
+  other_device.id = DeviceId::literal("device.cpu.1");
+  const std::pair<DeviceDescriptor, std::string> cases[] = {
+      {other_runtime, "device runtime implementation fingerprint is `" + std::string(64, 'a')},
+      {other_device, "device id is `device.cpu.1`; this runtime has `device.cpu.0`"}};
+  for (const auto& [device, message] : cases) {
+    auto plan = compile_on(device);
+    ASSERT_TRUE(plan) << plan.error().to_string();
+    auto loaded = Executor::load(*plan, c->family, c->providers, *c->checkpoint.weights);
+    ASSERT_FALSE(loaded);
+    EXPECT_EQ(loaded.error().code(), ErrorCode::kInvalidExecutionPlan);
+    EXPECT_THAT(loaded.error().message(), ::testing::HasSubstr(message));
+  }
+  // The same plan for this machine's device loads.
+  auto here = compile_on(host_cpu_device(uint64_t{1} << 32));
+  ASSERT_TRUE(here) << here.error().to_string();
+  EXPECT_TRUE(Executor::load(*here, c->family, c->providers, *c->checkpoint.weights));
+}
+
 TEST_F(StoriesTest, PlanForAnotherKernelRevisionIsRefused) {
   auto c = compile_stories(kModels / "stories260K.bin", std::nullopt, 8);
   ASSERT_TRUE(c) << c.error().to_string();
