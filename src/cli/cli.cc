@@ -48,6 +48,24 @@ void add_plan_source_options(CLI::App* command, PlanSourceArgs& sources) {
                       "dedicated (one resource per activation, the seed's layout)");
 }
 
+// What a plan is compiled for: token capacity, providers, instruction set
+// (model files and the demo; `prefix` says to which files they apply).
+void add_target_options(CLI::App* command, ModelPlanSettings& settings, std::string_view prefix) {
+  command->add_option("--capacity", settings.token_capacity,
+                      fmt::format("{}tokens per prefill step the plan is compiled for (default 64)",
+                                  prefix))
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  command->add_option("--provider", settings.providers,
+                      fmt::format("{}providers by name, in preference order (repeatable or "
+                                  "comma-separated; `ferrite providers` lists them): fast "
+                                  "(cpu.fast, falling back to cpu.reference; default) or reference",
+                                  prefix));
+  command->add_option("--isa", settings.isa,
+                      fmt::format("{}cpu.fast instruction set: avx512, avx2 or portable (default: "
+                                  "the widest this CPU runs; results are identical)",
+                                  prefix));
+}
+
 // How a model file's plan is compiled (cli/model_plan.h): `compile`,
 // `explain`, `verify` and `run` take the same options for model files.
 void add_model_plan_options(CLI::App* command, ModelPlanSettings& settings, bool runs) {
@@ -57,16 +75,7 @@ void add_model_plan_options(CLI::App* command, ModelPlanSettings& settings, bool
                       "Model files: positions the KV cache holds, at most the model's context "
                       "(default 4096)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
-  command->add_option("--capacity", settings.token_capacity,
-                      "Model files: tokens per prefill step the plan is compiled for (default 64)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
-  command->add_option("--provider", settings.providers,
-                      "Model files: providers by name, in preference order (repeatable or "
-                      "comma-separated; `ferrite providers` lists them): fast (cpu.fast, falling "
-                      "back to cpu.reference; default) or reference");
-  command->add_option("--isa", settings.isa,
-                      "Model files: cpu.fast instruction set: avx512, avx2 or portable (default: "
-                      "the widest this CPU runs; results are identical)");
+  add_target_options(command, settings, "Model files: ");
   command->add_option("--weights", settings.weights,
                       "Model files: re-quantize f32 matrices at load: q8_0 or q4_0 (approximate: "
                       "needs --quality-approval)");
@@ -77,18 +86,6 @@ void add_model_plan_options(CLI::App* command, ModelPlanSettings& settings, bool
     command->add_option("--quality-approval", settings.quality_approval,
                         "Numeric-quality approval file from `ferrite approve-weights`");
   }
-}
-
-// demo compiles the bundled example: capacity, providers and instruction set.
-void add_demo_options(CLI::App* command, ModelPlanSettings& settings) {
-  command->add_option("--capacity", settings.token_capacity,
-                      "Tokens per prefill step the plan is compiled for (default 64)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
-  command->add_option("--provider", settings.providers,
-                      "Providers by name, in preference order (repeatable or comma-separated): "
-                      "fast (default) or reference");
-  command->add_option("--isa", settings.isa,
-                      "cpu.fast instruction set: avx512, avx2 or portable (default: the widest)");
 }
 
 }  // namespace
@@ -210,7 +207,7 @@ int run_cli(int argc, char** argv) {
       "demo",
       "Build a small Llama model with deterministic synthetic weights, explain its plan and run it");
   add_run_options(demo_cmd, demo);
-  add_demo_options(demo_cmd, demo.settings);
+  add_target_options(demo_cmd, demo.settings, "");
 
   try {
     app.parse(argc, argv);
