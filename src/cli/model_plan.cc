@@ -99,6 +99,13 @@ std::string_view difference_hint(std::string_view path) {
   if (path.starts_with("$.payload.run_settings.source_weights_sha256")) {
     return "the plan was compiled for other weights";
   }
+  if (path.starts_with("$.payload.run_settings.context_length") ||
+      path.starts_with("$.payload.run_settings.token_capacity") ||
+      path.starts_with("$.payload.run_settings.memory_bytes") ||
+      path.starts_with("$.payload.run_settings.weights")) {
+    return "the command line asks for other settings than the plan was compiled with; drop them "
+           "to use the plan's";
+  }
   if (path.starts_with("$.payload.run_settings.providers") ||
       path.starts_with("$.payload.capability_catalog_fingerprint")) {
     return "the plan was compiled for other providers";
@@ -366,6 +373,27 @@ Result<ModelPlan> rebuild_model_plan(std::string_view plan_text, const std::stri
   }
   FERRITE_ASSIGN_OR_RETURN(ModelPlan rebuilt, compile_with(model_path, settings, std::move(approval),
                                                            WeightsDigest::kMeasure));
+  // The settings are the recipe: a difference there explains every other
+  // (a context given on the command line resizes the KV cache, ...), so it
+  // is named first.
+  const nlohmann::json& expected = rebuilt.plan().payload()["run_settings"];
+  const std::string setting =
+      first_json_difference(expected, payload["run_settings"], "$.payload.run_settings");
+  if (!setting.empty()) {
+    constexpr std::string_view kPrefix = "$.payload.run_settings.";
+    const std::string key = setting.size() > kPrefix.size() ? setting.substr(kPrefix.size()) : "";
+    const std::string name = key.substr(0, key.find_first_of(".["));
+    const auto value = [&](const nlohmann::json& settings) {
+      if (name.empty()) return settings.dump();
+      return settings.is_object() && settings.contains(name) ? settings[name].dump()
+                                                             : std::string("(absent)");
+    };
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "plan differs from the trusted rebuild at {}: expected {}, found {}; {}",
+                      setting, value(expected), value(payload["run_settings"]),
+                      difference_hint(setting))
+        .with_field("json_path", setting);
+  }
   if (auto same = compare_plan_wire(rebuilt.plan(), wire); !same) {
     const Status& status = same.error();
     auto path = status.fields().find("json_path");

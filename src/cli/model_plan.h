@@ -38,9 +38,11 @@
 // whose memory exceeds this machine's is refused. The plan is then compiled
 // again from the model and this binary's providers, and accepted only when
 // the canonical texts are identical; otherwise InvalidExecutionPlan naming
-// the first differing JSON path and both values (compare_plan_wire), with a
-// hint for the common causes: another instruction set, other weights,
-// another model, another build or a hand edit. Nothing in the file decides
+// the first differing JSON path and both values — in `run_settings` first
+// (the recipe explains every other difference), then anywhere
+// (compare_plan_wire) — with a hint for the common causes: a setting given
+// on the command line, another instruction set, other weights, another
+// model, another build or a hand edit. Nothing in the file decides
 // anything: its settings are only inputs to the trusted rebuild, which
 // must reproduce it byte for byte.
 //

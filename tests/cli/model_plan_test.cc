@@ -154,6 +154,20 @@ TEST_F(ModelPlanTest, APlanForAnotherInstructionSetIsRefused) {
   EXPECT_EQ(asked.code, kExitOk) << asked.err;
 }
 
+// Settings given on the command line rebuild another plan: the refusal
+// names the setting, not the KV cache sizes it changes.
+TEST_F(ModelPlanTest, ACommandLineSettingOtherThanThePlansIsNamed) {
+  const fs::path plan = compile("stories.plan.json");
+  const Outcome refused = invoke(run_run, RunArgs{.model_path = kModel.string(),
+                                                  .plan_path = plan.string(),
+                                                  .settings = {.context = 64, .threads = 1},
+                                                  .steps = 2});
+  EXPECT_EQ(refused.code, kExitRejected);
+  EXPECT_THAT(refused.err, HasSubstr("at $.payload.run_settings.context_length: expected 64, "
+                                     "found 128"));
+  EXPECT_THAT(refused.err, HasSubstr("the command line asks for other settings"));
+}
+
 TEST_F(ModelPlanTest, APlanForOtherWeightsOfTheSameShapesIsRefused) {
   const fs::path plan = compile("stories.plan.json");
   // The same file with one weight's low mantissa bits changed, near the end
