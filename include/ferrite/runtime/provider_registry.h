@@ -36,7 +36,7 @@
 //   FERRITE_ASSIGN_OR_RETURN(ProviderSelection chosen,
 //                            registry.select({"fast"}, ProviderSettings{.threads = 2}));
 //   chosen.prefer(family, options);   // then compile for chosen.kernels.target(device)
-//   // and Executor::load(plan, family, chosen.kernels, weights)
+//   // and Executor::load(compiled.executable, family, chosen.kernels, weights)
 #pragma once
 
 #include <cstdint>
