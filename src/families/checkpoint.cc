@@ -11,6 +11,7 @@
 
 #include "ferrite/models/ggml_blocks.h"
 #include "ferrite/models/gguf_reader.h"
+#include "ferrite/models/mapped_file.h"
 #include "ferrite/models/half_float.h"
 #include "ferrite/models/llama2c_reader.h"
 #include "ferrite/models/safetensors_reader.h"
@@ -55,9 +56,19 @@ class NamedTensorSource final : public WeightSource {
     return out;
   }
 
+  // Copies the component out of the mapped file, then drops the file pages
+  // it read (release_mapped_pages): the bytes live in `destination` only.
   Result<void> fill(const WeightComponentSpec& component,
                     std::span<std::byte> destination) const override {
     const TensorView* view = nullptr;
+    FERRITE_RETURN_IF_ERROR(copy_out(component, destination, view));
+    release_mapped_pages(view->bytes);
+    return {};
+  }
+
+ private:
+  Result<void> copy_out(const WeightComponentSpec& component, std::span<std::byte> destination,
+                        const TensorView*& view) const {
     std::string used;
     for (const auto& name : component.external_names) {
       if (auto it = tensors.find(name); it != tensors.end()) {

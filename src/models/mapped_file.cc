@@ -91,4 +91,17 @@ void MappedFile::release() noexcept {
   }
 }
 
+void release_mapped_pages(std::span<const std::byte> range) noexcept {
+  if (range.empty()) return;
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (page_size <= 0) return;
+  const auto page = static_cast<uintptr_t>(page_size);
+  const auto start = reinterpret_cast<uintptr_t>(range.data());
+  const uintptr_t end = start + range.size();
+  const uintptr_t first = (start + page - 1) / page * page;  // whole pages only
+  const uintptr_t last = end / page * page;
+  if (last <= first) return;
+  ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 }  // namespace ferrite

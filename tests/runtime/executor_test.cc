@@ -602,9 +602,10 @@ namespace executor_test {
 // What a run's peak RSS may hold beyond the plan's memory and the mapped
 // model file: the binary and its libraries (libstdc++, OpenSSL, fmt), the
 // allocator's arenas, the thread pool's stacks, the vocabulary and the plan
-// document. Measured (docs/runtime.md): 14.7 MiB for stories260K and
-// 17.1 MiB for the 24M Q8_0 model on x86-64 with glibc (Debian 12); the
-// bound leaves room for other machines' libraries.
+// document. Measured (docs/runtime.md; x86-64, glibc, Debian 12): peak RSS
+// minus the plan is 14.9 MiB for stories260K and 22.9 MiB for the 24M Q8_0
+// model; the file's pages are dropped once copied (release_mapped_pages), so
+// the file term is slack, and the bound leaves room for other libraries.
 constexpr double kFixedOverheadBytes = 24.0 * 1024 * 1024;
 
 // `ferrite run` in its own process: the stats line reports the executor's

@@ -8,6 +8,14 @@
 // changes, so spans taken from `bytes()` stay valid across moves of the
 // owning object. The class is move-only.
 //
+// `release_mapped_pages(range)` drops this process's resident pages that lie
+// wholly inside `range` (madvise MADV_DONTNEED on the page-aligned
+// interior). `range` must lie inside a MappedFile's mapping: the mapping is
+// read-only and private and never written, so nothing is lost — the next
+// access reads the bytes from the file again. Readers call it after copying
+// a tensor out, so a model's bytes are not resident twice (file pages and the
+// plan's weight arena). Failure is harmless and ignored.
+//
 // Caveat: like every mmap reader, a file truncated by another process while it
 // is mapped can raise SIGBUS on access; Ferrite's model files are treated as
 // immutable inputs.
@@ -50,5 +58,7 @@ class MappedFile {
   const std::byte* data_ = nullptr;  // nullptr for an empty file
   size_t size_ = 0;
 };
+
+void release_mapped_pages(std::span<const std::byte> range) noexcept;
 
 }  // namespace ferrite
