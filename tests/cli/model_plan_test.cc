@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "support/cli_invoke.h"
 #include "cli/commands.h"
 #include "cli/model_plan.h"
 #include "cli/run_command.h"
@@ -29,30 +30,10 @@ namespace fs = std::filesystem;
 const fs::path kModel =
     fs::path(FERRITE_SOURCE_DIR) / ".." / "shared" / "models" / "stories260K.gguf";
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-template <class Args>
-Outcome invoke(int (*command)(const Args&, std::ostream&, std::ostream&), const Args& args) {
-  std::ostringstream out, err;
-  const int code = command(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write_file(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out << bytes;
-}
+using test_support::invoke;
+using test_support::Outcome;
+using test_support::read_file;
+using test_support::write_file;
 
 // The line "token ids: …" of a run with --print-ids.
 std::string token_ids(const std::string& out) {

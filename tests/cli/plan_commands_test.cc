@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "support/cli_invoke.h"
 #include "cli/commands.h"
 #include "cli/pack_command.h"
 #include "ferrite/core/fingerprint.h"
@@ -23,30 +24,10 @@ namespace plan_commands_test {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-template <class Args>
-Outcome invoke(int (*command)(const Args&, std::ostream&, std::ostream&), const Args& args) {
-  std::ostringstream out, err;
-  const int code = command(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
+using test_support::invoke;
+using test_support::Outcome;
+using test_support::read_file;
+using test_support::write_file;
 
 // A fresh directory per test, removed afterwards.
 class PlanCommandsTest : public ::testing::Test {
