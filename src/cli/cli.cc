@@ -10,6 +10,7 @@
 #include "cli/model_sources.h"
 #include "cli/pack_command.h"
 #include "cli/run_command.h"
+#include "ferrite/core/version.h"
 
 namespace ferrite::cli {
 namespace {
@@ -94,6 +95,8 @@ int run_cli(int argc, char** argv) {
   CLI::App app{"ferrite — compile semantic model programs into execution plans", "ferrite"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  app.set_version_flag("--version", std::string("ferrite ") + version_string(),
+                       "Print the version and exit");
 
   CheckArgs check;
   auto* check_cmd = app.add_subcommand(
@@ -128,6 +131,9 @@ int run_cli(int argc, char** argv) {
   add_plan_source_options(explain_cmd, explain.sources);
   add_model_plan_options(explain_cmd, explain.model, false);
   explain_cmd->add_flag("--json", explain.json, "Print machine-readable JSON");
+  explain_cmd->add_option("--html", explain.html,
+                          "Also write the plan as one self-contained HTML page (summary, node "
+                          "table, activation arena chart, memory by kind)");
 
   VerifyArgs verify;
   auto* verify_cmd = app.add_subcommand(
@@ -214,6 +220,8 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "ferrite: usage error: " << e.what() << "\nRun with --help for usage.\n";

@@ -43,6 +43,7 @@ struct ExplainArgs {
   PlanSourceArgs sources;
   ModelPlanSettings model;
   bool json = false;
+  std::string html;  // write the HTML report here (cli/plan_report_html.h)
 };
 int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err);
 

@@ -9,14 +9,23 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/plan_explanation.h"
+#include "cli/plan_report_html.h"
 #include "cli/model_plan.h"
 #include "cli/plan_sources.h"
 #include "ferrite/core/json_reader.h"
+#include "ferrite/format/atomic_file.h"
 #include "ferrite/plan/execution_plan.h"
 #include "ferrite/plan/plan_verify.h"
 
 namespace ferrite::cli {
 namespace {
+
+// --html FILE: the report, written whole or not at all.
+Result<void> write_html_report(const ExplainArgs& args, const PlanExplanation& explanation,
+                               const MemoryFit* fit) {
+  if (args.html.empty()) return {};
+  return write_file_atomically(args.html, render_html(explanation, fit));
+}
 
 // A plan file is {"payload":…,"plan_hash":…}; anything else is taken as a
 // program file to compile.
@@ -35,12 +44,26 @@ int explain_model(const ExplainArgs& args, std::ostream& out, std::ostream& err)
   auto fit = model_memory_fit(args.path, *settings);
   if (!fit) return report_error(fit.error(), args.json, out, err);
   std::optional<PlanExplanation> explanation;
+  if (!fit->fits && !args.html.empty()) {
+    return report_error(
+        make_error(ErrorCode::kInvalidArgument,
+                   "--html: the model does not fit at context {} ({} needed, {} usable), so "
+                   "there is no plan to draw; the largest context that fits is {}",
+                   fit->context_length, human_bytes(fit->total_bytes),
+                   human_bytes(fit->usable_bytes), fit->largest_fitting_context)
+            .with_field("file", args.html)
+            .value(),
+        args.json, out, err);
+  }
   if (fit->fits) {
     auto compiled = compile_model_plan(args.path, *settings, WeightsDigest::kSkip);
     if (!compiled) return report_error(compiled.error(), args.json, out, err);
     auto explained = explain_plan(compiled->plan().to_json());
     if (!explained) return report_error(explained.error(), args.json, out, err);
     explanation = std::move(*explained);
+    if (auto written = write_html_report(args, *explanation, &*fit); !written) {
+      return report_error(written.error(), args.json, out, err);
+    }
   }
   if (args.json) {
     nlohmann::json json = explanation ? to_json(*explanation) : nlohmann::json::object();
@@ -89,6 +112,9 @@ int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err) {
   }
   auto explanation = explain_plan(wire);
   if (!explanation) return report_error(explanation.error(), args.json, out, err);
+  if (auto written = write_html_report(args, *explanation, nullptr); !written) {
+    return report_error(written.error(), args.json, out, err);
+  }
   if (args.json) {
     out << to_json(*explanation).dump(2) << "\n";
   } else {

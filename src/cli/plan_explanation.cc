@@ -1,6 +1,9 @@
 #include "cli/plan_explanation.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -210,6 +213,47 @@ std::string weight_quality_summary(const PlanExplanation& e) {
   return line;
 }
 
+// Every (value, arena, offset, length) the nodes' value storages place in a
+// packed activation arena, with the first and last node index touching it.
+Result<std::vector<ExplainedBuffer>> read_buffers(const std::vector<JsonCursor>& node_rows,
+                                                  const std::vector<ExplainedArena>& arenas) {
+  std::set<std::string, std::less<>> arena_ids;
+  for (const auto& a : arenas) arena_ids.insert(a.id);
+  std::map<std::tuple<std::string, uint64_t, std::string, uint64_t>, ExplainedBuffer> found;
+  for (size_t index = 0; index < node_rows.size(); ++index) {
+    ObjectReader node(node_rows[index].json(), node_rows[index].path());
+    FERRITE_ASSIGN_OR_RETURN(JsonCursor values, node.required("values"));
+    FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> value_rows, values.array());
+    for (const JsonCursor& value_row : value_rows) {
+      if (!value_row.is_object()) return value_row.type_error("an object");
+      ObjectReader value(value_row.json(), value_row.path());
+      FERRITE_ASSIGN_OR_RETURN(std::string value_id, value.required_string("value_id"));
+      FERRITE_ASSIGN_OR_RETURN(JsonCursor storage_cursor, value.required("storage"));
+      if (!storage_cursor.is_object()) return storage_cursor.type_error("an object");
+      ObjectReader storage(storage_cursor.json(), storage_cursor.path());
+      FERRITE_ASSIGN_OR_RETURN(JsonCursor components, storage.required("components"));
+      FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> component_rows, components.array());
+      for (const JsonCursor& component_row : component_rows) {
+        if (!component_row.is_object()) return component_row.type_error("an object");
+        ObjectReader component(component_row.json(), component_row.path());
+        FERRITE_ASSIGN_OR_RETURN(std::string resource, component.required_string("resource_id"));
+        if (!arena_ids.contains(resource)) continue;
+        FERRITE_ASSIGN_OR_RETURN(uint64_t offset, component.required_u64("offset_bytes"));
+        FERRITE_ASSIGN_OR_RETURN(uint64_t length, component.required_u64("length_bytes"));
+        auto [at, inserted] = found.try_emplace({resource, offset, value_id, length});
+        if (inserted) {
+          at->second = ExplainedBuffer{value_id, resource, offset, length, index, index};
+        }
+        at->second.last_node = index;
+      }
+    }
+  }
+  std::vector<ExplainedBuffer> out;
+  out.reserve(found.size());
+  for (auto& [key, buffer] : found) out.push_back(std::move(buffer));
+  return out;
+}
+
 }  // namespace
 
 Result<PlanExplanation> explain_plan(const json& wire) {
@@ -278,6 +322,7 @@ Result<PlanExplanation> explain_plan(const json& wire) {
     out.total_resource_bytes = *total;
     out.resources.push_back(std::move(resource));
   }
+  FERRITE_ASSIGN_OR_RETURN(out.buffers, read_buffers(node_rows, out.arenas));
   FERRITE_RETURN_IF_ERROR(read_weight_materialization(payload, out));
   return out;
 }

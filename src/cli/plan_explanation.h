@@ -63,6 +63,18 @@ struct ExplainedArena {
   uint64_t dedicated_bytes = 0;
 };
 
+// One activation buffer of a packed arena: where it lies and when it is
+// live, as node indices (the first node that touches it through the last).
+// Read from the nodes' value storages; the report draws one rectangle each.
+struct ExplainedBuffer {
+  std::string value_id;
+  std::string arena_id;
+  uint64_t offset_bytes = 0;
+  uint64_t length_bytes = 0;
+  uint64_t first_node = 0;
+  uint64_t last_node = 0;
+};
+
 // One approximated weight component of the plan's quality approval.
 struct ExplainedWeightQuality {
   std::string component_id;
@@ -84,6 +96,8 @@ struct PlanExplanation {
   std::vector<ExplainedNode> nodes;
   std::vector<ExplainedResource> resources;
   std::vector<ExplainedArena> arenas;  // packed activation arenas
+  // Buffers of those arenas, by arena id, then offset, then value id.
+  std::vector<ExplainedBuffer> buffers;
   std::map<std::string, uint64_t> nodes_per_provider;
   uint64_t fallbacks = 0;
   uint64_t static_bytes = 0;

@@ -1,0 +1,160 @@
+// `ferrite explain … --html`: one self-contained page whose charts are drawn
+// from the plan — one rectangle per activation buffer, fallback rows marked,
+// every plan string escaped — and whose buffers never overlap in bytes while
+// they are live at the same node (the packer's promise, seen in the picture).
+#include <unistd.h>
+
+#include <filesystem>
+#include <regex>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/plan_explanation.h"
+#include "cli/plan_report_html.h"
+#include "ferrite/plan/plan_verify.h"
+#include "support/cli_invoke.h"
+
+namespace ferrite::cli {
+namespace plan_report_html_test {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using test_support::invoke;
+using test_support::read_file;
+namespace fs = std::filesystem;
+
+const fs::path kModel =
+    fs::path(FERRITE_SOURCE_DIR) / ".." / "shared" / "models" / "stories260K.gguf";
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+class PlanReportHtmlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ferrite_report_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(PlanReportHtmlTest, ModelReportDrawsEveryBufferAndMarksFallbacks) {
+  const fs::path plan = dir_ / "model.plan.json";
+  const fs::path html = dir_ / "report.html";
+  ASSERT_EQ(invoke(run_compile, CompileArgs{.sources = {.program_path = kModel.string()},
+                                            .output_path = plan.string()})
+                .code,
+            0);
+  auto r = invoke(run_explain, ExplainArgs{.path = plan.string(), .html = html.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string page = read_file(html);
+
+  auto wire = read_plan_wire(read_file(plan));
+  ASSERT_TRUE(wire) << wire.error().to_string();
+  auto e = explain_plan(*wire);
+  ASSERT_TRUE(e) << e.error().to_string();
+  ASSERT_EQ(e->arenas.size(), 1u);
+  // Every buffer the packer placed is drawn once.
+  EXPECT_EQ(e->buffers.size(), e->arenas[0].buffers);
+  EXPECT_EQ(count(page, "<rect class=\"buffer\""), e->buffers.size());
+  EXPECT_GT(e->fallbacks, 0u);  // token_embedding and take_last_token: reference only
+  EXPECT_EQ(count(page, "<tr class=\"fallback\">"), e->fallbacks);
+  EXPECT_EQ(count(page, "<tr"), 8 /* summary rows */ + 1 + e->nodes.size());
+  EXPECT_THAT(page, HasSubstr("<line class=\"peak\""));
+  EXPECT_THAT(page, HasSubstr("<line class=\"load\""));
+  EXPECT_THAT(page, HasSubstr("id=\"capacity-chart\""));
+  EXPECT_THAT(page, HasSubstr(e->plan_id));
+  EXPECT_THAT(page, Not(HasSubstr("id=\"fit\"")));  // a plan file: no fit line
+  // Self-contained: nothing is fetched.
+  EXPECT_THAT(page, Not(HasSubstr("http://")));
+  EXPECT_THAT(page, Not(HasSubstr("https://")));
+  EXPECT_THAT(page, Not(HasSubstr("src=")));
+  EXPECT_THAT(page, Not(HasSubstr("<script")));
+  // The same plan draws the same bytes.
+  const fs::path again = dir_ / "again.html";
+  ASSERT_EQ(invoke(run_explain, ExplainArgs{.path = plan.string(), .html = again.string()}).code,
+            0);
+  EXPECT_EQ(read_file(again), page);
+  // Straight from the model file: the same buffers, and whether it fits.
+  const fs::path from_model = dir_ / "model.html";
+  r = invoke(run_explain, ExplainArgs{.path = kModel.string(), .html = from_model.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string model_page = read_file(from_model);
+  EXPECT_EQ(count(model_page, "<rect class=\"buffer\""), e->buffers.size());
+  EXPECT_THAT(model_page, HasSubstr("id=\"fit\""));
+}
+
+TEST_F(PlanReportHtmlTest, LiveBuffersNeverShareBytes) {
+  const fs::path plan = dir_ / "llama.plan.json";
+  ASSERT_EQ(invoke(run_compile, CompileArgs{.sources = {.example = "llama-decoder"},
+                                            .output_path = plan.string()})
+                .code,
+            0);
+  auto wire = read_plan_wire(read_file(plan));
+  ASSERT_TRUE(wire);
+  auto e = explain_plan(*wire);
+  ASSERT_TRUE(e) << e.error().to_string();
+  ASSERT_FALSE(e->buffers.empty());
+  for (const auto& a : e->buffers) {
+    const auto arena = std::find_if(e->arenas.begin(), e->arenas.end(),
+                                    [&](const auto& x) { return x.id == a.arena_id; });
+    ASSERT_NE(arena, e->arenas.end());
+    EXPECT_LE(a.offset_bytes + a.length_bytes, arena->peak_bytes) << a.value_id;
+    EXPECT_LE(a.first_node, a.last_node);
+    for (const auto& b : e->buffers) {
+      if (&a == &b || a.arena_id != b.arena_id) continue;
+      const bool same_time = a.first_node <= b.last_node && b.first_node <= a.last_node;
+      const bool same_bytes = a.offset_bytes < b.offset_bytes + b.length_bytes &&
+                              b.offset_bytes < a.offset_bytes + a.length_bytes;
+      // A value an operation may write in place over its input shares bytes
+      // with it at exactly the node where one ends and the other begins.
+      const bool hand_over = a.last_node == b.first_node || b.last_node == a.first_node;
+      EXPECT_FALSE(same_time && same_bytes && !hand_over)
+          << a.value_id << " [" << a.first_node << "," << a.last_node << "] and " << b.value_id
+          << " [" << b.first_node << "," << b.last_node << "]";
+    }
+  }
+}
+
+TEST(PlanReportHtml, EscapesEveryPlanString) {
+  EXPECT_EQ(html_escape("<a href='x'>&\"</a>"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
+  PlanExplanation e;
+  e.plan_id = "plan/<script>alert(1)</script>";
+  e.family_id = "family.\"x\"";
+  ExplainedNode node;
+  node.id = "node.<b>";
+  node.operation = "operation.linear 1.0";
+  node.provider = "provider.<i>";
+  node.selection_reason = "fallback_from_preferred";
+  node.rejected = {{"provider.</td>", "reason <img>"}};
+  e.nodes.push_back(node);
+  e.fallbacks = 1;
+  const std::string page = render_html(e, nullptr);
+  EXPECT_THAT(page, Not(HasSubstr("<script>")));
+  EXPECT_THAT(page, Not(HasSubstr("<b>")));
+  EXPECT_THAT(page, Not(HasSubstr("<img>")));
+  EXPECT_THAT(page, HasSubstr("node.&lt;b&gt;"));
+  EXPECT_THAT(page, HasSubstr("reason &lt;img&gt;"));
+  EXPECT_EQ(count(page, "<tr class=\"fallback\">"), 1u);
+}
+
+TEST_F(PlanReportHtmlTest, ModelThatDoesNotFitHasNoPlanToDraw) {
+  const fs::path html = dir_ / "none.html";
+  auto r = invoke(run_explain, ExplainArgs{.path = kModel.string(),
+                                           .model = {.memory_bytes = uint64_t{1} << 20},
+                                           .html = html.string()});
+  EXPECT_NE(r.code, 0);
+  EXPECT_THAT(r.err, HasSubstr("no plan to draw"));
+  EXPECT_FALSE(fs::exists(html));
+}
+
+}  // namespace plan_report_html_test
+}  // namespace ferrite::cli
