@@ -1,6 +1,7 @@
 // `ferrite approve-weights`: measure what an approximate weight materializer
 // does to a model's weights, and write the approval the compiler requires.
 #include <algorithm>
+#include <optional>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/model_files.h"
 #include "cli/plan_sources.h"
+#include "cli/progress.h"
 #include "cli/text_table.h"
 #include "ferrite/format/atomic_file.h"
 #include "ferrite/format/weight_quality_file.h"
@@ -26,10 +28,14 @@ int run_approve_weights(const ApproveArgs& args, std::ostream& out, std::ostream
   auto registry = default_weight_materializers();
   if (!registry) return report_error(registry.error(), args.json, out, err);
   const WeightMaterializer& materializer = *registry->find(*id);
-  const WeightSource& weights = *model->checkpoint.weights;
+  std::optional<ProgressBar> bar;
+  bar.emplace(progress_stream(err), "measuring weights",
+              weight_source_bytes(family->weight_schema()));
+  const ProgressWeightSource weights(*model->checkpoint.weights, *bar);
   auto approval = measure_weight_quality(
       materializer, *family,
       [&](const WeightComponentSpec& c, std::span<std::byte> to) { return weights.fill(c, to); });
+  bar.reset();  // erase the bar before the table
   if (!approval) return report_error(approval.error(), args.json, out, err);
 
   std::vector<WeightId> measured;

@@ -9,6 +9,7 @@
 
 #include "cli/plan_explanation.h"
 #include "cli/plan_sources.h"
+#include "cli/progress.h"
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/json_reader.h"
 #include "ferrite/format/weight_quality_file.h"
@@ -164,8 +165,11 @@ Result<ModelPlan> compile_with(const std::string& model_path, const ModelPlanSet
   FERRITE_RETURN_IF_ERROR(select_weights(settings, std::move(recorded_approval), options));
   nlohmann::json weights_digest = nullptr;
   if (digest == WeightsDigest::kMeasure) {
-    FERRITE_ASSIGN_OR_RETURN(weights_digest, source_weights_sha256(model.family.weight_schema(),
-                                                                   *model.checkpoint.weights));
+    ProgressBar bar(settings.progress, "hashing weights",
+                    weight_source_bytes(model.family.weight_schema()));
+    ProgressWeightSource counted(*model.checkpoint.weights, bar);
+    FERRITE_ASSIGN_OR_RETURN(weights_digest,
+                             source_weights_sha256(model.family.weight_schema(), counted));
   }
   nlohmann::json run_settings{
       {"context_length", model.context_length},
@@ -205,7 +209,8 @@ Result<ModelPlan> compile_with(const std::string& model_path, const ModelPlanSet
   }
   return ModelPlan{std::move(model),         std::move(selection.kernels),
                    std::move(selection.description), std::move(materializers),
-                   std::move(*compiled),     std::move(run_settings)};
+                   std::move(*compiled),     std::move(run_settings),
+                   settings.progress};
 }
 
 // A memory bound no plan reaches: fit figures are computed under it.
@@ -340,8 +345,10 @@ Result<std::unique_ptr<Executor>> ModelPlan::load() const {
     return make_error(ErrorCode::kInvalidExecutionPlan, "materializer `{}` is not registered",
                       execution_weights.materializer().id.str());
   }
-  return Executor::load(compiled.executable, model.family, providers, *model.checkpoint.weights,
-                        execution_weights, *materializer);
+  ProgressBar bar(progress, "loading weights", weight_source_bytes(model.family.weight_schema()));
+  ProgressWeightSource counted(*model.checkpoint.weights, bar);
+  return Executor::load(compiled.executable, model.family, providers, counted, execution_weights,
+                        *materializer);
 }
 
 Result<ModelPlan> compile_model_plan(const std::string& model_path,

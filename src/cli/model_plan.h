@@ -81,6 +81,9 @@ struct ModelPlanSettings {
   std::optional<std::string> weights;           // "q8_0" / "q4_0"
   std::optional<std::string> quality_approval;  // approval file path
   std::optional<uint64_t> memory_bytes;         // default: this machine's memory
+  // Where to draw progress bars while hashing and loading weights
+  // (cli/progress.h `progress_stream`); nullptr: none. Not part of the plan.
+  std::ostream* progress = nullptr;
 };
 
 enum class WeightsDigest { kMeasure, kSkip };
@@ -92,6 +95,7 @@ struct ModelPlan {
   WeightMaterializerRegistry materializers;
   ProgramPlanCompilation compiled;
   nlohmann::json run_settings;  // as recorded in the plan
+  std::ostream* progress = nullptr;  // the settings' progress stream, for load()
 
   const ExecutionPlan& plan() const { return compiled.plan(); }
   // Executor::load of the plan with the model's weights and the plan's

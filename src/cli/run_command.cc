@@ -16,6 +16,7 @@
 #include "cli/model_sources.h"
 #include "cli/plan_explanation.h"
 #include "cli/plan_sources.h"
+#include "cli/progress.h"
 #include "ferrite/materializers/ggml_block_materializer.h"
 #include "providers/builtin/builtin_providers.h"
 #include "ferrite/runtime/generation.h"
@@ -228,9 +229,11 @@ Vocabulary byte_vocabulary(uint64_t size) {
 
 int run_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   const auto start = Clock::now();
+  ModelPlanSettings settings = args.settings;
+  settings.progress = progress_stream(err);
   auto prepared = args.plan_path
-                      ? rebuild_model_plan_file(*args.plan_path, args.model_path, args.settings)
-                      : compile_model_plan(args.model_path, args.settings, WeightsDigest::kMeasure);
+                      ? rebuild_model_plan_file(*args.plan_path, args.model_path, settings)
+                      : compile_model_plan(args.model_path, settings, WeightsDigest::kMeasure);
   if (!prepared) return report_error(prepared.error(), false, out, err);
   ModelPlan& model = *prepared;
   std::optional<Tokenizer> tokenizer;
