@@ -3,7 +3,7 @@
 # `cmake --install build --prefix P` installs:
 #   P/bin/ferrite                          the command-line program
 #   P/include/ferrite/...                  the public headers (include/ferrite)
-#   P/lib/libferrite.a                     every stage, provider and family, one archive
+#   P/lib/libferrite.a                     every stage, provider and family, the C API, one archive
 #   P/lib/libferrite.so.MAJOR.MINOR[.PATCH] the same objects as a shared library
 #   P/lib/cmake/Ferrite/                   find_package(Ferrite CONFIG): Ferrite::ferrite
 #                                          (shared), Ferrite::ferrite_static
@@ -27,6 +27,9 @@ foreach(_stage IN LISTS _ferrite_stages)
     list(APPEND _ferrite_objects $<TARGET_OBJECTS:${_stage}>)
   endif()
 endforeach()
+# On top: the CLI library (the model-plan path) and the C API over it.
+list(APPEND _ferrite_objects $<TARGET_OBJECTS:ferrite_cli_lib> $<TARGET_OBJECTS:ferrite_capi>)
+list(APPEND _ferrite_stages ferrite_cli_lib ferrite_capi)
 
 # What a program using the library needs: the headers and their header-only
 # dependencies publicly, the compiled dependencies to link.

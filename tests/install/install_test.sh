@@ -6,7 +6,8 @@
 # package three ways — CMake find_package with Ferrite::ferrite (shared) and
 # Ferrite::ferrite_static, and pkg-config — runs each, and requires the plan id
 # each prints to equal the one the installed `ferrite compile` prints for the
-# same program, catalog, policy and inputs.
+# same program, catalog, policy and inputs; and builds examples/embed_c (the
+# C API) with pkg-config and has it generate text.
 set -euo pipefail
 build="$(cd "$1" && pwd)"
 source_dir="$(cd "$2" && pwd)"
@@ -60,5 +61,15 @@ fi
 export PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig"
 [[ "$(pkg-config --modversion ferrite)" == "$version" ]] || fail "pkg-config --modversion ferrite"
 # shellcheck disable=SC2046
-c++ -O1 -o "$work/pkgconfig-embed" "$examples/embed_cpp/main.cc" $(pkg-config --cflags --libs ferrite)
+c++ -std=c++20 -O1 -o "$work/pkgconfig-embed" "$examples/embed_cpp/main.cc" $(pkg-config --cflags --libs ferrite)
 LD_LIBRARY_PATH="$prefix/$libdir" check_run "pkg-config shared" "$work/pkgconfig-embed"
+
+# The C API from a C99 program, with pkg-config: it generates text.
+# shellcheck disable=SC2046
+cc -std=c99 -O1 -o "$work/embed-c" "$examples/embed_c/main.c" $(pkg-config --cflags --libs ferrite)
+model="$source_dir/../shared/models/stories260K.gguf"
+text="$(LD_LIBRARY_PATH="$prefix/$libdir" "$work/embed-c" "$model" "Once upon a time" 16 2>"$work/embed-c.err")" ||
+  fail "embed_c failed: $(cat "$work/embed-c.err")"
+[[ "$text" == "Once upon a time"?* ]] || fail "embed_c printed '$text'"
+grep -q "ferrite $version, plan plan/sha256/" "$work/embed-c.err" || fail "embed_c: $(cat "$work/embed-c.err")"
+echo "install_test: C API ok ($(head -c 60 <<<"$text")…)"
