@@ -69,6 +69,28 @@ Result<std::string> estimator_input_fingerprint(
     const std::set<CapabilityId>& required_capabilities,
     const std::set<WeightFormatId>& required_weight_formats,
     const std::set<QuantizationFormatId>& required_quantization_formats) {
+  return estimator_input_fingerprint_of_encoded(
+      prepared_family_fingerprint, operation_fingerprint, node_id, operation_id, operation_version,
+      attributes, provider_id, encode_canonical_values(values), required_capabilities,
+      required_weight_formats, required_quantization_formats);
+}
+
+std::string encode_canonical_values(const std::vector<ResolvedValueBinding>& values) {
+  CanonicalText out;
+  out.begin_array();
+  for (const ResolvedValueBinding& binding : values) encode_canonical(binding, out);
+  out.end_array();
+  return out.text();
+}
+
+Result<std::string> estimator_input_fingerprint_of_encoded(
+    const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
+    const NodeId& node_id, const OperationId& operation_id,
+    const ContractVersion& operation_version,
+    const std::map<AttributeId, SemanticValue>& attributes, const ProviderId& provider_id,
+    std::string_view canonical_values, const std::set<CapabilityId>& required_capabilities,
+    const std::set<WeightFormatId>& required_weight_formats,
+    const std::set<QuantizationFormatId>& required_quantization_formats) {
   if (!is_canonical_sha256(prepared_family_fingerprint)) {
     return make_error(
         ErrorCode::kInvalidExecutionPlan,
@@ -119,9 +141,7 @@ Result<std::string> estimator_input_fingerprint(
   out.key("required_weight_formats");
   identities(required_weight_formats);
   out.key("values");
-  out.begin_array();
-  for (const ResolvedValueBinding& binding : values) encode_canonical(binding, out);
-  out.end_array();
+  out.canonical_value(canonical_values);
   out.end_object();
   return out.hex();
 }

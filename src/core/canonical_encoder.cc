@@ -150,6 +150,11 @@ void CanonicalEncoder::null() {
   raw(std::string_view("null"));
 }
 
+void CanonicalEncoder::canonical_value(std::string_view encoded) {
+  begin_value();
+  raw(encoded);
+}
+
 void CanonicalEncoder::json_without_member(const nlohmann::json& value, std::string_view omitted) {
   if (!value.is_object()) {
     json(value);

@@ -262,6 +262,24 @@ TEST(ProviderResourcePlanTest, EstimateFingerprintIsStableAndCoversEveryField) {
   }
 }
 
+// The estimate fingerprint (streamed) is the canonical digest of the plan's
+// JSON without that member, for plans with and without each workspace.
+TEST(ProviderResourcePlanTest, EstimateFingerprintIsTheDigestOfItsFields) {
+  std::vector<OperationResourceEstimate> estimates{good_estimate()};
+  estimates.push_back(good_estimate());
+  estimates.back().scratch = std::nullopt;
+  estimates.back().persistent = std::nullopt;
+  estimates.push_back(good_estimate());
+  estimates.back().binding = workspace(ProviderWorkspaceScope::kInvocation, WorkspaceTokens{7});
+  for (const OperationResourceEstimate& estimate : estimates) {
+    const ProviderResourcePlan plan = unwrap(plan_from(estimate));
+    nlohmann::json material = plan.to_json();
+    material.erase("estimate_fingerprint");
+    EXPECT_EQ(plan.estimate_fingerprint(), sha256_hex(canonical_json(material)));
+    EXPECT_TRUE(plan.validate_shape());
+  }
+}
+
 TEST(ProviderResourcePlanTest, Json) {
   const ProviderResourcePlan plan = unwrap(plan_from(good_estimate()));
   const nlohmann::json json = plan.to_json();

@@ -17,6 +17,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +27,7 @@
 #include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/contract_version.h"
 #include "ferrite/core/identity.h"
+#include "ferrite/core/status.h"
 #include "ferrite/program/semantic_value.h"
 
 namespace ferrite {
@@ -33,6 +35,20 @@ namespace ferrite {
 void encode_canonical(const ResolvedStorageComponent& component, CanonicalEncoder& out);
 void encode_canonical(const ResolvedValueStorage& storage, CanonicalEncoder& out);
 void encode_canonical(const ResolvedValueBinding& binding, CanonicalEncoder& out);
+
+// The canonical bytes of an estimator input's `values` array, and the
+// estimator input fingerprint given them: a node encodes its bindings once and
+// hashes them for each of its providers. estimator_input_fingerprint(..., values,
+// ...) == estimator_input_fingerprint_of_encoded(..., encode_canonical_values(values), ...).
+std::string encode_canonical_values(const std::vector<ResolvedValueBinding>& values);
+Result<std::string> estimator_input_fingerprint_of_encoded(
+    const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
+    const NodeId& node_id, const OperationId& operation_id,
+    const ContractVersion& operation_version,
+    const std::map<AttributeId, SemanticValue>& attributes, const ProviderId& provider_id,
+    std::string_view canonical_values, const std::set<CapabilityId>& required_capabilities,
+    const std::set<WeightFormatId>& required_weight_formats,
+    const std::set<QuantizationFormatId>& required_quantization_formats);
 
 nlohmann::json estimator_input_material(
     const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,

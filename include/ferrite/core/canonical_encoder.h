@@ -53,6 +53,8 @@ class CanonicalEncoder {
   void integer(int64_t value);
   void boolean(bool value);
   void null();
+  // A value already in canonical form (bytes an encoder wrote), as it is.
+  void canonical_value(std::string_view encoded);
   // A whole nlohmann document or subtree, canonically.
   void json(const nlohmann::json& value);
   // `json(value)` for an object, leaving out its top-level member `omitted`.
