@@ -58,23 +58,24 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
   FERRITE_ASSIGN_OR_RETURN(auto probe, resolve_program_nodes(context, options, tensors, probe_storages));
   FERRITE_ASSIGN_OR_RETURN(uint64_t alignment, maximum_value_alignment(probe));
 
-  // Fixed point: arenas aligned to A until no estimator asks for more. Nodes
-  // whose bindings did not move keep their earlier resolution.
-  std::vector<PlanNodeResolution> earlier = std::move(probe);
+  // Fixed point: arenas aligned to A until no estimator asks for more. The
+  // rounds move only weights: a node whose bindings equal its probe bindings
+  // (one without weights) keeps its probe resolution; every other node is
+  // resolved again in every round, so each round's stability is observed
+  // from fresh estimates.
   for (int round = 1; round <= kMaxAlignmentFixedPointRounds; ++round) {
     FERRITE_ASSIGN_OR_RETURN(auto locations, arena_weight_locations(family, weights, alignment));
     FERRITE_ASSIGN_OR_RETURN(auto storages, build_value_storages(family, weights,
                                                                  catalog.operations(), tensors,
                                                                  locations));
     FERRITE_ASSIGN_OR_RETURN(auto resolutions,
-                             resolve_program_nodes(context, options, tensors, storages, &earlier));
+                             resolve_program_nodes(context, options, tensors, storages, &probe));
     FERRITE_ASSIGN_OR_RETURN(uint64_t observed, maximum_value_alignment(resolutions));
     if (observed <= alignment) {
       return ProgramResolution{std::move(weights), std::move(tensors), std::move(storages),
                                std::move(resolutions), alignment, round, {}, 0};
     }
     alignment = observed;
-    earlier = std::move(resolutions);
   }
   return make_error(ErrorCode::kInvalidExecutionPlan,
                     "provider value alignment did not reach a bounded monotonic fixed point");
@@ -117,15 +118,15 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
                                        selection,
                                        options.completion_retention().values()};
   auto alignments = chosen_activation_alignments(resolution.node_resolutions, selection);
-  // Nodes whose bindings the packing did not move keep their resolution.
-  const std::vector<PlanNodeResolution>* earlier = &resolution.node_resolutions;
-  std::vector<PlanNodeResolution> last_round;
+  // As in the alignment rounds: a node whose bindings the packing did not
+  // move keeps its unpacked resolution; every other node is resolved again
+  // in every round.
   for (int round = 1; round <= kMaxAlignmentFixedPointRounds; ++round) {
     FERRITE_ASSIGN_OR_RETURN(ActivationPlacement placement, place_activations(input, alignments));
     FERRITE_ASSIGN_OR_RETURN(auto resolutions, resolve_program_nodes(context, options,
                                                                     resolution.value_tensors,
                                                                     placement.value_storages,
-                                                                    earlier));
+                                                                    &resolution.node_resolutions));
     FERRITE_ASSIGN_OR_RETURN(auto packed_selection,
                              select_providers_jointly(resolutions, catalog, policy));
     bool raised = false;
@@ -145,8 +146,6 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
       selection = std::move(packed_selection);
       return {};
     }
-    last_round = std::move(resolutions);
-    earlier = &last_round;
   }
   return make_error(ErrorCode::kInvalidExecutionPlan,
                     "activation alignment did not reach a bounded monotonic fixed point");

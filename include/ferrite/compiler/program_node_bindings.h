@@ -10,7 +10,9 @@
 // placement (probe, each alignment round, each activation packing round).
 //
 // `previous`, when given, is the result of an earlier call in the SAME
-// compilation (same context and options): a node whose bindings, requested
+// compilation (same context and options; the compiler passes the probe's
+// result to every alignment round and the unpacked resolution to every
+// packing round): a node whose bindings, requested
 // capabilities and preferred provider equal its previous resolution's takes
 // that resolution as it is instead of being resolved again. resolve_node is a
 // function of exactly (context, node, bindings, capabilities, preferred
