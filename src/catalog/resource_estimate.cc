@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/fingerprint.h"
 
@@ -68,6 +69,41 @@ std::string fields_problem(const ProviderResourcePlan& plan) {
   return "";
 }
 
+// canonical_fingerprint(plan.fingerprint_material()), streamed in canonical
+// key order from the plan's public fields (tests hold the two equal).
+std::string estimate_fingerprint_of(const ProviderResourcePlan& plan) {
+  thread_local CanonicalSha256 out;
+  out.reset();
+  auto workspace = [&](const std::optional<ProviderWorkspaceRequirement>& w) {
+    if (w) {
+      out.json(w->to_json());
+    } else {
+      out.null();
+    }
+  };
+  out.begin_object();
+  out.key("binding");
+  workspace(plan.binding());
+  out.key("estimator_id");
+  out.string(plan.estimator_id());
+  out.key("estimator_implementation_fingerprint");
+  out.string(plan.estimator_implementation_fingerprint());
+  out.key("estimator_input_fingerprint");
+  out.string(plan.estimator_input_fingerprint());
+  out.key("estimator_version");
+  out.string(plan.estimator_version().to_string());
+  out.key("persistent");
+  workspace(plan.persistent());
+  out.key("provider_id");
+  out.string(plan.provider_id().str());
+  out.key("scratch");
+  workspace(plan.scratch());
+  out.key("value_alignment_bytes");
+  out.unsigned_integer(plan.value_alignment_bytes());
+  out.end_object();
+  return out.hex();
+}
+
 }  // namespace
 
 Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
@@ -113,8 +149,9 @@ Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
   plan.binding_ = estimate.binding;
   plan.persistent_ = estimate.persistent;
   FERRITE_RETURN_IF_ERROR(plan.validate_fields());
-  plan.estimate_fingerprint_ = canonical_fingerprint(plan.fingerprint_material());
-  FERRITE_RETURN_IF_ERROR(plan.validate_shape());
+  // validate_shape() would recompute this very digest from the same fields:
+  // the fields were validated above and no member can change after this.
+  plan.estimate_fingerprint_ = estimate_fingerprint_of(plan);
   return plan;
 }
 
@@ -131,7 +168,7 @@ Result<void> ProviderResourcePlan::validate_fields() const {
 Result<void> ProviderResourcePlan::validate_shape() const {
   FERRITE_RETURN_IF_ERROR(validate_fields());
   if (!is_canonical_sha256(estimate_fingerprint_) ||
-      estimate_fingerprint_ != canonical_fingerprint(fingerprint_material())) {
+      estimate_fingerprint_ != estimate_fingerprint_of(*this)) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "provider `{}` resource estimate fingerprint `{}` does not match its fields",
                       provider_id_.str(), estimate_fingerprint_)

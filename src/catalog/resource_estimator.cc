@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/catalog/canonical_encoding.h"
+#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/fingerprint.h"
 #include "ferrite/core/json_array.h"
 #include "ferrite/program/model_program.h"
@@ -67,6 +69,28 @@ Result<std::string> estimator_input_fingerprint(
     const std::set<CapabilityId>& required_capabilities,
     const std::set<WeightFormatId>& required_weight_formats,
     const std::set<QuantizationFormatId>& required_quantization_formats) {
+  return estimator_input_fingerprint_of_encoded(
+      prepared_family_fingerprint, operation_fingerprint, node_id, operation_id, operation_version,
+      attributes, provider_id, encode_canonical_values(values), required_capabilities,
+      required_weight_formats, required_quantization_formats);
+}
+
+std::string encode_canonical_values(const std::vector<ResolvedValueBinding>& values) {
+  CanonicalText out;
+  out.begin_array();
+  for (const ResolvedValueBinding& binding : values) encode_canonical(binding, out);
+  out.end_array();
+  return out.text();
+}
+
+Result<std::string> estimator_input_fingerprint_of_encoded(
+    const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
+    const NodeId& node_id, const OperationId& operation_id,
+    const ContractVersion& operation_version,
+    const std::map<AttributeId, SemanticValue>& attributes, const ProviderId& provider_id,
+    std::string_view canonical_values, const std::set<CapabilityId>& required_capabilities,
+    const std::set<WeightFormatId>& required_weight_formats,
+    const std::set<QuantizationFormatId>& required_quantization_formats) {
   if (!is_canonical_sha256(prepared_family_fingerprint)) {
     return make_error(
         ErrorCode::kInvalidExecutionPlan,
@@ -81,23 +105,45 @@ Result<std::string> estimator_input_fingerprint(
         "canonical sha256",
         node_id.str(), provider_id.str(), operation_id.str(), operation_fingerprint);
   }
-  nlohmann::json attribute_json = nlohmann::json::object();
-  for (const auto& [id, value] : attributes) attribute_json[id.str()] = semantic_value_to_json(value);
-  nlohmann::json value_json = nlohmann::json::array();
-  for (const ResolvedValueBinding& binding : values) value_json.push_back(binding.to_json());
-  const nlohmann::json material{
-      {"prepared_family_fingerprint", prepared_family_fingerprint},
-      {"operation_fingerprint", operation_fingerprint},
-      {"node_id", node_id.str()},
-      {"operation_id", operation_id.str()},
-      {"operation_version", operation_version.to_string()},
-      {"attributes", std::move(attribute_json)},
-      {"provider_id", provider_id.str()},
-      {"values", std::move(value_json)},
-      {"required_capabilities", json_identity_array(required_capabilities)},
-      {"required_weight_formats", json_identity_array(required_weight_formats)},
-      {"required_quantization_formats", json_identity_array(required_quantization_formats)}};
-  return canonical_fingerprint(material);
+  // Streamed in canonical key order: the bytes of
+  // canonical_json(estimator_input_material(...)), never built as a document.
+  thread_local CanonicalSha256 out;
+  out.reset();
+  auto identities = [&](const auto& ids) {
+    out.begin_array();
+    for (const auto& id : ids) out.string(id.str());
+    out.end_array();
+  };
+  out.begin_object();
+  out.key("attributes");
+  out.begin_object();
+  for (const auto& [id, value] : attributes) {
+    out.key(id.str());
+    out.json(semantic_value_to_json(value));
+  }
+  out.end_object();
+  out.key("node_id");
+  out.string(node_id.str());
+  out.key("operation_fingerprint");
+  out.string(operation_fingerprint);
+  out.key("operation_id");
+  out.string(operation_id.str());
+  out.key("operation_version");
+  out.string(operation_version.to_string());
+  out.key("prepared_family_fingerprint");
+  out.string(prepared_family_fingerprint);
+  out.key("provider_id");
+  out.string(provider_id.str());
+  out.key("required_capabilities");
+  identities(required_capabilities);
+  out.key("required_quantization_formats");
+  identities(required_quantization_formats);
+  out.key("required_weight_formats");
+  identities(required_weight_formats);
+  out.key("values");
+  out.canonical_value(canonical_values);
+  out.end_object();
+  return out.hex();
 }
 
 }  // namespace ferrite

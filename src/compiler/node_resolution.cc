@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ferrite/catalog/canonical_encoding.h"
 #include "ferrite/compiler/tensor_inference.h"
 #include "ferrite/core/fingerprint.h"
 
@@ -214,7 +215,10 @@ Result<PlanNodeResolution> PlanNodeResolution::create(
               return a.provider_id() < b.provider_id();
             });
   for (size_t i = 0; i < candidates.size(); ++i) {
-    FERRITE_RETURN_IF_ERROR(candidates[i].validate_shape());
+    // Fields only: the estimate fingerprint is computed by the one constructor
+    // (from_provider_output) from members nothing can change afterwards, and
+    // build_plan_node re-checks the chosen plan's shape once.
+    FERRITE_RETURN_IF_ERROR(candidates[i].validate_fields());
     if (i > 0 && candidates[i - 1].provider_id() == candidates[i].provider_id()) {
       return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` lists provider `{}` twice",
                         node_id.str(), candidates[i].provider_id().str())
@@ -396,6 +400,8 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   std::vector<ProviderResourcePlan> candidates;
   std::map<ProviderId, PlanProviderRejectReason> rejections;
   const DeviceDescriptor& device = context.catalog.device();
+  // The bindings' canonical bytes, encoded once for all providers.
+  std::optional<std::string> canonical_values;
   for (const ProviderId& provider_id : compatible) {
     const OperationProviderDescriptor* descriptor =
         context.catalog.find_provider(node.operation_id, provider_id);
@@ -425,12 +431,13 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                         node.id.str(), provider_id.str())
           .with_field("node_id", node.id.str());
     }
+    if (!canonical_values) canonical_values = encode_canonical_values(bindings);
     FERRITE_ASSIGN_OR_RETURN(
         std::string input_fingerprint,
-        estimator_input_fingerprint(context.family.fingerprint(), operation_fingerprint, node.id,
-                                    node.operation_id, node.required_version, node.attributes,
-                                    provider_id, bindings, capabilities, weight_formats,
-                                    quantization_formats));
+        estimator_input_fingerprint_of_encoded(
+            context.family.fingerprint(), operation_fingerprint, node.id, node.operation_id,
+            node.required_version, node.attributes, provider_id, *canonical_values, capabilities,
+            weight_formats, quantization_formats));
     OperationResourceEstimateRequest estimate_request{
         .node_id = node.id,
         .operation = op,

@@ -41,7 +41,8 @@ Result<ResolvedValueBinding> make_binding(
 
 Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
-    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages) {
+    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages,
+    const std::vector<PlanNodeResolution>* previous) {
   // Every node's operation and version first: a backend that cannot run the
   // program fails before any estimator is called (spec §12 case 15).
   for (const ProgramNode* node : context.family.program().nodes()) {
@@ -58,8 +59,12 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
           .with_field("available_version", op->version.to_string());
     }
   }
+  const auto& nodes = context.family.program().nodes();
+  if (previous != nullptr && previous->size() != nodes.size()) previous = nullptr;
   std::vector<PlanNodeResolution> out;
-  for (const ProgramNode* node : context.family.program().nodes()) {
+  out.reserve(nodes.size());
+  for (size_t index = 0; index < nodes.size(); ++index) {
+    const ProgramNode* node = nodes[index];
     FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
                              context.catalog.operation_for_node(node->id, node->operation_id));
     std::vector<ResolvedValueBinding> bindings;
@@ -86,6 +91,14 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     if (auto it = options.preferred_providers().find(node->id);
         it != options.preferred_providers().end()) {
       preferred = it->second;
+    }
+    if (previous != nullptr) {
+      const PlanNodeResolution& earlier = (*previous)[index];
+      if (earlier.node_id() == node->id && earlier.values() == bindings &&
+          earlier.required_capabilities() == requested && earlier.preferred_provider() == preferred) {
+        out.push_back(earlier);
+        continue;
+      }
     }
     FERRITE_ASSIGN_OR_RETURN(auto resolution, resolve_node(context, *node, std::move(bindings),
                                                            std::move(requested), std::move(preferred)));

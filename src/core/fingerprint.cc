@@ -1,5 +1,7 @@
 #include "ferrite/core/fingerprint.h"
 
+#include "ferrite/core/canonical_encoder.h"
+
 #include <openssl/evp.h>
 
 #include <array>
@@ -8,18 +10,11 @@
 namespace ferrite {
 
 std::string sha256_hex(std::string_view bytes) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int length = 0;
-  // EVP_Digest is a one-shot call; it cannot fail for SHA-256 on valid memory.
-  EVP_Digest(bytes.data(), bytes.size(), digest.data(), &length, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(length * 2);
-  for (unsigned int i = 0; i < length; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 0xf]);
-  }
-  return out;
+  // One reused context per thread; the bytes are hashed as they are.
+  thread_local CanonicalSha256 hash;
+  hash.reset();
+  hash.update(bytes);
+  return hash.hex();
 }
 
 std::string canonical_json(const nlohmann::json& value) {
@@ -31,7 +26,11 @@ std::string canonical_json(const nlohmann::json& value) {
 }
 
 std::string canonical_fingerprint(const nlohmann::json& value) {
-  return sha256_hex(canonical_json(value));
+  // Streamed: the same bytes as canonical_json(value), never materialized.
+  thread_local CanonicalSha256 hash;
+  hash.reset();
+  hash.json(value);
+  return hash.hex();
 }
 
 bool is_canonical_sha256(std::string_view text) {

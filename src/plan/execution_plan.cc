@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "ferrite/plan/program_plan_compiler.h"
+#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/fingerprint.h"
 #include "ferrite/plan/plan_node_builder.h"
 #include "ferrite/plan/storage_sharing.h"
@@ -102,9 +103,12 @@ json weight_format_set(const std::set<QuantizationFormatId>& formats) {
 }  // namespace
 
 std::string plan_payload_hash(const json& payload) {
-  json material = payload;
-  if (material.is_object()) material.erase("plan_id");
-  return canonical_fingerprint(material);
+  // The canonical hash of the payload without `plan_id`, streamed: no copy of
+  // the payload, no text.
+  thread_local CanonicalSha256 hash;
+  hash.reset();
+  hash.json_without_member(payload, "plan_id");
+  return hash.hex();
 }
 
 json ExecutionPlan::to_json() const { return json{{"payload", payload_}, {"plan_hash", plan_hash_}}; }
@@ -199,13 +203,24 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   // The caller's record of how the plan is meant to run (compile_options.h);
   // plans compiled without one keep their earlier wire form.
   if (!run_settings.is_null()) payload["run_settings"] = run_settings;
-  plan.plan_hash_ = plan_payload_hash(payload);
+  // One streamed pass gives both the hash and the size of the wire text:
+  // canonical_text() is {"payload":P,"plan_hash":"H"} where P is the hashed
+  // payload plus the member "plan_id":"plan/sha256/H" (payload always has
+  // members before and after it, so it adds exactly one comma).
+  thread_local CanonicalSha256 hash;
+  hash.reset();
+  hash.json_without_member(payload, "plan_id");
+  const uint64_t hashed_bytes = hash.size();
+  plan.plan_hash_ = hash.hex();
   plan.plan_id_ = "plan/sha256/" + plan.plan_hash_;
   payload["plan_id"] = plan.plan_id_;
-  const std::string text = canonical_json(json{{"payload", payload}, {"plan_hash", plan.plan_hash_}});
-  if (text.size() > kMaxPlanJsonBytes) {
+  const uint64_t text_bytes = std::string_view(R"({"payload":)").size() + hashed_bytes +
+                              std::string_view(R"(,"plan_id":"")").size() + plan.plan_id_.size() +
+                              std::string_view(R"(,"plan_hash":"")").size() +
+                              plan.plan_hash_.size() + std::string_view("}").size();
+  if (text_bytes > kMaxPlanJsonBytes) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
-                      "plan JSON is {} bytes, over the {} byte limit", text.size(),
+                      "plan JSON is {} bytes, over the {} byte limit", text_bytes,
                       kMaxPlanJsonBytes);
   }
   plan.payload_ = std::move(payload);

@@ -58,13 +58,18 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
   FERRITE_ASSIGN_OR_RETURN(auto probe, resolve_program_nodes(context, options, tensors, probe_storages));
   FERRITE_ASSIGN_OR_RETURN(uint64_t alignment, maximum_value_alignment(probe));
 
-  // Fixed point: arenas aligned to A until no estimator asks for more.
+  // Fixed point: arenas aligned to A until no estimator asks for more. The
+  // rounds move only weights: a node whose bindings equal its probe bindings
+  // (one without weights) keeps its probe resolution; every other node is
+  // resolved again in every round, so each round's stability is observed
+  // from fresh estimates.
   for (int round = 1; round <= kMaxAlignmentFixedPointRounds; ++round) {
     FERRITE_ASSIGN_OR_RETURN(auto locations, arena_weight_locations(family, weights, alignment));
     FERRITE_ASSIGN_OR_RETURN(auto storages, build_value_storages(family, weights,
                                                                  catalog.operations(), tensors,
                                                                  locations));
-    FERRITE_ASSIGN_OR_RETURN(auto resolutions, resolve_program_nodes(context, options, tensors, storages));
+    FERRITE_ASSIGN_OR_RETURN(auto resolutions,
+                             resolve_program_nodes(context, options, tensors, storages, &probe));
     FERRITE_ASSIGN_OR_RETURN(uint64_t observed, maximum_value_alignment(resolutions));
     if (observed <= alignment) {
       return ProgramResolution{std::move(weights), std::move(tensors), std::move(storages),
@@ -113,11 +118,15 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
                                        selection,
                                        options.completion_retention().values()};
   auto alignments = chosen_activation_alignments(resolution.node_resolutions, selection);
+  // As in the alignment rounds: a node whose bindings the packing did not
+  // move keeps its unpacked resolution; every other node is resolved again
+  // in every round.
   for (int round = 1; round <= kMaxAlignmentFixedPointRounds; ++round) {
     FERRITE_ASSIGN_OR_RETURN(ActivationPlacement placement, place_activations(input, alignments));
     FERRITE_ASSIGN_OR_RETURN(auto resolutions, resolve_program_nodes(context, options,
                                                                     resolution.value_tensors,
-                                                                    placement.value_storages));
+                                                                    placement.value_storages,
+                                                                    &resolution.node_resolutions));
     FERRITE_ASSIGN_OR_RETURN(auto packed_selection,
                              select_providers_jointly(resolutions, catalog, policy));
     bool raised = false;

@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include "ferrite/catalog/resource_estimate.h"
+#include "ferrite/catalog/canonical_encoding.h"
+#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/fingerprint.h"
 #include "support/fixtures.h"
 
@@ -260,6 +262,24 @@ TEST(ProviderResourcePlanTest, EstimateFingerprintIsStableAndCoversEveryField) {
   }
 }
 
+// The estimate fingerprint (streamed) is the canonical digest of the plan's
+// JSON without that member, for plans with and without each workspace.
+TEST(ProviderResourcePlanTest, EstimateFingerprintIsTheDigestOfItsFields) {
+  std::vector<OperationResourceEstimate> estimates{good_estimate()};
+  estimates.push_back(good_estimate());
+  estimates.back().scratch = std::nullopt;
+  estimates.back().persistent = std::nullopt;
+  estimates.push_back(good_estimate());
+  estimates.back().binding = workspace(ProviderWorkspaceScope::kInvocation, WorkspaceTokens{7});
+  for (const OperationResourceEstimate& estimate : estimates) {
+    const ProviderResourcePlan plan = unwrap(plan_from(estimate));
+    nlohmann::json material = plan.to_json();
+    material.erase("estimate_fingerprint");
+    EXPECT_EQ(plan.estimate_fingerprint(), sha256_hex(canonical_json(material)));
+    EXPECT_TRUE(plan.validate_shape());
+  }
+}
+
 TEST(ProviderResourcePlanTest, Json) {
   const ProviderResourcePlan plan = unwrap(plan_from(good_estimate()));
   const nlohmann::json json = plan.to_json();
@@ -370,6 +390,53 @@ TEST(EstimatorInputTest, ChangesWithEveryInput) {
     auto fingerprint = args.fingerprint();
     ASSERT_TRUE(fingerprint) << name << ": " << fingerprint.error().to_string();
     EXPECT_TRUE(seen.insert(*fingerprint).second) << "fingerprint did not change with " << name;
+  }
+}
+
+// The streamed fingerprint hashes exactly the bytes of the document it
+// replaced (estimator_input_material), on varied inputs: attributes of every
+// semantic kind (text needing escapes and non-ASCII), a weight contract,
+// composite storage, extra capabilities and formats, other offsets.
+TEST(EstimatorInputTest, StreamedFingerprintEqualsTheCanonicalMaterialDigest) {
+  using Mutation = std::function<void(InputArgs&)>;
+  const std::vector<std::pair<std::string, Mutation>> variants = {
+      {"default", [](InputArgs&) {}},
+      {"attributes",
+       [](InputArgs& a) {
+         a.attributes[AttributeId::literal("attr.b")] = SemanticBool{true};
+         a.attributes[AttributeId::literal("attr.i")] = SemanticInteger{-7};
+         a.attributes[AttributeId::literal("attr.u")] = SemanticUnsigned{UINT64_MAX};
+         a.attributes[AttributeId::literal("attr.t")] = SemanticText{"quote\" \\ tab\t caf\xc3\xa9"};
+         a.attributes[AttributeId::literal("attr.v")] = SemanticIntegers{{-1, 0, 1}};
+       }},
+      {"offsets", [](InputArgs& a) { a.values = node_values(4096); }},
+      {"no values", [](InputArgs& a) { a.values.clear(); }},
+      {"sets",
+       [](InputArgs& a) {
+         a.capabilities.insert(CapabilityId::literal("capability.b"));
+         a.weight_formats.insert(WeightFormatId::literal("format.b"));
+         a.quantization_formats.insert(QuantizationFormatId::literal("quant.a"));
+         a.quantization_formats.insert(QuantizationFormatId::literal("quant.b"));
+       }},
+      {"version", [](InputArgs& a) { a.version = {3, 14}; }},
+  };
+  for (const auto& [name, mutate] : variants) {
+    InputArgs a;
+    mutate(a);
+    const nlohmann::json material = estimator_input_material(
+        a.family, a.operation, a.node, a.operation_id, a.version, a.attributes, a.provider,
+        a.values, a.capabilities, a.weight_formats, a.quantization_formats);
+    auto streamed = a.fingerprint();
+    ASSERT_TRUE(streamed) << name << ": " << streamed.error().to_string();
+    EXPECT_EQ(*streamed, sha256_hex(canonical_json(material))) << name;
+    for (const ResolvedValueBinding& binding : a.values) {
+      CanonicalText text;
+      encode_canonical(binding, text);
+      EXPECT_EQ(text.text(), canonical_json(binding.to_json())) << name << " " << binding.describe();
+      CanonicalText storage;
+      encode_canonical(binding.storage(), storage);
+      EXPECT_EQ(storage.text(), canonical_json(binding.storage().to_json())) << name;
+    }
   }
 }
 

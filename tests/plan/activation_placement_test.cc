@@ -313,5 +313,43 @@ TEST(ActivationPlacementTest, BuildRejectsCoLiveOverlap) {
   EXPECT_THAT(plan.error().message(), HasSubstr("while both are live"));
 }
 
+// Reusing earlier resolutions (resolve_program_nodes' `previous`) gives
+// exactly what resolving afresh gives: with nothing moved, and with one value
+// moved (only the nodes binding it are resolved again).
+TEST(ActivationPlacementTest, ReusedResolutionsEqualFreshOnes) {
+  auto family = program({{"scale", {"value.in", "value.w"}, "value.a"},
+                         {"unary", {"value.in"}, "value.x"},
+                         {"unary", {"value.x"}, "value.y"},
+                         {"scale", {"value.y", "value.a"}, "value.z"}},
+                        {"value.z"});
+  const CompilationTarget t = target();
+  auto options = unwrap(ProgramPlanCompileOptions::create(
+      {{value("value.in"), {{16}, ElementType::kF32, ContiguousLayout{}}}}));
+  options.set_activation_storage(ActivationStorage::kDedicated);
+  auto resolved = unwrap(ProgramPlanCompiler::resolve(
+      family, t.catalog, policy(), t.estimators, WeightMaterializerRegistry::identity_only(),
+      options));
+  const NodeResolutionContext context{family, resolved.execution_weights.schema(), t.catalog,
+                                      policy(), t.estimators};
+  auto fresh = unwrap(
+      resolve_program_nodes(context, options, resolved.value_tensors, resolved.value_storages));
+  auto reused = unwrap(resolve_program_nodes(context, options, resolved.value_tensors,
+                                             resolved.value_storages, &fresh));
+  EXPECT_EQ(reused, fresh);
+
+  auto moved = resolved.value_storages;
+  moved.insert_or_assign(value("value.z"), moved.at(value("value.x")));
+  auto fresh_moved =
+      unwrap(resolve_program_nodes(context, options, resolved.value_tensors, moved));
+  auto reused_moved =
+      unwrap(resolve_program_nodes(context, options, resolved.value_tensors, moved, &fresh));
+  EXPECT_EQ(reused_moved, fresh_moved);
+  ASSERT_EQ(fresh_moved.size(), fresh.size());
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(fresh_moved[i], fresh[i]) << i;  // z unbound
+  EXPECT_NE(fresh_moved[3], fresh[3]);  // produces value.z: new storage, new estimate
+  EXPECT_NE(fresh_moved[3].candidates()[0].estimator_input_fingerprint(),
+            fresh[3].candidates()[0].estimator_input_fingerprint());
+}
+
 }  // namespace activation_placement_test
 }  // namespace ferrite

@@ -9,6 +9,16 @@
 // preferred provider from the options. The compiler calls it once per
 // placement (probe, each alignment round, each activation packing round).
 //
+// `previous`, when given, is the result of an earlier call in the SAME
+// compilation (same context and options; the compiler passes the probe's
+// result to every alignment round and the unpacked resolution to every
+// packing round): a node whose bindings, requested
+// capabilities and preferred provider equal its previous resolution's takes
+// that resolution as it is instead of being resolved again. resolve_node is a
+// function of exactly (context, node, bindings, capabilities, preferred
+// provider) — its estimator input fingerprint is built from them and the
+// context — so the result is the one resolving again would give.
+//
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto resolutions,
 //                            resolve_program_nodes(context, options, tensors, storages));
@@ -26,6 +36,7 @@ namespace ferrite {
 
 Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
-    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages);
+    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages,
+    const std::vector<PlanNodeResolution>* previous = nullptr);
 
 }  // namespace ferrite

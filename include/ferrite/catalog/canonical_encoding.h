@@ -1,0 +1,63 @@
+// ferrite/catalog/canonical_encoding.h — catalog values streamed canonically.
+//
+// Contract: `encode_canonical(x, out)` writes into `out` exactly the bytes
+// canonical_json(x.to_json()) would be (core/canonical_encoder.h), without
+// building the document, for the values the compiler hashes once per node and
+// provider: value bindings and their storage. `estimator_input_material(...)`
+// is the document estimator_input_fingerprint (resource_estimator.h) hashes,
+// spelled out as nlohmann JSON; the fingerprint streams the same bytes and
+// tests hold the two equal.
+//
+// Example:
+//   CanonicalSha256 hash;
+//   encode_canonical(binding, hash);
+//   std::string fp = hash.hex();  // == canonical_fingerprint(binding.to_json())
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ferrite/catalog/value_binding.h"
+#include "ferrite/catalog/value_storage.h"
+#include "ferrite/core/canonical_encoder.h"
+#include "ferrite/core/contract_version.h"
+#include "ferrite/core/identity.h"
+#include "ferrite/core/status.h"
+#include "ferrite/program/semantic_value.h"
+
+namespace ferrite {
+
+void encode_canonical(const ResolvedStorageComponent& component, CanonicalEncoder& out);
+void encode_canonical(const ResolvedValueStorage& storage, CanonicalEncoder& out);
+void encode_canonical(const ResolvedValueBinding& binding, CanonicalEncoder& out);
+
+// The canonical bytes of an estimator input's `values` array, and the
+// estimator input fingerprint given them: a node encodes its bindings once and
+// hashes them for each of its providers. estimator_input_fingerprint(..., values,
+// ...) == estimator_input_fingerprint_of_encoded(..., encode_canonical_values(values), ...).
+std::string encode_canonical_values(const std::vector<ResolvedValueBinding>& values);
+Result<std::string> estimator_input_fingerprint_of_encoded(
+    const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
+    const NodeId& node_id, const OperationId& operation_id,
+    const ContractVersion& operation_version,
+    const std::map<AttributeId, SemanticValue>& attributes, const ProviderId& provider_id,
+    std::string_view canonical_values, const std::set<CapabilityId>& required_capabilities,
+    const std::set<WeightFormatId>& required_weight_formats,
+    const std::set<QuantizationFormatId>& required_quantization_formats);
+
+nlohmann::json estimator_input_material(
+    const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
+    const NodeId& node_id, const OperationId& operation_id,
+    const ContractVersion& operation_version,
+    const std::map<AttributeId, SemanticValue>& attributes, const ProviderId& provider_id,
+    const std::vector<ResolvedValueBinding>& values,
+    const std::set<CapabilityId>& required_capabilities,
+    const std::set<WeightFormatId>& required_weight_formats,
+    const std::set<QuantizationFormatId>& required_quantization_formats);
+
+}  // namespace ferrite

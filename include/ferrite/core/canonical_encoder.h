@@ -1,0 +1,118 @@
+// ferrite/core/canonical_encoder.h — the canonical JSON encoding, streamed.
+//
+// Contract: a CanonicalEncoder writes exactly the bytes `canonical_json(j)`
+// (fingerprint.h) would produce for the document its calls describe, without
+// building that document: compact JSON, no whitespace, strings escaped as
+// nlohmann's dump(-1, ' ', false, replace) escapes them (", \, \b \f \n \r \t,
+// other bytes below 0x20 as \u00xx in lowercase hex, 0x7f and valid UTF-8
+// verbatim, invalid UTF-8 replaced by U+FFFD), integers in decimal. The CALLER
+// keeps the canonical key order: keys of one object must be given in byte-wise
+// ascending order (tests compare each hand-written encoding with the
+// document it replaces); `json(j)` streams a whole nlohmann
+// tree, whose keys are already sorted. Floating-point numbers are not part of
+// the canonical form; `json(j)` still writes them as dump() would.
+//
+// `CanonicalSha256` is an encoder whose bytes go straight into one reused
+// OpenSSL SHA-256 context; `hex()` ends the document and returns the digest,
+// which equals sha256_hex(canonical_json(j)) for the same document. An encoder
+// describes one document at a time; `reset()` (or hex()) starts a new one.
+//
+// Example:
+//   CanonicalSha256 hash;
+//   hash.begin_object();
+//   hash.key("a"); hash.unsigned_integer(2);
+//   hash.key("b"); hash.string("x");
+//   hash.end_object();
+//   std::string fp = hash.hex();  // == canonical_fingerprint({{"a",2},{"b","x"}})
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ferrite {
+
+class CanonicalEncoder {
+ public:
+  CanonicalEncoder() = default;
+  virtual ~CanonicalEncoder() = default;
+  CanonicalEncoder(const CanonicalEncoder&) = delete;
+  CanonicalEncoder& operator=(const CanonicalEncoder&) = delete;
+
+  void begin_object();
+  void end_object();
+  void begin_array();
+  void end_array();
+  // The next member's key; the value call that follows is its value.
+  void key(std::string_view name);
+  void string(std::string_view text);
+  void unsigned_integer(uint64_t value);
+  void integer(int64_t value);
+  void boolean(bool value);
+  void null();
+  // A value already in canonical form (bytes an encoder wrote), as it is.
+  void canonical_value(std::string_view encoded);
+  // A whole nlohmann document or subtree, canonically.
+  void json(const nlohmann::json& value);
+  // `json(value)` for an object, leaving out its top-level member `omitted`.
+  void json_without_member(const nlohmann::json& value, std::string_view omitted);
+
+  // Bytes written since the last reset (including any already flushed).
+  uint64_t size() const { return flushed_ + buffer_.size(); }
+  void reset();
+
+ protected:
+  // Called when the buffer grows past kFlushBytes; default keeps everything.
+  virtual void flush() {}
+  // Called by reset(): forget any bytes already flushed.
+  virtual void discard() {}
+  std::string buffer_;
+  uint64_t flushed_ = 0;
+  static constexpr size_t kFlushBytes = 8192;
+
+ private:
+  void begin_value();
+  void raw(std::string_view bytes) {
+    buffer_.append(bytes);
+    if (buffer_.size() >= kFlushBytes) flush();
+  }
+  void raw(char c) {
+    buffer_.push_back(c);
+    if (buffer_.size() >= kFlushBytes) flush();
+  }
+  void quoted(std::string_view text);
+
+  // Per open container: has it a member/element yet?
+  std::vector<bool> has_element_;
+  bool after_key_ = false;
+};
+
+// Collects the encoding in memory: `text()` is canonical_json's output.
+class CanonicalText : public CanonicalEncoder {
+ public:
+  const std::string& text() const { return buffer_; }
+};
+
+// Streams the encoding into SHA-256 (one OpenSSL context per object, reused).
+class CanonicalSha256 : public CanonicalEncoder {
+ public:
+  CanonicalSha256();
+  ~CanonicalSha256() override;
+  // Lowercase hex SHA-256 of the bytes written; resets for the next document.
+  std::string hex();
+  // Hashes `bytes` as they are, outside any JSON structure (sha256_hex).
+  void update(std::string_view bytes);
+
+ protected:
+  void flush() override;
+  void discard() override { started_ = false; }
+
+ private:
+  void* context_;  // EVP_MD_CTX*
+  bool started_ = false;
+};
+
+}  // namespace ferrite

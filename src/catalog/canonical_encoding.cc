@@ -1,0 +1,95 @@
+#include "ferrite/catalog/canonical_encoding.h"
+
+#include "ferrite/core/json_array.h"
+#include "ferrite/core/tensor_json.h"
+#include "ferrite/program/model_program.h"
+
+namespace ferrite {
+
+// Keys in byte-wise order, as the canonical dump of each to_json() orders them.
+
+void encode_canonical(const ResolvedStorageComponent& component, CanonicalEncoder& out) {
+  out.begin_object();
+  out.key("component_id");
+  if (component.component_id) {
+    out.string(component.component_id->str());
+  } else {
+    out.null();
+  }
+  out.key("element_type");
+  out.string(element_type_name(component.element_type));
+  out.key("length_bytes");
+  out.unsigned_integer(component.length_bytes);
+  out.key("offset_bytes");
+  out.unsigned_integer(component.offset_bytes);
+  out.key("resource_id");
+  out.string(component.resource_id.str());
+  out.end_object();
+}
+
+void encode_canonical(const ResolvedValueStorage& storage, CanonicalEncoder& out) {
+  out.begin_object();
+  out.key("components");
+  out.begin_array();
+  for (const ResolvedStorageComponent& component : storage.components()) {
+    encode_canonical(component, out);
+  }
+  out.end_array();
+  out.end_object();
+}
+
+void encode_canonical(const ResolvedValueBinding& binding, CanonicalEncoder& out) {
+  out.begin_object();
+  out.key("access");
+  out.string(tensor_access_name(binding.access()));
+  out.key("alias");
+  out.json(alias_policy_to_json(binding.alias()));
+  out.key("ordinal");
+  out.unsigned_integer(binding.ordinal());
+  out.key("role");
+  out.string(value_binding_role_name(binding.role()));
+  out.key("storage");
+  encode_canonical(binding.storage(), out);
+  out.key("tensor");
+  out.json(tensor_spec_to_json(binding.tensor()));
+  out.key("usage");
+  out.string(buffer_usage_name(binding.usage()));
+  out.key("value_id");
+  out.string(binding.value_id().str());
+  out.key("weight");
+  if (binding.weight()) {
+    out.json(binding.weight()->to_json());
+  } else {
+    out.null();
+  }
+  out.end_object();
+}
+
+nlohmann::json estimator_input_material(
+    const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
+    const NodeId& node_id, const OperationId& operation_id,
+    const ContractVersion& operation_version,
+    const std::map<AttributeId, SemanticValue>& attributes, const ProviderId& provider_id,
+    const std::vector<ResolvedValueBinding>& values,
+    const std::set<CapabilityId>& required_capabilities,
+    const std::set<WeightFormatId>& required_weight_formats,
+    const std::set<QuantizationFormatId>& required_quantization_formats) {
+  nlohmann::json attribute_json = nlohmann::json::object();
+  for (const auto& [id, value] : attributes) attribute_json[id.str()] = semantic_value_to_json(value);
+  nlohmann::json value_json = nlohmann::json::array();
+  for (const ResolvedValueBinding& binding : values) value_json.push_back(binding.to_json());
+  return nlohmann::json{
+      {"prepared_family_fingerprint", prepared_family_fingerprint},
+      {"operation_fingerprint", operation_fingerprint},
+      {"node_id", node_id.str()},
+      {"operation_id", operation_id.str()},
+      {"operation_version", operation_version.to_string()},
+      {"attributes", std::move(attribute_json)},
+      {"provider_id", provider_id.str()},
+      {"values", std::move(value_json)},
+      {"required_capabilities", json_identity_array(required_capabilities)},
+      {"required_weight_formats", json_identity_array(required_weight_formats)},
+      {"required_quantization_formats", json_identity_array(required_quantization_formats)}};
+}
+
+}  // namespace ferrite

@@ -1,0 +1,214 @@
+#include "ferrite/core/canonical_encoder.h"
+
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "ferrite/core/fingerprint.h"
+
+namespace ferrite {
+namespace canonical_encoder_test {
+
+using nlohmann::json;
+
+// The reference: the canonical form as it was first defined, nlohmann's dump.
+std::string reference_text(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string streamed_text(const json& value) {
+  CanonicalText out;
+  out.json(value);
+  return out.text();
+}
+
+// Strings that exercise every escaping rule: each single byte, quotes and
+// backslashes, control characters, DEL, valid multi-byte UTF-8 and invalid
+// UTF-8 (lone continuation bytes, truncated and overlong sequences).
+std::vector<std::string> tricky_strings() {
+  std::vector<std::string> out{"",
+                               "plain",
+                               "quote\"inside",
+                               "back\\slash",
+                               "\b\f\n\r\t",
+                               std::string("nul\0byte", 8),
+                               "\x01\x1f\x7f",
+                               "caf\xc3\xa9",
+                               "\xe2\x82\xac euro",
+                               "\xf0\x9f\x98\x80 emoji",
+                               "\x80 lone continuation",
+                               "\xc3 truncated",
+                               "\xe2\x82 truncated three",
+                               "\xc0\xaf overlong",
+                               "\xed\xa0\x80 surrogate",
+                               "\xff\xfe",
+                               "mixed \"\\\n\xc3\xa9\x01 end"};
+  for (int c = 0; c < 256; ++c) out.push_back(std::string(1, static_cast<char>(c)));
+  return out;
+}
+
+json random_document(std::mt19937_64& rng, int depth) {
+  std::uniform_int_distribution<int> kind(0, depth > 0 ? 9 : 6);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_int_distribution<int> length(0, 12);
+  auto random_string = [&] {
+    std::string s;
+    const int n = length(rng);
+    for (int i = 0; i < n; ++i) {
+      // Mostly printable ASCII, sometimes anything.
+      const int b = byte(rng);
+      s.push_back(static_cast<char>(b < 200 ? 0x20 + b % 95 : b));
+    }
+    return s;
+  };
+  switch (kind(rng)) {
+    case 0:
+      return nullptr;
+    case 1:
+      return byte(rng) % 2 == 0;
+    case 2:
+      return static_cast<uint64_t>(rng());
+    case 3:
+      return static_cast<int64_t>(rng());
+    case 4:
+      return static_cast<uint64_t>(byte(rng));
+    case 5:
+      return -static_cast<int64_t>(byte(rng));
+    case 6:
+      return random_string();
+    case 7:
+    case 8: {
+      json object = json::object();
+      const int n = length(rng);
+      for (int i = 0; i < n; ++i) object[random_string()] = random_document(rng, depth - 1);
+      return object;
+    }
+    default: {
+      json array = json::array();
+      const int n = length(rng);
+      for (int i = 0; i < n; ++i) array.push_back(random_document(rng, depth - 1));
+      return array;
+    }
+  }
+}
+
+TEST(CanonicalEncoderTest, StringsAreEscapedExactlyAsTheReference) {
+  for (const std::string& s : tricky_strings()) {
+    EXPECT_EQ(streamed_text(json(s)), reference_text(json(s))) << json(s).dump(-1, ' ', true,
+                                                                  json::error_handler_t::replace);
+    // As an object key too.
+    const json object{{s, 1}};
+    EXPECT_EQ(streamed_text(object), reference_text(object));
+  }
+}
+
+TEST(CanonicalEncoderTest, NumbersAndLiteralsMatchTheReference) {
+  const json values[] = {0,
+                         1,
+                         -1,
+                         std::numeric_limits<int64_t>::min(),
+                         std::numeric_limits<int64_t>::max(),
+                         std::numeric_limits<uint64_t>::max(),
+                         uint64_t{1} << 63,
+                         true,
+                         false,
+                         nullptr,
+                         json::array(),
+                         json::object(),
+                         1.5,
+                         -0.25};
+  for (const json& v : values) EXPECT_EQ(streamed_text(v), reference_text(v)) << reference_text(v);
+}
+
+TEST(CanonicalEncoderTest, RandomDocumentsMatchTheReferenceTextAndDigest) {
+  std::mt19937_64 rng(20261202);
+  for (int i = 0; i < 400; ++i) {
+    const json document = random_document(rng, 4);
+    const std::string reference = reference_text(document);
+    ASSERT_EQ(streamed_text(document), reference);
+    EXPECT_EQ(canonical_json(document), reference);
+    EXPECT_EQ(canonical_fingerprint(document), sha256_hex(reference));
+    CanonicalSha256 hash;
+    hash.json(document);
+    EXPECT_EQ(hash.size(), reference.size());
+    EXPECT_EQ(hash.hex(), sha256_hex(reference));
+  }
+}
+
+TEST(CanonicalEncoderTest, LargeDocumentsCrossTheFlushBoundary) {
+  json big = json::array();
+  for (int i = 0; i < 5000; ++i) big.push_back(json{{"index", i}, {"name", "value \"" + std::to_string(i)}});
+  const std::string reference = reference_text(big);
+  ASSERT_GT(reference.size(), 8192u * 4);
+  CanonicalSha256 hash;
+  hash.json(big);
+  EXPECT_EQ(hash.size(), reference.size());
+  EXPECT_EQ(hash.hex(), sha256_hex(reference));
+  // The same object hashes the next document from scratch.
+  hash.json(json{{"a", 1}});
+  EXPECT_EQ(hash.hex(), sha256_hex(R"({"a":1})"));
+}
+
+TEST(CanonicalEncoderTest, HandWrittenCallsEqualTheDocumentTheyDescribe) {
+  const json document{{"a", json::array({1, "x", nullptr, json::object()})},
+                      {"b", json{{"c", -3}, {"d", true}}},
+                      {"e", json::array()}};
+  CanonicalText out;
+  out.begin_object();
+  out.key("a");
+  out.begin_array();
+  out.unsigned_integer(1);
+  out.string("x");
+  out.null();
+  out.begin_object();
+  out.end_object();
+  out.end_array();
+  out.key("b");
+  out.begin_object();
+  out.key("c");
+  out.integer(-3);
+  out.key("d");
+  out.boolean(true);
+  out.end_object();
+  out.key("e");
+  out.begin_array();
+  out.end_array();
+  out.end_object();
+  EXPECT_EQ(out.text(), reference_text(document));
+}
+
+TEST(CanonicalEncoderTest, WithoutMemberEqualsTheDocumentWithTheMemberErased) {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 50; ++i) {
+    json document = random_document(rng, 3);
+    if (!document.is_object()) document = json{{"x", document}};
+    document["plan_id"] = "anything";
+    json erased = document;
+    erased.erase("plan_id");
+    CanonicalText out;
+    out.json_without_member(document, "plan_id");
+    EXPECT_EQ(out.text(), reference_text(erased));
+  }
+}
+
+TEST(CanonicalEncoderTest, ResetDiscardsAPartialDocument) {
+  CanonicalSha256 hash;
+  hash.begin_object();
+  hash.key("partial");
+  for (int i = 0; i < 3000; ++i) hash.string("flush me");  // past a flush
+  hash.reset();
+  hash.json(json{{"b", 2}});
+  EXPECT_EQ(hash.hex(), sha256_hex(R"({"b":2})"));
+}
+
+TEST(CanonicalEncoderTest, Sha256OfRawBytesIsTheStandardDigest) {
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex(std::string(100000, 'a')), sha256_hex(std::string(100000, 'a')));
+}
+
+}  // namespace canonical_encoder_test
+}  // namespace ferrite
