@@ -185,7 +185,15 @@ Result<Vocabulary> read_gguf_vocabulary(const GgufModel& m) {
       {"tokenizer.ggml.fim_rep_token_id", &fim_rep, kNoToken},
       {"tokenizer.ggml.fim_sep_token_id", &fim_sep, kNoToken},
   };
-  for (const Special& s : specials) {
+  for (size_t k = 0; k < std::size(specials); ++k) {
+    const Special& s = specials[k];
+    if (k >= 3) {
+      // Optional ids: a negative or out-of-range value means "none" (llama.cpp
+      // warns and ignores it; converters write 0xFFFFFFFF or -1 for "unset").
+      auto id = token_id(m, s.key);
+      *s.id = id && id->has_value() && **id < n ? **id : s.fallback;
+      continue;
+    }
     FERRITE_ASSIGN_OR_RETURN(std::optional<uint32_t> id, token_id(m, s.key));
     *s.id = id.value_or(s.fallback);
   }

@@ -15,8 +15,10 @@
 //     llama.cpp's defaults (SentencePiece: BOS yes, EOS no, space prefix yes;
 //     BPE: BOS only for the llama3 pre-tokenizer names, no space prefix);
 //   * special ids `bos/eos/unknown/seperator/padding/eot/eom_token_id`
-//     (SentencePiece defaults bos 1, eos 2, unk 0; BPE defaults none); ids
-//     above u32 are kInvalidModelConfig; range is checked by Tokenizer::create;
+//     (SentencePiece defaults bos 1, eos 2, unk 0; BPE defaults none); for
+//     bos/eos/unk ids above u32 are kInvalidModelConfig and the range is
+//     checked by Tokenizer::create; the other ids read as "none" when
+//     negative or out of range (converters write 0xFFFFFFFF or -1);
 //   * the end-of-generation set as llama.cpp builds it: eos, eot, eom,
 //     fim pad/repo/sep (`tokenizer.ggml.fim_{pad,rep,sep}_token_id` or their
 //     usual texts), and every token whose text is one of llama.cpp's

@@ -25,10 +25,12 @@
 //    encoded by the vocabulary's kind:
 //      SentencePiece: ' ' is prepended to a fragment at the start or after a
 //      special token when add_space_prefix; the fragment is split into UTF-8
-//      code points; a code point whose text is a token starts as that token,
-//      else each of its bytes as its "<0xNN>" token (or unk); the adjacent pair
-//      whose joined text is a normal/user-defined token with the highest score
-//      merges first (ties: leftmost) until none does.
+//      code points (a byte that does not start a well-formed code point is a
+//      piece on its own); a code point whose text is a token starts as that
+//      token, else each of its bytes as its "<0xNN>" token (or unk), and those
+//      never merge; the adjacent pair whose joined text is a normal or
+//      user-defined token with the highest score merges first (ties:
+//      leftmost) until none does.
 //      Byte-level BPE: the fragment is split by the pre-tokenizer's regular
 //      expressions (PCRE2, UTF + UCP; each expression splits every piece left
 //      by the previous one; text between matches stays a piece of its own);
@@ -46,8 +48,9 @@
 //    (byte-level BPE: mapped back through the GPT-2 byte table, byte-exact).
 //  * decode_piece(previous, token, special): token_to_piece, then, for a
 //    SentencePiece vocabulary with add_space_prefix, one leading ' ' is dropped
-//    when `previous` is the BOS id or kNoToken-after-BOS (the llama2.c stream
-//    convention that undoes the space prefix). decode(ids) concatenates.
+//    when `previous` is the BOS id (the llama2.c stream convention that undoes
+//    the space prefix). decode(ids) concatenates, the first with previous =
+//    kNoToken. Unused tokens give "".
 //  * is_end_of_generation(id): id is in the vocabulary's end-of-generation set
 //    (eos, eot, eom and the texts llama.cpp treats as such; see
 //    docs/tokenizers.md); always includes eos when it exists.
