@@ -215,8 +215,9 @@ class SyntheticWeights final : public WeightSource {
 
 // <unk>, <s>, </s>, the 256 byte tokens, then unused fillers up to `size`.
 Vocabulary byte_vocabulary(uint64_t size) {
-  Vocabulary v{.tokens = {"<unk>", "<s>", "</s>"}, .scores = {0, 0, 0}, .bos_id = 1, .eos_id = 2,
-               .unk_id = 0};
+  Vocabulary v;
+  v.tokens = {"<unk>", "<s>", "</s>"};
+  v.scores = {0, 0, 0};
   for (int b = 0; b < 256; ++b) {
     v.tokens.push_back(fmt::format("<0x{:02X}>", b));
     v.scores.push_back(0);

@@ -134,11 +134,13 @@ class NamedTensorSource final : public WeightSource {
 // A llama2.c tokenizer file as a vocabulary (ids 0, 1, 2 = unk, bos, eos).
 Result<Vocabulary> read_llama2c_vocabulary(const std::filesystem::path& path, uint32_t size) {
   FERRITE_ASSIGN_OR_RETURN(auto tok, read_llama2c_tokenizer(path, size));
-  return Vocabulary{.tokens = std::move(tok.tokens),
-                    .scores = std::move(tok.scores),
-                    .bos_id = 1,
-                    .eos_id = 2,
-                    .unk_id = 0};
+  Vocabulary vocabulary;
+  vocabulary.tokens = std::move(tok.tokens);
+  vocabulary.scores = std::move(tok.scores);
+  vocabulary.bos_id = 1;
+  vocabulary.eos_id = 2;
+  vocabulary.unk_id = 0;
+  return vocabulary;
 }
 
 std::string known_families(const FamilyRegistry& registry) {
