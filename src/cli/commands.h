@@ -85,8 +85,9 @@ int run_providers(const ProvidersArgs& args, std::ostream& out, std::ostream& er
 // vocabulary-only, or a Hugging Face directory with tokenizer.json), one line
 // of ids separated by single spaces. BOS/EOS are added as the vocabulary says
 // unless --no-bos; --special also turns special-token text into its token;
-// --json prints [{"id": N, "piece": "..."}] (docs/tokenizers.md). Exit 2 for
-// an unreadable file or vocabulary.
+// --json prints [{"id": N, "piece": "..."}] (docs/tokenizers.md). Exit codes
+// as exit_code_for: 2 for usage / unreadable / malformed files, 1 for a
+// vocabulary Ferrite refuses (e.g. tokenizer model "bert").
 struct TokenizeArgs {
   std::string model_path;
   std::optional<std::string> text;
