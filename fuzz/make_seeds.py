@@ -329,6 +329,13 @@ def main():
     write("tokenizer", "invalid.txt", b"\x01\xff\xc0\x80\xed\xa0\x80 \xf4\x90\x80\x80 a\x00b")
     write("tokenizer", "ids.txt", b"\x00" + bytes(range(0, 64)))
 
+    # Byte-level BPE tokenizer: byte 0 = flags (bit 0 add_special, bit 1 parse_special), then text.
+    write("bpe_tokenizer", "story.txt", b"\x00Once upon a time, there was a little girl named Lily.")
+    write("bpe_tokenizer", "mixed.txt", "\x03I'VE been 'told' 3333 \u00e9t\u00e9 \U0001F600\n\n\t "
+                                        "<|endoftext|>\u1780\u17b6\u1793".encode())
+    write("bpe_tokenizer", "invalid.txt", b"\x00\xff\xc0\x80\xed\xa0\x80 \xf4\x90\x80\x80 a\x00b")
+    write("bpe_tokenizer", "spaces.txt", b"\x01   \n  \r\n x  \t\t")
+
     # MiniMalloc CSV.
     write("minimalloc_csv", "example.csv", "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\n")
     write("minimalloc_csv", "offsets.csv", "id,lower,upper,size,offset\r\n0,995328,1000448,656384,0\r\n"

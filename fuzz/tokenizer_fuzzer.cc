@@ -48,7 +48,10 @@ ferrite::Vocabulary load_vocabulary() {
                  file.error().to_string().c_str());
     return builtin_vocabulary();
   }
-  return ferrite::Vocabulary{.tokens = std::move(file->tokens), .scores = std::move(file->scores)};
+  ferrite::Vocabulary vocabulary;
+  vocabulary.tokens = std::move(file->tokens);
+  vocabulary.scores = std::move(file->scores);
+  return vocabulary;
 }
 
 const ferrite::Tokenizer& tokenizer() {

@@ -208,6 +208,19 @@ int run_cli(int argc, char** argv) {
                             "the widest this CPU runs)");
   providers_cmd->add_flag("--json", providers.json, "Print machine-readable JSON");
 
+  TokenizeArgs tokenize;
+  auto* tokenize_cmd = app.add_subcommand(
+      "tokenize", "Print the token ids a model's tokenizer gives a text (.gguf, also "
+                  "vocabulary-only, or a Hugging Face directory with tokenizer.json)");
+  tokenize_cmd->add_option("MODEL", tokenize.model_path, "Model file or directory")->required();
+  auto* tokenize_text = tokenize_cmd->add_option("--text", tokenize.text, "Text to tokenize");
+  auto* tokenize_file = tokenize_cmd->add_option("--file", tokenize.file, "File to tokenize");
+  tokenize_text->excludes(tokenize_file);
+  tokenize_cmd->add_flag("--special", tokenize.special,
+                         "Turn the text of special (control) tokens into those tokens");
+  tokenize_cmd->add_flag("--no-bos", tokenize.no_bos, "Add no BOS/EOS tokens");
+  tokenize_cmd->add_flag("--json", tokenize.json, "Print [{\"id\":..,\"piece\":..}]");
+
   RunArgs demo;
   auto* demo_cmd = app.add_subcommand(
       "demo",
@@ -236,6 +249,7 @@ int run_cli(int argc, char** argv) {
   if (approve_cmd->parsed()) return run_approve_weights(approve, std::cout, std::cerr);
   if (demo_cmd->parsed()) return run_demo(demo, std::cout, std::cerr);
   if (providers_cmd->parsed()) return run_providers(providers, std::cout, std::cerr);
+  if (tokenize_cmd->parsed()) return run_tokenize(tokenize, std::cout, std::cerr);
   return kExitUsage;
 }
 

@@ -81,6 +81,24 @@ struct ProvidersArgs {
 };
 int run_providers(const ProvidersArgs& args, std::ostream& out, std::ostream& err);
 
+// `tokenize MODEL (--text T | --file F) [--special] [--no-bos] [--json]`: the
+// token ids of the text under the model's tokenizer (a .gguf file, full or
+// vocabulary-only, or a Hugging Face directory with tokenizer.json), one line
+// of ids separated by single spaces. BOS/EOS are added as the vocabulary says
+// unless --no-bos; --special also turns special-token text into its token;
+// --json prints [{"id": N, "piece": "..."}] (docs/tokenizers.md). Exit codes
+// as exit_code_for: 2 for usage / unreadable / malformed files, 1 for a
+// vocabulary Ferrite refuses (e.g. tokenizer model "bert").
+struct TokenizeArgs {
+  std::string model_path;
+  std::optional<std::string> text;
+  std::optional<std::string> file;
+  bool special = false;
+  bool no_bos = false;
+  bool json = false;
+};
+int run_tokenize(const TokenizeArgs& args, std::ostream& out, std::ostream& err);
+
 // 2 for usage / unreadable / malformed input, 1 for a rejected program.
 int exit_code_for(const Status& status);
 // Prints "ferrite: error: ..." (or a JSON error object when `json`).

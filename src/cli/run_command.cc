@@ -133,7 +133,7 @@ int generate_and_report(const Loaded& loaded, const std::optional<Tokenizer>& to
     if (!ids) return report_error(ids.error(), false, out, err);
     prompt = std::move(*ids);
   } else if (tokenizer) {
-    auto encoded = tokenizer->encode(args.prompt, true);
+    auto encoded = tokenizer->tokenize(args.prompt, true, false);
     if (!encoded) return report_error(encoded.error(), false, out, err);
     prompt = std::move(*encoded);
   } else {
@@ -154,9 +154,13 @@ int generate_and_report(const Loaded& loaded, const std::optional<Tokenizer>& to
     return {};
   };
   if (tokenizer && !args.prompt_ids) out << args.prompt;
-  std::optional<uint32_t> stop;
-  if (tokenizer && !args.ignore_eos) stop = tokenizer->eos_id();
-  auto stats = generate(loaded.executor, prompt, args.steps, *sampler, stop,
+  std::vector<uint32_t> stop;  // the vocabulary's end-of-generation tokens
+  if (tokenizer && !args.ignore_eos) {
+    const auto& eog = tokenizer->vocabulary().end_of_generation;
+    stop.assign(eog.begin(), eog.end());
+  }
+  auto stats = generate(loaded.executor, prompt, args.steps, *sampler,
+                        std::span<const uint32_t>(stop),
                         model.context_length, on_token);
   out << "\n";
   if (!stats) return report_error(stats.error(), false, out, err);
@@ -212,8 +216,9 @@ class SyntheticWeights final : public WeightSource {
 
 // <unk>, <s>, </s>, the 256 byte tokens, then unused fillers up to `size`.
 Vocabulary byte_vocabulary(uint64_t size) {
-  Vocabulary v{.tokens = {"<unk>", "<s>", "</s>"}, .scores = {0, 0, 0}, .bos_id = 1, .eos_id = 2,
-               .unk_id = 0};
+  Vocabulary v;
+  v.tokens = {"<unk>", "<s>", "</s>"};
+  v.scores = {0, 0, 0};
   for (int b = 0; b < 256; ++b) {
     v.tokens.push_back(fmt::format("<0x{:02X}>", b));
     v.scores.push_back(0);

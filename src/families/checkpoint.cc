@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/families/gguf_vocabulary.h"
+#include "ferrite/families/hf_tokenizer.h"
 #include "ferrite/models/ggml_blocks.h"
 #include "ferrite/models/gguf_reader.h"
 #include "ferrite/models/mapped_file.h"
@@ -132,11 +134,13 @@ class NamedTensorSource final : public WeightSource {
 // A llama2.c tokenizer file as a vocabulary (ids 0, 1, 2 = unk, bos, eos).
 Result<Vocabulary> read_llama2c_vocabulary(const std::filesystem::path& path, uint32_t size) {
   FERRITE_ASSIGN_OR_RETURN(auto tok, read_llama2c_tokenizer(path, size));
-  return Vocabulary{.tokens = std::move(tok.tokens),
-                    .scores = std::move(tok.scores),
-                    .bos_id = 1,
-                    .eos_id = 2,
-                    .unk_id = 0};
+  Vocabulary vocabulary;
+  vocabulary.tokens = std::move(tok.tokens);
+  vocabulary.scores = std::move(tok.scores);
+  vocabulary.bos_id = 1;
+  vocabulary.eos_id = 2;
+  vocabulary.unk_id = 0;
+  return vocabulary;
 }
 
 std::string known_families(const FamilyRegistry& registry) {
@@ -186,20 +190,6 @@ Result<Checkpoint> open_llama2c(const FamilyRegistry& registry, const std::files
     FERRITE_ASSIGN_OR_RETURN(out.vocabulary, read_llama2c_vocabulary(*tokenizer, c.vocab_size));
   }
   return out;
-}
-
-// A token id stored as a GGUF integer; ids above u32 are rejected rather than
-// truncated (Tokenizer::create then checks the range).
-Result<uint32_t> gguf_token_id(const GgufModel& m, std::string_view key, uint32_t fallback) {
-  if (m.find(key) == nullptr) return fallback;
-  FERRITE_ASSIGN_OR_RETURN(uint64_t value, m.get_unsigned(key));
-  if (value > std::numeric_limits<uint32_t>::max()) {
-    return make_error(ErrorCode::kInvalidModelConfig,
-                      "{}: metadata `{}` is {}, above the largest token id {}", m.source, key,
-                      value, std::numeric_limits<uint32_t>::max())
-        .with_field("key", std::string(key));
-  }
-  return static_cast<uint32_t>(value);
 }
 
 // The block format a GGUF tensor is served in, or nullptr when it is not a
@@ -263,12 +253,7 @@ Result<Checkpoint> open_gguf(const FamilyRegistry& registry, const std::filesyst
   }
   source->keep = shared;
   FERRITE_RETURN_IF_ERROR(finish_weights(*room, out, std::move(source), path.string()));
-  FERRITE_ASSIGN_OR_RETURN(const auto* tokens, m.get_array<std::string>("tokenizer.ggml.tokens"));
-  FERRITE_ASSIGN_OR_RETURN(const auto* scores, m.get_array<float>("tokenizer.ggml.scores"));
-  FERRITE_ASSIGN_OR_RETURN(uint32_t bos, gguf_token_id(m, "tokenizer.ggml.bos_token_id", 1));
-  FERRITE_ASSIGN_OR_RETURN(uint32_t eos, gguf_token_id(m, "tokenizer.ggml.eos_token_id", 2));
-  FERRITE_ASSIGN_OR_RETURN(uint32_t unk, gguf_token_id(m, "tokenizer.ggml.unknown_token_id", 0));
-  out.vocabulary = Vocabulary::from_gguf_tokens(*tokens, *scores, bos, eos, unk);
+  FERRITE_ASSIGN_OR_RETURN(out.vocabulary, read_gguf_vocabulary(m));
   return out;
 }
 
@@ -315,10 +300,13 @@ Result<Checkpoint> open_safetensors(const FamilyRegistry& registry,
   }
   source->keep = shared;
   FERRITE_RETURN_IF_ERROR(finish_weights(*room, out, std::move(source), dir.string()));
+  std::error_code exists_error;
   if (tokenizer) {
     FERRITE_ASSIGN_OR_RETURN(
         out.vocabulary,
         read_llama2c_vocabulary(*tokenizer, static_cast<uint32_t>(room->vocab_size(out.config))));
+  } else if (std::filesystem::exists(dir / "tokenizer.json", exists_error)) {
+    FERRITE_ASSIGN_OR_RETURN(out.vocabulary, read_hf_tokenizer(dir));
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "ferrite/runtime/generation.h"
 
+#include <algorithm>
+
 #include <chrono>
 #include <numeric>
 
@@ -25,6 +27,15 @@ std::map<ProgramValueId, ProgramTensorSpec> decoder_compile_inputs(uint64_t toke
 Result<GenerationStats> generate(Executor& executor, std::span<const uint32_t> prompt,
                                  uint64_t steps, Sampler& sampler, std::optional<uint32_t> stop_token,
                                  uint64_t context_length,
+                                 const std::function<Result<void>(uint32_t)>& on_token) {
+  const std::span<const uint32_t> stops =
+      stop_token ? std::span<const uint32_t>(&*stop_token, 1) : std::span<const uint32_t>();
+  return generate(executor, prompt, steps, sampler, stops, context_length, on_token);
+}
+
+Result<GenerationStats> generate(Executor& executor, std::span<const uint32_t> prompt,
+                                 uint64_t steps, Sampler& sampler,
+                                 std::span<const uint32_t> stop_tokens, uint64_t context_length,
                                  const std::function<Result<void>(uint32_t)>& on_token) {
   if (prompt.empty()) return make_error(ErrorCode::kInvalidArgument, "the prompt has no tokens");
   if (prompt.size() > context_length) {
@@ -63,7 +74,7 @@ Result<GenerationStats> generate(Executor& executor, std::span<const uint32_t> p
   for (uint64_t step = 0; step < steps; ++step) {
     FERRITE_ASSIGN_OR_RETURN(std::span<const float> logits, executor.output_f32(logits_id));
     FERRITE_ASSIGN_OR_RETURN(uint32_t next, sampler.sample(logits));
-    if (stop_token && next == *stop_token) break;
+    if (std::find(stop_tokens.begin(), stop_tokens.end(), next) != stop_tokens.end()) break;
     stats.tokens.push_back(next);
     ++stats.generated_tokens;
     FERRITE_RETURN_IF_ERROR(on_token(next));

@@ -1,11 +1,15 @@
 #include "ferrite/runtime/tokenizer.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <limits>
 #include <queue>
 #include <utility>
 
 #include <fmt/format.h>
+
+#include "runtime/tokenizer_bpe.h"
 
 namespace ferrite {
 namespace {
@@ -82,6 +86,7 @@ struct CandidateLess {
 
 }  // namespace
 
+
 Vocabulary Vocabulary::from_gguf_tokens(std::vector<std::string> tokens, std::vector<float> scores,
                                         uint32_t bos_id, uint32_t eos_id, uint32_t unk_id) {
   static constexpr std::string_view kSpaceMark = "\xE2\x96\x81";  // U+2581
@@ -109,35 +114,64 @@ Vocabulary Vocabulary::from_gguf_tokens(std::vector<std::string> tokens, std::ve
   return vocab;
 }
 
+
+namespace {
+
+Error vocab_error(std::string_view field, std::string message) {
+  return make_error(ErrorCode::kInvalidModelConfig, "tokenizer vocabulary field `{}` is invalid: {}",
+                    field, message)
+      .with_field("field", std::string(field));
+}
+
+bool is_matched_special(TokenType type) {
+  return type == TokenType::kControl || type == TokenType::kUserDefined ||
+         type == TokenType::kUnknown;
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer() = default;
+Tokenizer::~Tokenizer() = default;
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+
 Result<Tokenizer> Tokenizer::create(Vocabulary vocab) {
   const size_t n = vocab.tokens.size();
-  if (n == 0) {
-    return make_error(ErrorCode::kInvalidModelConfig,
-                      "tokenizer vocabulary field `tokens` is invalid: the vocabulary is empty")
-        .with_field("field", "tokens");
-  }
+  const bool bpe = vocab.kind == VocabularyKind::kByteLevelBpe;
+  if (n == 0) return vocab_error("tokens", "the vocabulary is empty");
   if (n > Vocabulary::kMaxTokens) {
-    return make_error(ErrorCode::kInvalidModelConfig,
-                      "tokenizer vocabulary field `tokens` is invalid: {} tokens exceed the limit "
-                      "of {}",
-                      n, Vocabulary::kMaxTokens)
-        .with_field("field", "tokens");
+    return vocab_error("tokens",
+                       fmt::format("{} tokens exceed the limit of {}", n, Vocabulary::kMaxTokens));
   }
-  if (vocab.scores.size() != n) {
-    return make_error(ErrorCode::kInvalidModelConfig,
-                      "tokenizer vocabulary field `scores` is invalid: {} scores for {} tokens",
-                      vocab.scores.size(), n)
-        .with_field("field", "scores");
+  if (vocab.scores.size() != n && !(bpe && vocab.scores.empty())) {
+    return vocab_error("scores", fmt::format("{} scores for {} tokens", vocab.scores.size(), n));
   }
+  if (!vocab.token_types.empty() && vocab.token_types.size() != n) {
+    return vocab_error("token_type",
+                       fmt::format("{} token types for {} tokens", vocab.token_types.size(), n));
+  }
+  if (vocab.merges.size() > Vocabulary::kMaxMerges) {
+    return vocab_error("merges", fmt::format("{} merges exceed the limit of {}",
+                                             vocab.merges.size(), Vocabulary::kMaxMerges));
+  }
+  // bos/eos/unk: required in range for SentencePiece (llama2.c files), may be
+  // kNoToken ("none") for byte-level BPE; the others are always optional.
   const std::pair<const char*, uint32_t> specials[] = {
-      {"bos_id", vocab.bos_id}, {"eos_id", vocab.eos_id}, {"unk_id", vocab.unk_id}};
-  for (const auto& [name, id] : specials) {
+      {"bos_id", vocab.bos_id}, {"eos_id", vocab.eos_id}, {"unk_id", vocab.unk_id},
+      {"pad_id", vocab.pad_id}, {"sep_id", vocab.sep_id}, {"eot_id", vocab.eot_id},
+      {"eom_id", vocab.eom_id}};
+  for (size_t k = 0; k < std::size(specials); ++k) {
+    const auto& [name, id] = specials[k];
+    const bool optional = bpe || k >= 3;
+    if (id == kNoToken && optional) continue;
     if (id >= n) {
-      return make_error(ErrorCode::kInvalidModelConfig,
-                        "tokenizer vocabulary field `{}` is invalid: id {} is out of range for {} "
-                        "tokens",
-                        name, id, n)
-          .with_field("field", name);
+      return vocab_error(name, fmt::format("id {} is out of range for {} tokens", id, n));
+    }
+  }
+  for (const uint32_t id : vocab.end_of_generation) {
+    if (id >= n) {
+      return vocab_error("end_of_generation",
+                         fmt::format("id {} is out of range for {} tokens", id, n));
     }
   }
   for (size_t id = 0; id < n; ++id) {
@@ -147,35 +181,90 @@ Result<Tokenizer> Tokenizer::create(Vocabulary vocab) {
           .with_field("field", "tokens")
           .with_field("token_id", id);
     }
-    if (!std::isfinite(vocab.scores[id])) {
+    if (vocab.tokens[id].size() > Vocabulary::kMaxTokenBytes) {
+      return make_error(ErrorCode::kInvalidModelConfig,
+                        "tokenizer vocabulary token {} is invalid: its text of {} bytes exceeds "
+                        "the limit of {}",
+                        id, vocab.tokens[id].size(), Vocabulary::kMaxTokenBytes)
+          .with_field("field", "tokens")
+          .with_field("token_id", id);
+    }
+    if (!vocab.scores.empty() && !std::isfinite(vocab.scores[id])) {
       return make_error(ErrorCode::kInvalidModelConfig,
                         "tokenizer vocabulary token {} is invalid: score {} is not finite", id,
                         vocab.scores[id])
           .with_field("field", "scores")
           .with_field("token_id", id);
     }
+    if (!vocab.token_types.empty() && static_cast<unsigned>(vocab.token_types[id]) > 6) {
+      return make_error(ErrorCode::kInvalidModelConfig,
+                        "tokenizer vocabulary token {} is invalid: token type {} is not 0..6", id,
+                        static_cast<unsigned>(vocab.token_types[id]))
+          .with_field("field", "token_type")
+          .with_field("token_id", id);
+    }
   }
 
   Tokenizer tok;
   tok.vocab_ = std::move(vocab);
-  const Vocabulary& v = tok.vocab_;
+  Vocabulary& v = tok.vocab_;
   tok.byte_tokens_.fill(kNone);
   tok.byte_of_token_.assign(n, -1);
-  tok.by_text_.reserve(n);
+  tok.types_.resize(n, TokenType::kNormal);
   for (size_t i = 0; i < n; ++i) {
     const auto id = static_cast<uint32_t>(i);
-    if (id == v.bos_id || id == v.eos_id || id == v.unk_id) continue;
-    const std::string& text = v.tokens[i];
-    if (const int byte = byte_token_value(text); byte >= 0) {
-      if (tok.byte_tokens_[static_cast<size_t>(byte)] == kNone) {
-        tok.byte_tokens_[static_cast<size_t>(byte)] = id;
+    if (!v.token_types.empty()) {
+      tok.types_[i] = v.token_types[i];
+      if (tok.types_[i] == TokenType::kUndefined) tok.types_[i] = TokenType::kNormal;
+    } else if (id == v.bos_id || id == v.eos_id) {
+      tok.types_[i] = TokenType::kControl;
+    } else if (id == v.unk_id) {
+      tok.types_[i] = TokenType::kUnknown;
+    } else if (byte_token_value(v.tokens[i]) >= 0) {
+      tok.types_[i] = TokenType::kByte;
+    }
+  }
+  for (const uint32_t id : {v.eos_id, v.eot_id, v.eom_id}) {
+    if (id != kNoToken) v.end_of_generation.insert(id);
+  }
+
+  tok.by_text_.reserve(n);
+  if (bpe) {
+    FERRITE_ASSIGN_OR_RETURN(tok.bpe_, build_bpe(v, tok.types_));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const auto id = static_cast<uint32_t>(i);
+    const TokenType type = tok.types_[i];
+    if (type == TokenType::kByte) {
+      const int byte = byte_token_value(v.tokens[i]);
+      if (byte >= 0) {
+        if (tok.byte_tokens_[static_cast<size_t>(byte)] == kNone) {
+          tok.byte_tokens_[static_cast<size_t>(byte)] = id;
+        }
+        tok.byte_of_token_[i] = static_cast<int16_t>(byte);
       }
-      tok.byte_of_token_[i] = static_cast<int16_t>(byte);
       continue;
     }
+    if (type == TokenType::kControl || type == TokenType::kUnknown) continue;
+    if (bpe && type == TokenType::kUserDefined) continue;  // matched before encoding only
+    const std::string& text = bpe ? tok.bpe_->raw[i] : v.tokens[i];
+    if (bpe && !tok.bpe_->decodable[i]) continue;
     tok.by_text_.try_emplace(text, id);  // keeps the lowest id for duplicates
     if (text.size() > tok.max_token_bytes_) tok.max_token_bytes_ = text.size();
   }
+  if (bpe) {
+    // Byte fallback: the token whose (raw) text is the single byte.
+    for (int b = 0; b < 256; ++b) {
+      if (tok.byte_tokens_[static_cast<size_t>(b)] != kNone) continue;
+      const auto it = tok.by_text_.find(std::string(1, static_cast<char>(b)));
+      if (it != tok.by_text_.end()) tok.byte_tokens_[static_cast<size_t>(b)] = it->second;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (is_matched_special(tok.types_[i])) tok.special_order_.push_back(static_cast<uint32_t>(i));
+  }
+  std::stable_sort(tok.special_order_.begin(), tok.special_order_.end(),
+                   [&v](uint32_t a, uint32_t b) { return v.tokens[a].size() > v.tokens[b].size(); });
   return tok;
 }
 
@@ -191,22 +280,101 @@ std::optional<uint32_t> Tokenizer::byte_token(uint8_t byte) const {
   return id;
 }
 
+bool Tokenizer::is_end_of_generation(uint32_t id) const {
+  return vocab_.end_of_generation.count(id) != 0;
+}
+
 Result<std::vector<uint32_t>> Tokenizer::encode(std::string_view text, bool add_bos,
                                                 bool add_eos) const {
+  FERRITE_ASSIGN_OR_RETURN(std::vector<uint32_t> body, tokenize(text, false, false));
+  std::vector<uint32_t> ids;
+  ids.reserve(body.size() + 2);
+  if (add_bos && vocab_.bos_id != kNoToken) ids.push_back(vocab_.bos_id);
+  ids.insert(ids.end(), body.begin(), body.end());
+  if (add_eos && vocab_.eos_id != kNoToken) ids.push_back(vocab_.eos_id);
+  return ids;
+}
+
+Result<std::vector<uint32_t>> Tokenizer::tokenize(std::string_view text, bool add_special,
+                                                  bool parse_special) const {
   if (text.size() > kMaxEncodeBytes) {
     return make_error(ErrorCode::kInvalidArgument,
                       "text of {} bytes exceeds the encode limit of {} bytes", text.size(),
                       kMaxEncodeBytes)
         .with_field("bytes", std::to_string(text.size()));
   }
-  std::string prefixed;
-  if (!text.empty()) {
-    prefixed.reserve(text.size() + 1);
-    prefixed.push_back(' ');
-    prefixed.append(text);
+  // Fragments: raw text (token == kNone) or a matched special token.
+  struct Fragment {
+    uint32_t token;
+    size_t offset;
+    size_t length;
+  };
+  std::vector<Fragment> fragments;
+  if (!text.empty()) fragments.push_back(Fragment{kNone, 0, text.size()});
+  std::vector<Fragment> next;
+  for (const uint32_t special : special_order_) {
+    const TokenType type = types_[special];
+    if (!parse_special && type != TokenType::kUserDefined) continue;
+    const std::string_view needle = vocab_.tokens[special];
+    bool any = false;
+    for (const Fragment& f : fragments) {
+      if (f.token == kNone && text.substr(f.offset, f.length).find(needle) != std::string_view::npos) {
+        any = true;
+        break;
+      }
+    }
+    if (!any) continue;
+    next.clear();
+    for (const Fragment& f : fragments) {
+      if (f.token != kNone) {
+        next.push_back(f);
+        continue;
+      }
+      const std::string_view raw = text.substr(f.offset, f.length);
+      size_t start = 0;
+      while (start < raw.size()) {
+        const size_t hit = raw.find(needle, start);
+        if (hit == std::string_view::npos) break;
+        if (hit > start) next.push_back(Fragment{kNone, f.offset + start, hit - start});
+        next.push_back(Fragment{special, 0, 0});
+        start = hit + needle.size();
+      }
+      if (start < raw.size()) next.push_back(Fragment{kNone, f.offset + start, raw.size() - start});
+    }
+    fragments.swap(next);
   }
-  const std::string_view input = prefixed;
 
+  std::vector<uint32_t> ids;
+  ids.reserve(text.size() / 3 + 4);
+  if (add_special && vocab_.add_bos && vocab_.bos_id != kNoToken) ids.push_back(vocab_.bos_id);
+  const bool spm = vocab_.kind == VocabularyKind::kSentencePiece;
+  bool previous_special = true;  // SentencePiece: prefix a space at the start
+  std::string prefixed;
+  for (const Fragment& f : fragments) {
+    if (f.token != kNone) {
+      ids.push_back(f.token);
+      previous_special = true;
+      continue;
+    }
+    const std::string_view raw = text.substr(f.offset, f.length);
+    if (spm) {
+      if (vocab_.add_space_prefix && previous_special) {
+        prefixed.assign(1, ' ');
+        prefixed.append(raw);
+        FERRITE_RETURN_IF_ERROR(encode_spm(prefixed, ids));
+      } else {
+        FERRITE_RETURN_IF_ERROR(encode_spm(raw, ids));
+      }
+    } else {
+      FERRITE_RETURN_IF_ERROR(encode_bpe(raw, ids));
+    }
+    previous_special = false;
+  }
+  if (add_special && vocab_.add_eos && vocab_.eos_id != kNoToken) ids.push_back(vocab_.eos_id);
+  return ids;
+}
+
+Result<void> Tokenizer::encode_spm(std::string_view input, std::vector<uint32_t>& ids) const {
   // 1. Initial pieces: code points that are tokens, else byte fallback.
   std::vector<Piece> pieces;
   pieces.reserve(input.size());
@@ -223,7 +391,11 @@ Result<std::vector<uint32_t>> Tokenizer::encode(std::string_view text, bool add_
     } else {
       for (const char c : unit) {
         const uint32_t id = byte_tokens_[static_cast<unsigned char>(c)];
-        append(id == kNone ? vocab_.unk_id : id, false);
+        if (id != kNone) {
+          append(id, false);
+        } else if (vocab_.unk_id != kNoToken) {
+          append(vocab_.unk_id, false);
+        }
       }
     }
     i += len;
@@ -269,41 +441,54 @@ Result<std::vector<uint32_t>> Tokenizer::encode(std::string_view text, bool add_
   }
 
   // 3. Read the list out.
-  std::vector<uint32_t> ids;
-  ids.reserve(pieces.size() + 2);
-  if (add_bos) ids.push_back(vocab_.bos_id);
   for (uint32_t i = pieces.empty() ? kNone : 0; i != kNone; i = pieces[i].next) {
     ids.push_back(pieces[i].token);
   }
-  if (add_eos) ids.push_back(vocab_.eos_id);
-  return ids;
+  return {};
 }
 
-Result<std::string> Tokenizer::decode_piece(uint32_t previous, uint32_t token) const {
+Result<std::string> Tokenizer::token_to_piece(uint32_t token, bool special) const {
   if (token >= vocab_.tokens.size()) {
     return make_error(ErrorCode::kInvalidArgument,
                       "token id {} is out of range for a vocabulary of {}", token,
                       vocab_.tokens.size())
         .with_field("token_id", std::to_string(token));
   }
-  std::string piece;
-  if (token == vocab_.bos_id || token == vocab_.eos_id) {
-    return piece;
+  const TokenType type = types_[token];
+  switch (type) {
+    case TokenType::kControl:
+    case TokenType::kUnknown:
+      return special ? vocab_.tokens[token] : std::string();
+    case TokenType::kUserDefined:
+      return vocab_.tokens[token];
+    case TokenType::kByte:
+      if (const int16_t byte = byte_of_token_[token]; byte >= 0) {
+        return std::string(1, static_cast<char>(static_cast<unsigned char>(byte)));
+      }
+      return vocab_.tokens[token];
+    case TokenType::kUnused:
+      return std::string();
+    default:
+      break;
   }
-  if (const int16_t byte = byte_of_token_[token]; byte >= 0) {
-    piece.push_back(static_cast<char>(static_cast<unsigned char>(byte)));
-  } else {
-    piece = vocab_.tokens[token];
+  if (bpe_) return bpe_->raw[token];
+  return vocab_.tokens[token];
+}
+
+Result<std::string> Tokenizer::decode_piece(uint32_t previous, uint32_t token, bool special) const {
+  FERRITE_ASSIGN_OR_RETURN(std::string piece, token_to_piece(token, special));
+  if (vocab_.kind == VocabularyKind::kSentencePiece && vocab_.add_space_prefix &&
+      previous == vocab_.bos_id && !piece.empty() && piece.front() == ' ') {
+    piece.erase(0, 1);
   }
-  if (previous == vocab_.bos_id && !piece.empty() && piece.front() == ' ') piece.erase(0, 1);
   return piece;
 }
 
-Result<std::string> Tokenizer::decode(std::span<const uint32_t> ids) const {
+Result<std::string> Tokenizer::decode(std::span<const uint32_t> ids, bool special) const {
   std::string out;
   uint32_t previous = kNoToken;
   for (const uint32_t id : ids) {
-    FERRITE_ASSIGN_OR_RETURN(std::string piece, decode_piece(previous, id));
+    FERRITE_ASSIGN_OR_RETURN(std::string piece, decode_piece(previous, id, special));
     out += piece;
     previous = id;
   }

@@ -356,6 +356,10 @@ TEST_F(StoriesForwardTest, SafetensorsDirectoryGivesBitIdenticalLogits) {
     config << R"({"hidden_size":64,"intermediate_size":172,"num_hidden_layers":5,)"
               R"("num_attention_heads":8,"num_key_value_heads":4,"vocab_size":512,)"
               R"("max_position_embeddings":512,"rms_norm_eps":1e-05,"rope_theta":10000.0})";
+    // A tokenizer.json gives the directory its vocabulary (families/hf_tokenizer.h).
+    std::ofstream tokenizer(dir / "tokenizer.json");
+    tokenizer << R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2},)"
+                 R"( "merges": ["a b"]}, "pre_tokenizer": {"type": "ByteLevel"}})";
   }
   auto hf = load(dir, 16, false);
   auto gguf = load(kModels / "stories260K.gguf", 16, false);
@@ -363,6 +367,9 @@ TEST_F(StoriesForwardTest, SafetensorsDirectoryGivesBitIdenticalLogits) {
   ASSERT_TRUE(hf) << hf.error().to_string();
   ASSERT_TRUE(gguf);
   EXPECT_EQ((*hf)->checkpoint.config.rope_convention, "half_split");
+  ASSERT_TRUE((*hf)->checkpoint.vocabulary.has_value());
+  EXPECT_EQ((*hf)->checkpoint.vocabulary->kind, VocabularyKind::kByteLevelBpe);
+  EXPECT_EQ((*hf)->checkpoint.vocabulary->tokens.size(), 3u);
   ASSERT_TRUE(prefill(*(*hf)->executor, prompt));
   ASSERT_TRUE(prefill(*(*gguf)->executor, prompt));
   auto a = *(*hf)->executor->output_f32(ProgramValueId::literal("value.logits"));

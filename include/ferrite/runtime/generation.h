@@ -9,7 +9,7 @@
 // plan's token capacity (positions 0..n-1), then decodes one token per step
 // at the next position, choosing each token with `sampler` and calling
 // `on_token(id)` as soon as it is chosen (streaming). It stops after `steps`
-// new tokens, at `stop_token` (not emitted), or at the context length. The
+// new tokens, at `stop_token` or one of `stop_tokens` (not emitted), or at the context length. The
 // prompt must be non-empty and fit the context. Timing covers executor
 // steps only (prefill and decode measured separately). Memory: every buffer
 // is taken before the first step (one prefill chunk's positions, the ids,
@@ -57,6 +57,13 @@ struct GenerationStats {
 Result<GenerationStats> generate(Executor& executor, std::span<const uint32_t> prompt,
                                  uint64_t steps, Sampler& sampler, std::optional<uint32_t> stop_token,
                                  uint64_t context_length,
+                                 const std::function<Result<void>(uint32_t)>& on_token);
+
+// The same, stopping at any of `stop_tokens` (a tokenizer's end-of-generation
+// set; not emitted).
+Result<GenerationStats> generate(Executor& executor, std::span<const uint32_t> prompt,
+                                 uint64_t steps, Sampler& sampler,
+                                 std::span<const uint32_t> stop_tokens, uint64_t context_length,
                                  const std::function<Result<void>(uint32_t)>& on_token);
 
 }  // namespace ferrite
