@@ -28,6 +28,10 @@ Output: tests/chat/goldens/<template name without .jinja>.json:
                                      {"error": "...", "error_kind": "..."}}}
 error_kind is "raise_exception" for the template's own raise_exception call,
 otherwise the Python exception class name.
+
+It also renders tests/chat/constructs.json (one template per engine construct
+over fixed variables) into tests/chat/constructs_golden.json, which
+tests/chat/template_test.cc checks.
 """
 import argparse
 import datetime
@@ -152,6 +156,25 @@ def main():
             else:
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(text)
+    with open(os.path.join(ROOT, "tests", "chat", "constructs.json"), encoding="utf-8") as f:
+        constructs = json.load(f)
+    results = []
+    for source in constructs["templates"]:
+        try:
+            text = env.from_string(source).render(**constructs["variables"])
+            results.append({"template": source, "output": text})
+        except Exception as e:  # noqa: BLE001
+            results.append({"template": source, "error": str(e)})
+    text = json.dumps(results, ensure_ascii=False, indent=1) + "\n"
+    path = os.path.join(ROOT, "tests", "chat", "constructs_golden.json")
+    old = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+    if old != text:
+        stale += 1
+        if args.check:
+            print(f"stale: {path}")
+        else:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
     print(f"{len(names)} templates x {2 * len(cases)} renders; {stale} golden file(s) "
           f"{'differ' if args.check else 'written'}")
     return 1 if args.check and stale else 0

@@ -101,8 +101,9 @@ class Lexer {
           return template_error(tag_line, tag_column, "missing end of comment tag");
         }
         bool minus = close > after_open && src_[close - 1] == '-';
+        bool plus = close > after_open && src_[close - 1] == '+';
         advance_to(close + 2);
-        finish_tag(minus, /*trim_newline=*/true, strip_next, line_starting);
+        finish_tag(minus, /*trim_newline=*/!plus, strip_next, line_starting);
         continue;
       }
       advance_to(after_open);
@@ -112,8 +113,9 @@ class Lexer {
       }
       FERRITE_RETURN_IF_ERROR(push({kind == '{' ? TokenKind::kVariableBegin : TokenKind::kBlockBegin,
                                     kind == '{' ? "{{" : "{%", tag_line, tag_column}));
+      keep_newline_ = false;
       FERRITE_ASSIGN_OR_RETURN(bool minus, read_tag(kind, tag_line, tag_column));
-      finish_tag(minus, kind == '%', strip_next, line_starting);
+      finish_tag(minus, kind == '%' && !keep_newline_, strip_next, line_starting);
     }
     FERRITE_RETURN_IF_ERROR(push({TokenKind::kEnd, "", line_, column_}));
     return std::move(tokens_);
@@ -252,6 +254,13 @@ class Lexer {
       }
       int line = line_, column = column_;
       if (depth == 0) {
+        if (kind == '%' && looking_at("+" + close)) {
+          // `+%}` keeps the newline trim_blocks would remove.
+          advance_to(pos_ + 3);
+          FERRITE_RETURN_IF_ERROR(push({TokenKind::kBlockEnd, close, line, column}));
+          keep_newline_ = true;
+          return false;
+        }
         if (looking_at("-" + close)) {
           advance_to(pos_ + 3);
           FERRITE_RETURN_IF_ERROR(push({kind == '{' ? TokenKind::kVariableEnd : TokenKind::kBlockEnd,
@@ -406,6 +415,7 @@ class Lexer {
   int line_ = 1;
   int column_ = 1;
   std::vector<Token> tokens_;
+  bool keep_newline_ = false;
 };
 
 }  // namespace

@@ -130,6 +130,17 @@ class Parser {
         found = name.text;
         return body;
       }
+      static const char* kClosers[] = {"endif", "elif", "else", "endfor", "endset", "endmacro",
+                                       "endcall", "endfilter", "endgeneration", "endraw"};
+      if (std::find(std::begin(kClosers), std::end(kClosers), name.text) != std::end(kClosers)) {
+        std::string wanted;
+        for (size_t i = 0; i < ends.size(); ++i) {
+          wanted += (i == 0 ? "" : i + 1 == ends.size() ? " or " : ", ") + ("'" + ends[i] + "'");
+        }
+        return fail(name, ends.empty() ? fmt::format("Encountered unknown tag '{}'.", name.text)
+                                       : fmt::format("Encountered unknown tag '{}'; expected {}.",
+                                                     name.text, wanted));
+      }
       FERRITE_ASSIGN_OR_RETURN(bool entered, enter(name));
       (void)entered;
       Leave leave{depth_};

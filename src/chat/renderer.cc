@@ -678,8 +678,6 @@ Result<Value> Renderer::binary(const std::string& op, const Value& a, const Valu
     if (seq && (count->is_int() || count->is_bool())) {
       int64_t n = std::max<int64_t>(0, count->integer());
       if (seq->is_string()) {
-        FERRITE_RETURN_IF_ERROR(check_bytes(static_cast<size_t>(std::min<int64_t>(n, INT64_MAX / 2)) *
-                                            std::max<size_t>(seq->string().size(), n > 0 ? 0 : 0)));
         if (seq->string().size() > 0 && static_cast<uint64_t>(n) > limits_.max_output_bytes / seq->string().size()) {
           return fail(fmt::format("a string of more than {} bytes", limits_.max_output_bytes));
         }
