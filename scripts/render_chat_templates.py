@@ -17,11 +17,12 @@ The Jinja2 setup (as transformers documents it for apply_chat_template):
     key order kept);
   * globals `raise_exception(message)` (raises a TemplateError with the
     message) and `strftime_now(format)` (here: a fixed date, FIXED_DATE);
-  * render variables: messages, tools=None, documents=None,
-    add_generation_prompt, bos_token, eos_token.
+  * render variables: messages, tools=None, documents=None (a case may give
+    tools), add_generation_prompt, bos_token, eos_token.
 
-Inputs: tests/chat/messages.json (named message lists). Each template is
-rendered for every list with add_generation_prompt false and true.
+Inputs: tests/chat/messages.json (named cases: a message list, or an object
+with "messages" and more variables such as "tools"). Each template is
+rendered for every case with add_generation_prompt false and true.
 Output: tests/chat/goldens/<template name without .jinja>.json:
   {"template": "...", "bos_token": "...", "eos_token": "...", "date": "...",
    "renders": {"<case>/<gen|nogen>": {"output": "..."} |
@@ -108,10 +109,17 @@ def tokens_for(name):
     return "<s>", "</s>"
 
 
-def render_one(env, source, messages, gen, bos, eos):
+def render_one(env, source, case, gen, bos, eos):
+    # A case is a message list, or {"messages": [...], other variables...}.
+    variables = {"tools": None, "documents": None}
+    if isinstance(case, dict):
+        variables.update({k: v for k, v in case.items() if k != "messages"})
+        messages = case["messages"]
+    else:
+        messages = case
     try:
         template = env.from_string(source)
-        text = template.render(messages=messages, tools=None, documents=None,
+        text = template.render(messages=messages, **variables,
                                add_generation_prompt=gen, bos_token=bos, eos_token=eos)
         return {"output": text}
     except jinja2.exceptions.TemplateError as e:

@@ -34,6 +34,8 @@ int64_t int_or(const std::optional<Value>& v, int64_t fallback) {
   return v->integer();
 }
 
+}  // namespace
+
 std::string html_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -48,8 +50,6 @@ std::string html_escape(std::string_view s) {
   }
   return out;
 }
-
-}  // namespace
 
 void Renderer::install_builtin_globals() {
   globals_["range"] = Value::callable("range", [this](const CallArgs& a) -> Result<Value> {
@@ -399,11 +399,14 @@ Result<Value> Renderer::filter(const std::string& name, const Value& value, cons
     return Value(std::move(out));
   }
   if (name == "string") return Value(as_text(value));
-  if (name == "safe") return value.is_string() ? value : Value(as_text(value));
-  if (name == "escape" || name == "e" || name == "forceescape") return Value(html_escape(as_text(value)));
+  if (name == "safe") return Value::markup(as_text(value));
+  if (name == "escape" || name == "e") {
+    return value.is_markup() ? value : Value::markup(html_escape(as_text(value)));
+  }
+  if (name == "forceescape") return Value::markup(html_escape(as_text(value)));
   if (name == "length" || name == "count") {
     if (value.is_string()) return Value(static_cast<int64_t>(utf8_length(value.string())));
-    if (value.is_list()) return Value(static_cast<int64_t>(value.list_items().size()));
+    if (value.is_list() && !value.is_iterator()) return Value(static_cast<int64_t>(value.list_items().size()));
     if (value.is_dict()) return Value(static_cast<int64_t>(value.dict_entries().size()));
     if (value.is_undefined()) return Value(0);
     return fail(fmt::format("object of type '{}' has no len()", value.python_type_name()));
@@ -442,7 +445,13 @@ Result<Value> Renderer::filter(const std::string& name, const Value& value, cons
   }
   if (name == "first" || name == "last") {
     FERRITE_ASSIGN_OR_RETURN(ValueList items, iterate(value));
-    if (items.empty()) return Value::undefined(fmt::format("No {} item, sequence was empty.", name));
+    // Jinja2's last() reverses its argument, which an iterator cannot do.
+    if (name == "last" && value.is_iterator()) {
+      return fail(fmt::format("'{}' object is not reversible", value.python_type_name()));
+    }
+    if (items.empty()) {
+      return Value::undefined(fmt::format("No {} item, sequence was empty.", name));
+    }
     return name == "first" ? items.front() : items.back();
   }
   if (name == "list") {
@@ -454,7 +463,7 @@ Result<Value> Renderer::filter(const std::string& name, const Value& value, cons
     if (!value.is_dict()) return fail(fmt::format("can only get item pairs from a mapping."));
     ValueList items;
     for (const auto& [k, v] : value.dict_entries().entries()) items.push_back(Value::list({k, v}, true));
-    return Value::list(std::move(items));
+    return Value::iterator(std::move(items), "generator");
   }
   if (name == "int") {
     int64_t fallback = int_or(arg(0, "default"), 0);
@@ -514,6 +523,8 @@ Result<Value> Renderer::filter(const std::string& name, const Value& value, cons
     }
     FERRITE_ASSIGN_OR_RETURN(ValueList items, iterate(value));
     std::reverse(items.begin(), items.end());
+    // reversed() of a list is an iterator; of an iterator, a list.
+    if (value.is_list() && !value.is_iterator()) return Value::iterator(std::move(items), "list_reverseiterator");
     return Value::list(std::move(items));
   }
   if (name == "sort" || name == "unique" || name == "min" || name == "max") {
@@ -542,7 +553,7 @@ Result<Value> Renderer::filter(const std::string& name, const Value& value, cons
           out.push_back(item);
         }
       }
-      return Value::list(std::move(out));
+      return Value::iterator(std::move(out), "generator");
     }
     std::optional<Status> problem;
     auto less = [&](const std::pair<Value, Value>& a, const std::pair<Value, Value>& b) {
@@ -614,7 +625,7 @@ Result<Value> Renderer::filter(const std::string& name, const Value& value, cons
   }
   if (name == "map") {
     // Jinja2 maps and selects over `value` only when it is truthy.
-    if (!value.truthy()) return Value::list({});
+    if (!value.truthy()) return Value::iterator({}, "generator");
     FERRITE_ASSIGN_OR_RETURN(ValueList items, iterate(value));
     ValueList out;
     if (args.positional.empty()) {
@@ -637,12 +648,12 @@ Result<Value> Renderer::filter(const std::string& name, const Value& value, cons
         out.push_back(std::move(v));
       }
     }
-    return Value::list(std::move(out));
+    return Value::iterator(std::move(out), "generator");
   }
   if (name == "select" || name == "reject" || name == "selectattr" || name == "rejectattr") {
     bool by_attribute = name == "selectattr" || name == "rejectattr";
     bool keep_when = name == "select" || name == "selectattr";
-    if (!value.truthy()) return Value::list({});
+    if (!value.truthy()) return Value::iterator({}, "generator");
     FERRITE_ASSIGN_OR_RETURN(ValueList items, iterate(value));
     size_t next = 0;
     std::string attribute;
@@ -670,7 +681,7 @@ Result<Value> Renderer::filter(const std::string& name, const Value& value, cons
       }
       if (ok == keep_when) out.push_back(item);
     }
-    return Value::list(std::move(out));
+    return Value::iterator(std::move(out), "generator");
   }
   if (name == "indent") {
     auto width = arg(0, "width");
@@ -736,7 +747,7 @@ Result<bool> Renderer::test(const std::string& name, const Value& value, const C
   if (name == "true") return value.is_bool() && value.boolean();
   if (name == "false") return value.is_bool() && !value.boolean();
   if (name == "mapping") return value.is_dict();
-  if (name == "sequence") return value.is_string() || value.is_list() || value.is_dict();
+  if (name == "sequence") return value.is_string() || (value.is_list() && !value.is_iterator()) || value.is_dict();
   if (name == "iterable") return value.is_string() || value.is_list() || value.is_dict() || value.is_undefined();
   if (name == "callable") return value.is_callable();
   if (name == "escaped") return false;

@@ -90,6 +90,10 @@ class Dumper {
       case Value::Kind::kFloat: out += float_json(v.number()); return true;
       case Value::Kind::kString: append_escaped(out, v.string(), o_.ensure_ascii); return true;
       case Value::Kind::kList: {
+        if (v.is_iterator()) {
+          return make_error(ErrorCode::kInvalidArgument, "Object of type {} is not JSON serializable",
+                            v.python_type_name());
+        }
         const auto& items = v.list_items();
         if (items.empty()) {
           out += "[]";

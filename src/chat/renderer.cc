@@ -506,7 +506,7 @@ Result<Value> Renderer::slice(const Value& object, const Expr& expr) {
   if (object.is_string()) {
     chars = utf8_split(object.string());
     n = static_cast<int64_t>(chars.size());
-  } else if (object.is_list()) {
+  } else if (object.is_list() && !object.is_iterator()) {
     n = static_cast<int64_t>(object.list_items().size());
   } else if (object.is_undefined()) {
     return undefined_error(object);
@@ -552,6 +552,8 @@ Result<Value> Renderer::get_item(const Value& object, const Value& key) {
   if (object.is_undefined()) return undefined_error(object);
   if (object.is_dict()) {
     if (const Value* v = object.dict_entries().find(key)) return *v;
+  } else if (object.is_iterator()) {
+    return Value::undefined(fmt::format("'{}' object is not subscriptable", object.python_type_name()));
   } else if (object.is_list() && (key.is_int() || key.is_bool())) {
     int64_t n = static_cast<int64_t>(object.list_items().size());
     int64_t i = key.integer();
@@ -655,10 +657,18 @@ Result<Value> Renderer::binary(const std::string& op, const Value& a, const Valu
   }
   if (op == "+") {
     if (a.is_string() && b.is_string()) {
+      if (a.is_markup() || b.is_markup()) {
+        // markupsafe: the plain operand is escaped, the result is Markup.
+        std::string left = a.is_markup() ? a.string() : html_escape(a.string());
+        std::string right = b.is_markup() ? b.string() : html_escape(b.string());
+        FERRITE_RETURN_IF_ERROR(check_bytes(left.size() + right.size()));
+        return Value::markup(left + right);
+      }
       FERRITE_RETURN_IF_ERROR(check_bytes(a.string().size() + b.string().size()));
       return Value(a.string() + b.string());
     }
-    if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
+    if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple() && !a.is_iterator() &&
+        !b.is_iterator()) {
       FERRITE_RETURN_IF_ERROR(check_items(a.list_items().size() + b.list_items().size()));
       ValueList items = a.list_items();
       items.insert(items.end(), b.list_items().begin(), b.list_items().end());
@@ -675,7 +685,7 @@ Result<Value> Renderer::binary(const std::string& op, const Value& a, const Valu
   if (op == "*") {
     const Value* seq = (a.is_string() || a.is_list()) ? &a : (b.is_string() || b.is_list()) ? &b : nullptr;
     const Value* count = seq == &a ? &b : &a;
-    if (seq && (count->is_int() || count->is_bool())) {
+    if (seq && !seq->is_iterator() && (count->is_int() || count->is_bool())) {
       int64_t n = std::max<int64_t>(0, count->integer());
       if (seq->is_string()) {
         if (seq->string().size() > 0 && static_cast<uint64_t>(n) > limits_.max_output_bytes / seq->string().size()) {

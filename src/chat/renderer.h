@@ -30,6 +30,9 @@ struct Frame {
   std::unordered_map<std::string, Value> vars;
 };
 
+// HTML escaping as markupsafe.escape: & < > " ' .
+std::string html_escape(std::string_view text);
+
 // The n-th argument, given by position or by name; nullopt when absent.
 std::optional<Value> argument(const CallArgs& args, size_t index, std::string_view name);
 

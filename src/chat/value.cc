@@ -31,6 +31,16 @@ Value Value::list(ValueList items, bool tuple) {
   v.tuple_ = tuple;
   return v;
 }
+Value Value::iterator(ValueList items, std::string type_name) {
+  Value v = list(std::move(items));
+  v.iterator_type_ = std::move(type_name);
+  return v;
+}
+Value Value::markup(std::string text) {
+  Value v(std::move(text));
+  v.markup_ = true;
+  return v;
+}
 Value Value::dict(Dict dict) { return Value(Data(std::make_shared<const Dict>(std::move(dict)))); }
 Value Value::name_space(Dict attributes) {
   return Value(Data(std::make_shared<Dict>(std::move(attributes))));
@@ -86,7 +96,7 @@ bool Value::truthy() const {
     case Kind::kString:
       return !string().empty();
     case Kind::kList:
-      return !list_items().empty();
+      return is_iterator() || !list_items().empty();
     case Kind::kDict:
       return dict_entries().size() != 0;
     case Kind::kNamespace:
@@ -173,6 +183,7 @@ std::string Value::repr() const {
     default:
       break;
   }
+  if (is_iterator()) return fmt::format("<{} object>", iterator_type_);
   if (is_list()) {
     std::string out = tuple_ ? "(" : "[";
     const auto& items = list_items();
@@ -235,7 +246,7 @@ std::string Value::python_type_name() const {
     case Kind::kString:
       return "str";
     case Kind::kList:
-      return tuple_ ? "tuple" : "list";
+      return is_iterator() ? iterator_type_ : tuple_ ? "tuple" : "list";
     case Kind::kDict:
       return "dict";
     case Kind::kNamespace:
@@ -264,6 +275,7 @@ bool Value::equals(const Value& other) const {
     case Kind::kString:
       return string() == other.string();
     case Kind::kList: {
+      if (is_iterator() || other.is_iterator()) return same_as(other);
       if (tuple_ != other.tuple_) return false;
       const auto& a = list_items();
       const auto& b = other.list_items();

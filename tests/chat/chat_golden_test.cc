@@ -45,7 +45,16 @@ TEST(ChatGoldenTest, EveryTemplateAndCaseMatchesJinja2) {
       options.bos_token = golden["bos_token"].get<std::string>();
       options.eos_token = golden["eos_token"].get<std::string>();
       options.date = golden["date"].get<std::string>();
-      auto result = chat::render_chat_template(source, cases.at(case_name), options);
+      // A case is a message list, or {"messages": [...], more variables}.
+      const auto& input = cases.at(case_name);
+      nlohmann::ordered_json messages = input;
+      if (input.is_object()) {
+        messages = input["messages"];
+        for (const auto& [name, value] : input.items()) {
+          if (name != "messages") options.extra[name] = chat::Value::from_json(value);
+        }
+      }
+      auto result = chat::render_chat_template(source, messages, options);
       std::string id = name + ":" + key;
       bool ok;
       std::string got = result ? *result : "error: " + result.error().message();

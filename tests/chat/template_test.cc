@@ -29,7 +29,9 @@ Result<std::string> render(const std::string& source, const nlohmann::ordered_js
   options.limits = limits;
   options.date = "2026-01-15";
   if (variables.is_object()) {
-    for (const auto& [k, v] : variables.items()) options.extra[k] = Value::from_json(v);
+    for (auto it = variables.begin(); it != variables.end(); ++it) {
+      options.extra[it.key()] = Value::from_json(it.value());
+    }
   }
   return chat::render_chat_template(source, nlohmann::ordered_json::array(), options);
 }

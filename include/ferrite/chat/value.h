@@ -82,6 +82,14 @@ class Value {
   explicit Value(std::string_view s) : data_(std::string(s)) {}
   explicit Value(const char* s) : data_(std::string(s)) {}
   static Value list(ValueList items, bool tuple = false);
+  // A one-pass iterator Jinja2 filters return (map, select, ..., reverse):
+  // iterable like a list, but always truthy, without len(), not
+  // subscriptable, not JSON serializable; `type_name` is Python's
+  // ("generator", "list_reverseiterator").
+  static Value iterator(ValueList items, std::string type_name);
+  // A string marked safe (markupsafe.Markup, from `safe`/`escape`): `+` with
+  // a plain string escapes the plain one, as Markup does.
+  static Value markup(std::string text);
   static Value dict(Dict dict);
   static Value name_space(Dict attributes);
   static Value callable(std::string name, std::function<Result<Value>(const CallArgs&)> call);
@@ -98,6 +106,8 @@ class Value {
   bool is_string() const { return kind() == Kind::kString; }
   bool is_list() const { return kind() == Kind::kList; }
   bool is_tuple() const { return is_list() && tuple_; }
+  bool is_iterator() const { return is_list() && !iterator_type_.empty(); }
+  bool is_markup() const { return is_string() && markup_; }
   bool is_dict() const { return kind() == Kind::kDict; }
   bool is_namespace() const { return kind() == Kind::kNamespace; }
   bool is_callable() const { return kind() == Kind::kCallable; }
@@ -134,6 +144,8 @@ class Value {
   explicit Value(Data data) : data_(std::move(data)) {}
   Data data_;
   bool tuple_ = false;
+  bool markup_ = false;
+  std::string iterator_type_;
 };
 
 // Number of code points of UTF-8 text (invalid bytes count one each).
