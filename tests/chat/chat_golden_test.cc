@@ -50,8 +50,8 @@ TEST(ChatGoldenTest, EveryTemplateAndCaseMatchesJinja2) {
       nlohmann::ordered_json messages = input;
       if (input.is_object()) {
         messages = input["messages"];
-        for (const auto& [name, value] : input.items()) {
-          if (name != "messages") options.extra[name] = chat::Value::from_json(value);
+        for (auto it = input.begin(); it != input.end(); ++it) {
+          if (it.key() != "messages") options.extra[it.key()] = chat::Value::from_json(it.value());
         }
       }
       auto result = chat::render_chat_template(source, messages, options);

@@ -34,32 +34,10 @@
 namespace ferrite::chat {
 
 class Value;
+class Dict;
+struct CallArgs;
+struct Callable;
 using ValueList = std::vector<Value>;
-
-// Insertion-ordered mapping; keys compare with Python equality (1 == 1.0 ==
-// True). Lookups are linear: template dicts are small, and the render limits
-// bound how many entries a template can build.
-class Dict {
- public:
-  const Value* find(const Value& key) const;
-  void set(Value key, Value value);  // replaces in place, or appends
-  const std::vector<std::pair<Value, Value>>& entries() const { return entries_; }
-  size_t size() const { return entries_.size(); }
-
- private:
-  std::vector<std::pair<Value, Value>> entries_;
-};
-
-// Arguments of a call: positional, then keyword (in call order).
-struct CallArgs {
-  ValueList positional;
-  std::vector<std::pair<std::string, Value>> named;
-};
-
-struct Callable {
-  std::string name;
-  std::function<Result<Value>(const CallArgs&)> call;
-};
 
 struct Undefined {
   // Jinja2's message when the undefined is used: "'x' is undefined" or
@@ -146,6 +124,31 @@ class Value {
   bool tuple_ = false;
   bool markup_ = false;
   std::string iterator_type_;
+};
+
+// Insertion-ordered mapping; keys compare with Python equality (1 == 1.0 ==
+// True). Lookups are linear: template dicts are small, and the render limits
+// bound how many entries a template can build.
+class Dict {
+ public:
+  const Value* find(const Value& key) const;
+  void set(Value key, Value value);  // replaces in place, or appends
+  const std::vector<std::pair<Value, Value>>& entries() const { return entries_; }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  std::vector<std::pair<Value, Value>> entries_;
+};
+
+// Arguments of a call: positional, then keyword (in call order).
+struct CallArgs {
+  ValueList positional;
+  std::vector<std::pair<std::string, Value>> named;
+};
+
+struct Callable {
+  std::string name;
+  std::function<Result<Value>(const CallArgs&)> call;
 };
 
 // Number of code points of UTF-8 text (invalid bytes count one each).
