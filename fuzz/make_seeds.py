@@ -335,6 +335,24 @@ def main():
                                         "<|endoftext|>\u1780\u17b6\u1793".encode())
     write("bpe_tokenizer", "invalid.txt", b"\x00\xff\xc0\x80\xed\xa0\x80 \xf4\x90\x80\x80 a\x00b")
     write("bpe_tokenizer", "spaces.txt", b"\x01   \n  \r\n x  \t\t")
+    # Chat templates (jinja): small hand-written templates covering the
+    # statements, filters and whitespace control the real ones use.
+    write("jinja", "chatml.jinja",
+          "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] "
+          "+ '<|im_end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
+          "{% endif %}")
+    write("jinja", "constructs.jinja",
+          "{%- set ns = namespace(found=false, n=0) -%}\n"
+          "{%- macro show(m, sep=': ') -%}{{ m.role | upper }}{{ sep }}{{ m.content | trim }}{%- endmacro -%}\n"
+          "{%- for m in messages if m.role != 'system' -%}\n"
+          "  {%- if loop.first and m.role == 'user' %}{% set ns.found = true %}{% endif -%}\n"
+          "  {{ show(m) }}{{ '|' if not loop.last }}{% set ns.n = ns.n + loop.index %}\n"
+          "  {%- if m.tool_calls is defined %}{{ m.tool_calls | tojson(indent=2) }}{% continue %}{% endif -%}\n"
+          "{%- else %}none{% endfor %}\n"
+          "{{ ns.n }} {{ ns.found }} {{ messages | map(attribute='role') | unique | list | join(',') }}\n"
+          "{{ (messages[0].content.split(' ') | last)[::-1] }} {{ strftime_now('%d %b %Y') }}\n"
+          "{% raw %}{{ raw }}{% endraw %}{# comment #}{{ raise_exception('end') if false }}")
+    write("jinja", "errors.jinja", "{% if %}{{ 1 + }}{% for x in %}{{ x.y.z }}{% endfor")
 
     # MiniMalloc CSV.
     write("minimalloc_csv", "example.csv", "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\n")

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/chat_template_command.h"
 #include "cli/commands.h"
 #include "cli/model_sources.h"
 #include "cli/pack_command.h"
@@ -220,6 +221,19 @@ int run_cli(int argc, char** argv) {
                          "Turn the text of special (control) tokens into those tokens");
   tokenize_cmd->add_flag("--no-bos", tokenize.no_bos, "Add no BOS/EOS tokens");
   tokenize_cmd->add_flag("--json", tokenize.json, "Print [{\"id\":..,\"piece\":..}]");
+  ChatTemplateArgs chat;
+  auto* chat_cmd = app.add_subcommand(
+      "chat-template",
+      "Render a model's chat template (GGUF, Hugging Face directory or template file) over "
+      "messages; prints the text exactly");
+  chat_cmd->add_option("SOURCE", chat.source_path, "GGUF file, Hugging Face directory or .jinja file")
+      ->required();
+  chat_cmd->add_option("--messages", chat.messages_path, "JSON file: an array of messages")->required();
+  chat_cmd->add_flag("--add-generation-prompt", chat.add_generation_prompt,
+                     "Set add_generation_prompt (open an assistant turn)");
+  chat_cmd->add_option("--bos-token", chat.bos_token, "bos_token text (default: the model's)");
+  chat_cmd->add_option("--eos-token", chat.eos_token, "eos_token text (default: the model's)");
+  chat_cmd->add_option("--date", chat.date, "Date strftime_now formats, YYYY-MM-DD (default: today)");
 
   RunArgs demo;
   auto* demo_cmd = app.add_subcommand(
@@ -250,6 +264,7 @@ int run_cli(int argc, char** argv) {
   if (demo_cmd->parsed()) return run_demo(demo, std::cout, std::cerr);
   if (providers_cmd->parsed()) return run_providers(providers, std::cout, std::cerr);
   if (tokenize_cmd->parsed()) return run_tokenize(tokenize, std::cout, std::cerr);
+  if (chat_cmd->parsed()) return run_chat_template(chat, std::cout, std::cerr);
   return kExitUsage;
 }
 
