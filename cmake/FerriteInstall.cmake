@@ -41,7 +41,8 @@ function(_ferrite_package_library target kind)
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_compile_features(${target} PUBLIC cxx_std_20)
   target_link_libraries(${target} PUBLIC nlohmann_json::nlohmann_json fmt::fmt tl::expected
-                                         OpenSSL::Crypto Threads::Threads)
+                                         OpenSSL::Crypto Threads::Threads
+                                  PRIVATE PkgConfig::PCRE2)
   add_dependencies(${target} ${_ferrite_stages})
 endfunction()
 

@@ -161,11 +161,11 @@ class Model : public std::enable_shared_from_this<Model> {
     return text;
   }
 
-  std::vector<uint32_t> tokenize(const std::string& text, bool add_bos) const {
+  std::vector<uint32_t> tokenize(const std::string& text, bool add_special) const {
     uint32_t* ids = nullptr;
     size_t count = 0;
     ferrite_error* error = nullptr;
-    check(ferrite_tokenize(handle_, text.data(), text.size(), add_bos ? 1 : 0, &ids, &count, &error),
+    check(ferrite_tokenize(handle_, text.data(), text.size(), add_special ? 1 : 0, &ids, &count, &error),
           error);
     std::vector<uint32_t> out(ids, ids + count);
     ferrite_free(ids);
@@ -184,7 +184,7 @@ class Model : public std::enable_shared_from_this<Model> {
 
   std::unique_ptr<Generation> generate(const std::string& prompt, uint32_t max_tokens,
                                        float temperature, float top_p, uint64_t seed,
-                                       bool add_bos, bool ignore_eos) {
+                                       bool add_special, bool ignore_eos) {
     {
       std::lock_guard lock(busy_mutex_);
       if (busy_) {
@@ -200,7 +200,7 @@ class Model : public std::enable_shared_from_this<Model> {
     options.temperature = temperature;
     options.top_p = top_p;
     options.seed = seed;
-    options.add_bos = add_bos ? 1 : 0;
+    options.add_special = add_special ? 1 : 0;
     options.ignore_eos = ignore_eos ? 1 : 0;
     return std::make_unique<Generation>(shared_from_this(), prompt, options);
   }
@@ -298,7 +298,9 @@ PYBIND11_MODULE(ferrite, m) {
     try {
       if (pointer) std::rethrow_exception(pointer);
     } catch (const FerriteError& e) {
-      py::object error = error_type(e.message);
+      // Calling the type (not py::exception's operator(), which only sets the
+      // message) makes an instance we can annotate with the status code.
+      py::object error = py::reinterpret_borrow<py::object>(error_type.ptr())(e.message);
       error.attr("status") = e.status;
       PyErr_SetObject(error_type.ptr(), error.ptr());
     }
@@ -338,11 +340,11 @@ PYBIND11_MODULE(ferrite, m) {
           },
           "What `ferrite explain --json` prints, as a dict")
       .def("plan_json", [](const Model& model) { return model.text_of(&ferrite_model_plan_json); })
-      .def("tokenize", &Model::tokenize, py::arg("text"), py::arg("add_bos") = true)
+      .def("tokenize", &Model::tokenize, py::arg("text"), py::arg("add_special") = true)
       .def("detokenize", &Model::detokenize, py::arg("ids"), "The bytes of the tokens")
       .def("generate", &Model::generate, py::arg("prompt"), py::kw_only(),
            py::arg("max_tokens") = 256, py::arg("temperature") = 0.0f, py::arg("top_p") = 1.0f,
-           py::arg("seed") = 0, py::arg("add_bos") = true, py::arg("ignore_eos") = false,
+           py::arg("seed") = 0, py::arg("add_special") = true, py::arg("ignore_eos") = false,
            "An iterator of Token(id, text); greedy unless temperature > 0")
       .def_property_readonly("plan_id", [](const Model& m) { return std::string(ferrite_model_plan_id(m.handle())); })
       .def_property_readonly("vocab_size", &Model::vocab_size)

@@ -108,10 +108,12 @@ ferrite_status ferrite_model_explain_json(const ferrite_model* model, char** jso
 uint64_t ferrite_model_vocab_size(const ferrite_model* model);
 uint64_t ferrite_model_context_length(const ferrite_model* model);
 
-/* Token ids of `text` (`length` bytes), with the BOS token first when
- * add_bos is nonzero. FERRITE_INVALID_MODEL when the model has no vocabulary. */
+/* Token ids of `text` (`length` bytes), as llama.cpp's llama_tokenize gives
+ * them: with add_special nonzero, the BOS/EOS tokens the vocabulary asks for
+ * (GGUF tokenizer.ggml.add_bos_token/add_eos_token; BOS for Llama 2 style
+ * files, none for Qwen); special-token text in `text` stays plain text. FERRITE_INVALID_MODEL when the model has no vocabulary. */
 ferrite_status ferrite_tokenize(const ferrite_model* model, const char* text, size_t length,
-                                int add_bos, uint32_t** ids, size_t* count, ferrite_error** error);
+                                int add_special, uint32_t** ids, size_t* count, ferrite_error** error);
 /* The bytes of `ids` concatenated (not NUL-terminated inside; a NUL is
  * appended after `length` bytes for convenience). */
 ferrite_status ferrite_detokenize(const ferrite_model* model, const uint32_t* ids, size_t count,
@@ -122,8 +124,10 @@ typedef struct ferrite_generate_options {
   float temperature;   /* 0: greedy (the default) */
   float top_p;         /* 0 or 1: off */
   uint64_t seed;       /* sampling seed */
-  int add_bos;         /* nonzero (the default): the prompt starts with BOS */
-  int ignore_eos;      /* nonzero: do not stop at the end-of-sequence token */
+  int add_special;     /* nonzero (the default): the prompt gets the BOS/EOS the
+                          vocabulary asks for (see ferrite_tokenize) */
+  int ignore_eos;      /* nonzero: do not stop at end-of-generation tokens (eos,
+                          eot, eom and the others the vocabulary declares) */
 } ferrite_generate_options;
 void ferrite_generate_options_init(ferrite_generate_options* options);
 

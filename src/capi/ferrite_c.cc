@@ -136,7 +136,7 @@ void ferrite_model_options_init(ferrite_model_options* options) {
 void ferrite_generate_options_init(ferrite_generate_options* options) {
   if (options == nullptr) return;
   *options = ferrite_generate_options{};
-  options->add_bos = 1;
+  options->add_special = 1;
 }
 
 ferrite_status ferrite_model_open(const char* path, const ferrite_model_options* options,
@@ -195,7 +195,8 @@ ferrite_status ferrite_model_plan_json(const ferrite_model* model, char** json, 
     if (model == nullptr || json == nullptr) {
       return fail(error, FERRITE_INVALID_ARGUMENT, "ferrite_model_plan_json: model and json are required");
     }
-    return give_text(model->plan->plan().canonical_text(), json, length, error);
+    // The file `ferrite compile` writes: the canonical text and a newline.
+    return give_text(model->plan->plan().canonical_text() + "\n", json, length, error);
   });
 }
 
@@ -213,7 +214,7 @@ ferrite_status ferrite_model_explain_json(const ferrite_model* model, char** jso
 }
 
 ferrite_status ferrite_tokenize(const ferrite_model* model, const char* text, size_t length,
-                                int add_bos, uint32_t** ids, size_t* count, ferrite_error** error) {
+                                int add_special, uint32_t** ids, size_t* count, ferrite_error** error) {
   return guarded(error, [&]() -> ferrite_status {
     if (model == nullptr || (text == nullptr && length != 0) || ids == nullptr || count == nullptr) {
       return fail(error, FERRITE_INVALID_ARGUMENT,
@@ -222,8 +223,8 @@ ferrite_status ferrite_tokenize(const ferrite_model* model, const char* text, si
     if (!model->tokenizer) {
       return fail(error, FERRITE_INVALID_MODEL, "the model has no vocabulary to tokenize with");
     }
-    auto encoded = model->tokenizer->encode(std::string_view(text == nullptr ? "" : text, length),
-                                            add_bos != 0);
+    auto encoded = model->tokenizer->tokenize(std::string_view(text == nullptr ? "" : text, length),
+                                              add_special != 0, /*parse_special=*/false);
     if (!encoded) return fail(error, encoded.error());
     auto* out = static_cast<uint32_t*>(std::malloc(std::max<size_t>(encoded->size(), 1) *
                                                    sizeof(uint32_t)));
@@ -266,8 +267,9 @@ ferrite_status ferrite_generate(ferrite_model* model, const char* prompt, size_t
     ferrite_generate_options defaults;
     ferrite_generate_options_init(&defaults);
     const ferrite_generate_options& o = options != nullptr ? *options : defaults;
-    auto prompt_ids = model->tokenizer->encode(
-        std::string_view(prompt == nullptr ? "" : prompt, prompt_length), o.add_bos != 0);
+    auto prompt_ids = model->tokenizer->tokenize(
+        std::string_view(prompt == nullptr ? "" : prompt, prompt_length), o.add_special != 0,
+        /*parse_special=*/false);
     if (!prompt_ids) return fail(error, prompt_ids.error());
     if (prompt_ids->empty()) {
       return fail(error, FERRITE_INVALID_ARGUMENT, "the prompt encodes to no tokens (add a BOS)");
@@ -292,10 +294,14 @@ ferrite_status ferrite_generate(ferrite_model* model, const char* prompt, size_t
       }
       return {};
     };
-    std::optional<uint32_t> stop;
-    if (o.ignore_eos == 0) stop = model->tokenizer->eos_id();
+    std::vector<uint32_t> stop;  // the vocabulary's end-of-generation tokens
+    if (o.ignore_eos == 0) {
+      const auto& eog = model->tokenizer->vocabulary().end_of_generation;
+      stop.assign(eog.begin(), eog.end());
+    }
     auto stats = ferrite::generate(*model->executor, *prompt_ids,
-                                   o.max_tokens == 0 ? 256 : o.max_tokens, *sampler, stop,
+                                   o.max_tokens == 0 ? 256 : o.max_tokens, *sampler,
+                                   std::span<const uint32_t>(stop),
                                    model->plan->model.context_length, each);
     if (generated != nullptr) *generated = produced;
     if (!stats) {

@@ -24,12 +24,6 @@ namespace fs = std::filesystem;
 // Messages and tokenizer configs are small; refuse anything absurd.
 constexpr uintmax_t kMaxJsonFileBytes = uintmax_t{64} << 20;
 
-struct TemplateSource {
-  std::string text;
-  std::string bos_token;
-  std::string eos_token;
-};
-
 Result<std::string> read_text(const fs::path& path, uintmax_t limit) {
   std::error_code ec;
   uintmax_t size = fs::file_size(path, ec);
@@ -60,10 +54,10 @@ bool is_gguf(const fs::path& path) {
   return in.gcount() == 4 && std::string(magic.data(), 4) == "GGUF";
 }
 
-Result<TemplateSource> from_gguf(const fs::path& path) {
+Result<ChatTemplateSource> from_gguf(const fs::path& path) {
   FERRITE_ASSIGN_OR_RETURN(GgufFile gguf, GgufFile::open(path));
   const GgufModel& model = gguf.model();
-  TemplateSource source;
+  ChatTemplateSource source;
   FERRITE_ASSIGN_OR_RETURN(source.text, model.get_string("tokenizer.chat_template"),
                            "`{}` has no chat template", path.string());
   auto tokens = model.get_array<std::string>("tokenizer.ggml.tokens");
@@ -87,12 +81,12 @@ std::string special_token(const nlohmann::ordered_json& config, const char* key)
   return "";
 }
 
-Result<TemplateSource> from_hugging_face(const fs::path& config_path) {
+Result<ChatTemplateSource> from_hugging_face(const fs::path& config_path) {
   FERRITE_ASSIGN_OR_RETURN(nlohmann::ordered_json config, read_json(config_path));
   if (!config.is_object()) {
     return make_error(ErrorCode::kSerialization, "`{}` is not a JSON object", config_path.string());
   }
-  TemplateSource source;
+  ChatTemplateSource source;
   auto field = config.find("chat_template");
   if (field != config.end()) {
     FERRITE_ASSIGN_OR_RETURN(source.text, chat::select_chat_template(*field), "`{}`", config_path.string());
@@ -109,28 +103,29 @@ Result<TemplateSource> from_hugging_face(const fs::path& config_path) {
   return source;
 }
 
-Result<TemplateSource> load_template(const fs::path& path) {
+}  // namespace
+
+Result<ChatTemplateSource> load_chat_template(const std::string& source_path) {
+  const fs::path path(source_path);
   std::error_code ec;
   if (fs::is_directory(path, ec)) return from_hugging_face(path / "tokenizer_config.json");
   if (!fs::exists(path, ec)) return make_error(ErrorCode::kIo, "`{}` does not exist", path.string());
   if (path.filename() == "tokenizer_config.json") return from_hugging_face(path);
   if (is_gguf(path)) return from_gguf(path);
-  TemplateSource source;
+  ChatTemplateSource source;
   FERRITE_ASSIGN_OR_RETURN(source.text, read_text(path, chat::TemplateLimits{}.max_source_bytes));
   return source;
 }
 
-std::string today() {
+std::string today_date() {
   std::time_t now = std::time(nullptr);
   std::tm local{};
   localtime_r(&now, &local);
   return fmt::format("{:04d}-{:02d}-{:02d}", local.tm_year + 1900, local.tm_mon + 1, local.tm_mday);
 }
 
-}  // namespace
-
 int run_chat_template(const ChatTemplateArgs& args, std::ostream& out, std::ostream& err) {
-  auto source = load_template(args.source_path);
+  auto source = load_chat_template(args.source_path);
   if (!source) return report_error(source.error(), false, out, err);
   auto input = read_json(args.messages_path);
   if (!input) return report_error(input.error(), false, out, err);
@@ -157,7 +152,7 @@ int run_chat_template(const ChatTemplateArgs& args, std::ostream& out, std::ostr
   options.add_generation_prompt = args.add_generation_prompt;
   options.bos_token = args.bos_token.value_or(source->bos_token);
   options.eos_token = args.eos_token.value_or(source->eos_token);
-  options.date = args.date.value_or(today());
+  options.date = args.date.value_or(today_date());
   if (auto date = chat::format_date(options.date, "%Y"); !date) {
     return report_error(date.error(), false, out, err);
   }

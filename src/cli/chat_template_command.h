@@ -24,7 +24,22 @@
 #include <optional>
 #include <string>
 
+#include "ferrite/core/status.h"
+
 namespace ferrite::cli {
+
+// A model's chat template and the bos/eos texts it is rendered with, from a
+// GGUF file, a Hugging Face directory (or its tokenizer_config.json) or a
+// template file (see the contract above). `ferrite run --chat` uses it too.
+struct ChatTemplateSource {
+  std::string text;
+  std::string bos_token;
+  std::string eos_token;
+};
+Result<ChatTemplateSource> load_chat_template(const std::string& path);
+
+// Today's local date as YYYY-MM-DD (what strftime_now sees by default).
+std::string today_date();
 
 struct ChatTemplateArgs {
   std::string source_path;

@@ -185,6 +185,11 @@ int run_cli(int argc, char** argv) {
                       "Plan file from `ferrite compile MODEL -o PLAN.json`: run it only if "
                       "compiling the model again on this machine reproduces it byte for byte");
   add_run_options(run_cmd, run);
+  auto* chat_flag = run_cmd->add_flag(
+      "--chat", run.chat,
+      "Render --system/--prompt with the model's chat template; print only the reply");
+  run_cmd->add_option("--system", run.system, "System message (with --chat)")->needs(chat_flag);
+  chat_flag->excludes(run_cmd->get_option("--prompt-ids"));
   add_model_plan_options(run_cmd, run.settings, true);
 
   ApproveArgs approve;

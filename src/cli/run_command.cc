@@ -9,7 +9,9 @@
 #include <ostream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "cli/chat_template_command.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/model_files.h"
@@ -17,6 +19,7 @@
 #include "cli/plan_explanation.h"
 #include "cli/plan_sources.h"
 #include "cli/progress.h"
+#include "ferrite/chat/chat_template.h"
 #include "ferrite/materializers/ggml_block_materializer.h"
 #include "providers/builtin/builtin_providers.h"
 #include "ferrite/runtime/generation.h"
@@ -124,6 +127,29 @@ struct Loaded {
   const std::string& kernels;
 };
 
+// The prompt of `run --chat`: the conversation rendered by the model's chat
+// template, tokenized with special-token text recognised (see run_command.h).
+Result<std::vector<uint32_t>> chat_prompt_ids(const Tokenizer& tokenizer, const RunArgs& args) {
+  FERRITE_ASSIGN_OR_RETURN(ChatTemplateSource source, load_chat_template(args.model_path));
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  if (args.system) messages.push_back({{"role", "system"}, {"content", *args.system}});
+  messages.push_back({{"role", "user"}, {"content", args.prompt}});
+  chat::ChatRenderOptions options;
+  options.add_generation_prompt = true;
+  options.bos_token = source.bos_token;
+  options.eos_token = source.eos_token;
+  options.date = today_date();
+  FERRITE_ASSIGN_OR_RETURN(std::string text,
+                           chat::render_chat_template(source.text, messages, options),
+                           "rendering the chat template of `{}`", args.model_path);
+  std::string_view body = text;
+  const Vocabulary& vocab = tokenizer.vocabulary();
+  if (vocab.add_bos && !source.bos_token.empty() && body.starts_with(source.bos_token)) {
+    body.remove_prefix(source.bos_token.size());  // the template wrote the BOS itself
+  }
+  return tokenizer.tokenize(body, /*add_special=*/true, /*parse_special=*/true);
+}
+
 int generate_and_report(const Loaded& loaded, const std::optional<Tokenizer>& tokenizer,
                         const RunArgs& args, ModelLimits model, double load_seconds,
                         bool show_ids, std::ostream& out, std::ostream& err) {
@@ -132,10 +158,21 @@ int generate_and_report(const Loaded& loaded, const std::optional<Tokenizer>& to
     auto ids = parse_token_ids(*args.prompt_ids, model.vocab_size);
     if (!ids) return report_error(ids.error(), false, out, err);
     prompt = std::move(*ids);
+  } else if (tokenizer && args.chat) {
+    auto encoded = chat_prompt_ids(*tokenizer, args);
+    if (!encoded) return report_error(encoded.error(), false, out, err);
+    prompt = std::move(*encoded);
   } else if (tokenizer) {
     auto encoded = tokenizer->tokenize(args.prompt, true, false);
     if (!encoded) return report_error(encoded.error(), false, out, err);
     prompt = std::move(*encoded);
+  } else if (args.chat) {
+    return report_error(make_error(ErrorCode::kInvalidModelConfig,
+                                   "--chat needs the model's vocabulary and chat template; `{}` "
+                                   "has no vocabulary",
+                                   args.model_path)
+                            .value(),
+                        false, out, err);
   } else {
     prompt = {1};  // BOS only: without a vocabulary the prompt text cannot be encoded
   }
@@ -153,7 +190,7 @@ int generate_and_report(const Loaded& loaded, const std::optional<Tokenizer>& to
     previous = id;
     return {};
   };
-  if (tokenizer && !args.prompt_ids) out << args.prompt;
+  if (tokenizer && !args.prompt_ids && !args.chat) out << args.prompt;
   std::vector<uint32_t> stop;  // the vocabulary's end-of-generation tokens
   if (tokenizer && !args.ignore_eos) {
     const auto& eog = tokenizer->vocabulary().end_of_generation;

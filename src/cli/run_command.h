@@ -25,6 +25,15 @@
 // the CPU providers, prints the explain summary, and runs it with
 // deterministic pseudo-random weights and a byte-level vocabulary (no
 // download), printing the generated token ids after the text.
+// `--chat [--system TEXT]` renders [{system}, {user: prompt}] with the
+// model's chat template (GGUF `tokenizer.chat_template` or the Hugging Face
+// directory's tokenizer_config.json; cli/chat_template_command.h), with
+// add_generation_prompt, the model's bos/eos texts and today's date; the text
+// is tokenized with special-token text recognised and the vocabulary's
+// BOS/EOS added, except that a BOS the template already wrote is not added
+// twice (llama.cpp's rule); only the reply is printed, and generation stops
+// at any end-of-generation token of the vocabulary. A model without a chat
+// template is refused (exit 1).
 // Exit codes: 0 ok, 1 the model or plan was rejected, 2 usage / unreadable.
 #pragma once
 
@@ -57,6 +66,10 @@ struct RunArgs {
   // benchmarks and oracles that must feed two engines the same ids.
   std::optional<std::string> prompt_ids;
   bool ignore_eos = false;       // generate `steps` tokens even past end-of-sequence
+  // Chat: the prompt (and `system`, when given) become messages rendered by
+  // the model's chat template with add_generation_prompt (see the contract).
+  bool chat = false;
+  std::optional<std::string> system;
 };
 
 int run_run(const RunArgs& args, std::ostream& out, std::ostream& err);

@@ -16,7 +16,7 @@
 namespace ferrite {
 namespace {
 
-constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+constexpr uint32_t kNoIndex = std::numeric_limits<uint32_t>::max();
 
 // PCRE2 limits per match: bound the time one match may take.
 constexpr uint32_t kMatchLimit = 10'000'000;
@@ -359,14 +359,14 @@ Result<void> Tokenizer::encode_bpe(std::string_view text, std::vector<uint32_t>&
     }
     symbols.clear();
     for (uint32_t i = 0; i < word.size(); ++i) {
-      symbols.push_back(Symbol{i, 1, i == 0 ? kNone : i - 1,
-                               i + 1 == word.size() ? kNone : i + 1});
+      symbols.push_back(Symbol{i, 1, i == 0 ? kNoIndex : i - 1,
+                               i + 1 == word.size() ? kNoIndex : i + 1});
     }
     std::priority_queue<Bigram, std::vector<Bigram>, BigramAfter> heap;
     const auto consider = [&](uint32_t left) {
-      if (left == kNone) return;
+      if (left == kNoIndex) return;
       const Symbol& a = symbols[left];
-      if (a.next == kNone) return;
+      if (a.next == kNoIndex) return;
       const Symbol& b = symbols[a.next];
       bpe_merge_key(word.substr(a.start, a.length), word.substr(b.start, b.length), key);
       const auto it = bpe_->ranks.find(key);
@@ -388,11 +388,11 @@ Result<void> Tokenizer::encode_bpe(std::string_view text, std::vector<uint32_t>&
       a.length += b.length;
       b.length = 0;
       a.next = b.next;
-      if (b.next != kNone) symbols[b.next].prev = top.left;
+      if (b.next != kNoIndex) symbols[b.next].prev = top.left;
       consider(a.prev);
       consider(top.left);
     }
-    for (uint32_t i = symbols.empty() ? kNone : 0; i != kNone; i = symbols[i].next) {
+    for (uint32_t i = symbols.empty() ? kNoIndex : 0; i != kNoIndex; i = symbols[i].next) {
       const std::string_view piece = word.substr(symbols[i].start, symbols[i].length);
       if (const auto it = by_text_.find(piece); it != by_text_.end()) {
         ids.push_back(it->second);
@@ -400,7 +400,7 @@ Result<void> Tokenizer::encode_bpe(std::string_view text, std::vector<uint32_t>&
       }
       for (const char c : piece) {
         const uint32_t id = byte_tokens_[static_cast<unsigned char>(c)];
-        if (id != kNone) ids.push_back(id);
+        if (id != kNoIndex) ids.push_back(id);
       }
     }
   }

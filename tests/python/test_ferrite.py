@@ -55,7 +55,7 @@ class ModelTest(unittest.TestCase):
         ids = self.model.tokenize(text)
         self.assertEqual(ids[0], 1)
         self.assertEqual(self.model.detokenize(ids[1:]), (" " + text).encode())
-        self.assertEqual(self.model.tokenize(text, add_bos=False), ids[1:])
+        self.assertEqual(self.model.tokenize(text, add_special=False), ids[1:])
         self.assertEqual(self.model.vocab_size, 512)
         self.assertEqual(self.model.context_length, 128)
 

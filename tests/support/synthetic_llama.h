@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -45,9 +46,10 @@ inline std::vector<float> synthetic_weights(const std::string& name, uint64_t co
   return v;
 }
 
-inline Result<void> write_synthetic_llama(const std::filesystem::path& path,
-                                          const std::filesystem::path& vocab_from,
-                                          const SyntheticLlamaShape& s) {
+// `edit`, when given, may change the file (add metadata, say) before it is written.
+inline Result<void> write_synthetic_llama(
+    const std::filesystem::path& path, const std::filesystem::path& vocab_from,
+    const SyntheticLlamaShape& s, const std::function<void(GgufFileSpec&)>& edit = {}) {
   FERRITE_ASSIGN_OR_RETURN(auto source, GgufFile::open(vocab_from));
   const GgufModel& vocab = source.model();
   FERRITE_ASSIGN_OR_RETURN(auto tokens, vocab.get_array<std::string>("tokenizer.ggml.tokens"));
@@ -105,6 +107,7 @@ inline Result<void> write_synthetic_llama(const std::filesystem::path& path,
     }
     file.tensors.push_back({t.name, t.dims, type, std::move(bytes)});
   }
+  if (edit) edit(file);
   FERRITE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, serialize_gguf(file));
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));

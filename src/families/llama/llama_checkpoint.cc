@@ -70,7 +70,6 @@ Result<std::any> from_gguf(const GgufModel& m, const CheckpointTensors& stored) 
   }
   config.rope_convention = "interleaved";
   FERRITE_ASSIGN_OR_RETURN(const auto* tokens, m.get_array<std::string>("tokenizer.ggml.tokens"));
-  FERRITE_RETURN_IF_ERROR(m.get_array<float>("tokenizer.ggml.scores"));
   config.vocab_size = tokens->size();
   config.tied_output = !stored.has("output.weight");
   // A block-quantized matrix is stored in the same format by the family.

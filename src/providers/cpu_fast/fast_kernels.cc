@@ -349,7 +349,7 @@ std::optional<ProviderWorkspaceRequirement> fast_scratch(std::string_view op) {
                                           .attribute = "n_heads"},
                      WorkspaceShapeFactor{.source = WorkspaceShapeSource::kTokenRows,
                                           .role = ValueBindingRole::kInput,
-                                          .ordinal = 4}}}};
+                                          .ordinal = 4, .axis = 0, .attribute = {}, .divisor = 1}}}};
   } else {
     return std::nullopt;
   }

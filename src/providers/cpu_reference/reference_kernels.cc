@@ -229,7 +229,7 @@ std::optional<ProviderWorkspaceRequirement> reference_scratch(std::string_view o
   shape.terms = {{sizeof(double),
                   {WorkspaceShapeFactor{.source = WorkspaceShapeSource::kTokenRows,
                                         .role = ValueBindingRole::kInput,
-                                        .ordinal = 4}}}};
+                                        .ordinal = 4, .axis = 0, .attribute = {}, .divisor = 1}}}};
   return ProviderWorkspaceRequirement{std::move(shape), 64, ProviderWorkspaceScope::kInvocation,
                                       DynamicStorageRequirement::contiguous()};
 }
