@@ -37,8 +37,8 @@ constexpr std::string_view kStyle = R"(
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1d2330;background:#fff}
 h1{font-size:22px;margin:0 0 12px}h2{font-size:18px;margin:28px 0 8px}
 code,.id{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:12px}
-table{border-collapse:collapse;font-size:13px}
-th,td{border:1px solid #d5d9e2;padding:3px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;font-size:13px;max-width:100%}
+th,td{border:1px solid #d5d9e2;padding:3px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 th{background:#eef1f6}
 #summary th{width:190px}
 tr.fallback td{background:#fff1cc}
