@@ -160,14 +160,15 @@ TEST(GgufReaderTest, TensorSizesForEveryKnownType) {
 
 TEST(GgufReaderTest, UnknownTensorTypeIsKeptButItsDataIsRefused) {
   TempDir dir;
-  const auto path = dir.write("q.gguf", one_tensor_gguf({64}, 12, 0, 64).span());
+  // 16: IQ2_XXS, which Ferrite does not read.
+  const auto path = dir.write("q.gguf", one_tensor_gguf({256}, 16, 0, 64).span());
   auto file = GgufFile::open(path);
   ASSERT_TRUE(file) << file.error().to_string();
   const GgufTensorInfo& t = file->model().tensors[0];
   EXPECT_FALSE(t.type_known);
   EXPECT_FALSE(t.byte_size.has_value());
-  EXPECT_EQ(t.ggml_type, 12u);
-  EXPECT_TRUE(fails_with(file->tensor_data("t"), ErrorCode::kSerialization, "ggml type 12"));
+  EXPECT_EQ(t.ggml_type, 16u);
+  EXPECT_TRUE(fails_with(file->tensor_data("t"), ErrorCode::kSerialization, "ggml type 16"));
 }
 
 TEST(GgufReaderTest, CustomAlignmentMovesTheDataSection) {
@@ -483,7 +484,7 @@ TEST(GgufCheckpointTest, TokenIdsAboveU32AreRejectedNotTruncated) {
 
 
 // A tensor type Ferrite cannot load is named when the checkpoint is opened
-// (stories260K.gguf with token_embd.weight retyped as Q4_1, ggml type 3),
+// (stories260K.gguf with token_embd.weight retyped as IQ2_XXS, ggml type 16),
 // rather than reported later as a missing weight.
 TEST(GgufCheckpointTest, UnsupportedTensorTypesAreNamedWithTheirType) {
   const auto source = testing::shared_model_path("stories260K.gguf");
@@ -495,14 +496,14 @@ TEST(GgufCheckpointTest, UnsupportedTensorTypesAreNamedWithTheirType) {
   ASSERT_NE(at, std::string::npos);
   const size_t type_offset = at + name.size() + 4 + 2 * 8;  // n_dims, two u64 dims
   ASSERT_EQ(bytes[type_offset], 0);                          // F32
-  bytes[type_offset] = 3;  // Q4_1
+  bytes[type_offset] = 16;  // IQ2_XXS
   TempDir dir;
-  const auto path = dir.path() / "q4_1.gguf";
+  const auto path = dir.path() / "iq2_xxs.gguf";
   std::ofstream(path, std::ios::binary) << bytes;
   ASSERT_TRUE(GgufFile::open(path));
   EXPECT_TRUE(fails_with(open_llama_checkpoint(path, std::nullopt), ErrorCode::kInvalidModelConfig,
-                         "tensor `token_embd.weight` is ggml type 3; Ferrite loads F32, F16, BF16 and "
-                         "(matrices) Q8_0 and Q4_0"));
+                         "tensor `token_embd.weight` is IQ2_XXS; Ferrite loads F32, F16, BF16 and "
+                         "(matrices) Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K"));
 }
 
 
