@@ -17,6 +17,8 @@
 # source tree for the headers: LLAMA_SRC (default /tmp/llama-src).
 #
 #   bash scripts/oracle/compare_quantized.sh [STEPS] [TOLERANCE]
+# (env: TYPES="Q4_K_M Q6_K" to choose types, PROMPT="..." for one prompt,
+# FERRITE_BUILD_DIR for another build directory.)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 models="$root/../shared/models"
@@ -41,6 +43,7 @@ cp "$root/scripts/oracle/llama_cpp_greedy_margins.mjs" "$oracle/greedy_margins.m
   ${MAKE_ARGS:-} -o "$work/f32.gguf"
 
 prompts=("Once upon a time" "Lily and Tom went to the park" "One day, a big bear found a ball")
+if [ -n "${PROMPT:-}" ]; then prompts=("$PROMPT"); fi  # one prompt only (slow machines)
 status=0
 for type in ${TYPES:-Q4_K_M Q5_K_M Q6_K Q4_1 Q5_0 Q5_1}; do
   model="$work/$type.gguf"
@@ -58,7 +61,7 @@ for type in ${TYPES:-Q4_K_M Q5_K_M Q6_K Q4_1 Q5_0 Q5_1}; do
   for prompt in "${prompts[@]}"; do
     ids="$("$ferrite" run "$model" --prompt "$prompt" --steps 1 --print-ids 2>/dev/null |
            sed -n 's/^prompt ids: //p')"
-    reply="$(cd "$oracle" && timeout 300 node greedy_margins.mjs "$model" "$ids" "$steps" 2>/dev/null)"
+    reply="$(cd "$oracle" && timeout 1200 node greedy_margins.mjs "$model" "$ids" "$steps" 2>/dev/null)"
     expected="$(sed -n 's/^tokens //p' <<<"$reply")"
     margins="$(sed -n 's/^margins //p' <<<"$reply")"
     got="$("$ferrite" run "$model" --prompt-ids "$ids" --steps "$steps" --ignore-eos \
