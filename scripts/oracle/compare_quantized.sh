@@ -8,9 +8,13 @@
 #      position where llama.cpp's own top-2 logit margin is below TOLERANCE
 #      (random weights give flat distributions: a tiny numeric difference
 #      legitimately flips a near-tie there);
-#   2. one tensor per type (blk.0.attn_q.weight, output.weight,
-#      blk.0.ffn_down.weight) is dequantized by llama.cpp's to_float and by
-#      Ferrite (bench/dequantize_gguf_tensor) and compared bit for bit.
+#   2. a few tensors per file (blk.0.attn_q.weight, blk.0.attn_v.weight,
+#      output.weight, blk.0.ffn_down.weight, blk.1.ffn_down.weight: in the
+#      K mixes these hold the main type, the Q6_K of "more bits" tensors and,
+#      for rows that are not whole 256-value super-blocks, llama.cpp's
+#      fallback types Q5_0 / Q5_1 / Q8_0) are dequantized by llama.cpp's
+#      to_float and by Ferrite (bench/dequantize_gguf_tensor) and compared
+#      bit for bit.
 # Needs: a build with -DFERRITE_BUILD_BENCHMARKS=ON (make_llama_gguf,
 # dequantize_gguf_tensor), node-llama-cpp in ${FERRITE_ORACLE_DIR:-
 # ~/.cache/ferrite-oracle} (see compare_llama_cpp.sh), and a llama.cpp
@@ -48,7 +52,8 @@ status=0
 for type in ${TYPES:-Q4_K_M Q5_K_M Q6_K Q4_1 Q5_0 Q5_1}; do
   model="$work/$type.gguf"
   "$work/quantize_gguf" quantize "$work/f32.gguf" "$model" "$type" >/dev/null 2>&1
-  for tensor in blk.0.attn_q.weight output.weight blk.0.ffn_down.weight; do
+  for tensor in blk.0.attn_q.weight blk.0.attn_v.weight output.weight blk.0.ffn_down.weight \
+                blk.1.ffn_down.weight; do
     "$work/quantize_gguf" dequantize "$model" "$tensor" "$work/llama.f32" >"$work/what.txt"
     "$build/bench/dequantize_gguf_tensor" "$model" "$tensor" "$work/ferrite.f32"
     if cmp -s "$work/llama.f32" "$work/ferrite.f32"; then
@@ -77,9 +82,11 @@ limit = next((i for i, x in enumerate(m) if x < tol), len(e) - 1) + 1
 limit = min(limit, len(e))
 first = next((i for i in range(limit) if i >= len(g) or g[i] != e[i]), None)
 low = min(m[:limit]) if limit else float("nan")
+# Beyond the checked positions, for information: how long the two stay equal.
+same = next((i for i in range(len(e)) if i >= len(g) or g[i] != e[i]), len(e))
 if first is None:
     print(f"{kind} agree {limit}/{len(e)} tokens (checked up to margin < {tol}; "
-          f"smallest margin there {low:.4f})  \"{prompt}\"")
+          f"smallest margin there {low:.4f}; identical for {same}/{len(e)})  \"{prompt}\"")
 else:
     print(f"{kind} DIFFER at {first} (llama.cpp margin there {m[first]:.4f}; checked {limit})  \"{prompt}\"")
     print(f"  llama.cpp: {' '.join(e)}\n  ferrite:   {' '.join(g)}")

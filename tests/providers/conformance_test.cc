@@ -206,7 +206,7 @@ std::vector<double> quantized_linear_bound(const GgmlBlockFormat& format, const 
       const float* wo = weights.data() + o * in;
       const float* mo = magnitude.data() + o * in;
       double activation = 0, rounding = 0;
-      for (uint64_t b = 0; b < per_row; ++b) {
+      for (uint64_t b = 0; b < in / 32; ++b) {  // activation blocks of 32 (not weight blocks)
         double amax = 0, wsum = 0;
         for (uint64_t i = 32 * b; i < 32 * b + 32; ++i) {
           amax = std::max(amax, std::fabs(static_cast<double>(xt[i])));
