@@ -5,9 +5,15 @@
 # type; then
 #   1. Ferrite's greedy token ids (`ferrite run --prompt-ids`) are compared
 #      with llama.cpp's for STEPS tokens on a few prompts, up to the first
-#      position where llama.cpp's own top-2 logit margin is below TOLERANCE
-#      (random weights give flat distributions: a tiny numeric difference
-#      legitimately flips a near-tie there);
+#      position where llama.cpp's own top-2 logit margin ln(p1/p2) is below
+#      TOLERANCE (random weights give flat distributions: a tiny numeric
+#      difference legitimately flips a near-tie there). Ferrite's cpu.reference
+#      (exact dequantization, f32 activations, no activation rounding) runs
+#      too and is reported beside, to tell whose rounding moved a near-tie.
+#      The default tolerance 0.05 is measured, not guessed: on the 4-layer
+#      Q4_K_M model below llama.cpp's own int8 activation rounding flips a
+#      near-tie of margin 0.0216 relative to the exact computation (Ferrite
+#      fast and reference pick the other token there);
 #   2. a few tensors per file (blk.0.attn_q.weight, blk.0.attn_v.weight,
 #      output.weight, blk.0.ffn_down.weight, blk.1.ffn_down.weight: in the
 #      K mixes these hold the main type, the Q6_K of "more bits" tensors and,
@@ -27,7 +33,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 models="$root/../shared/models"
 steps="${1:-48}"
-tolerance="${2:-0.02}"
+tolerance="${2:-0.05}"
 oracle="${FERRITE_ORACLE_DIR:-$HOME/.cache/ferrite-oracle}"
 llama_src="${LLAMA_SRC:-/tmp/llama-src}"
 bins="$oracle/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64"
@@ -71,25 +77,36 @@ for type in ${TYPES:-Q4_K_M Q5_K_M Q6_K Q4_1 Q5_0 Q5_1}; do
     margins="$(sed -n 's/^margins //p' <<<"$reply")"
     got="$("$ferrite" run "$model" --prompt-ids "$ids" --steps "$steps" --ignore-eos \
            --capacity 512 --print-ids 2>/dev/null | sed -n 's/^token ids: //p')"
-    python3 - "$type" "$prompt" "$tolerance" "$expected" "$got" "$margins" <<'PY' || status=1
+    # cpu.reference: exact dequantization, f32 activations, double sums (no
+    # activation rounding): tells whose rounding moved a near-tie.
+    exact="$("$ferrite" run "$model" --prompt-ids "$ids" --steps "$steps" --ignore-eos \
+             --capacity 512 --print-ids --provider reference 2>/dev/null | sed -n 's/^token ids: //p')"
+    python3 - "$type" "$prompt" "$tolerance" "$expected" "$got" "$margins" "$exact" <<'PY' || status=1
 import sys
-kind, prompt, tol, expected, got, margins = sys.argv[1:]
+kind, prompt, tol, expected, got, margins, exact = sys.argv[1:]
 tol = float(tol)
-e, g = expected.split(), got.split()
+e, g, x = expected.split(), got.split(), exact.split()
 m = [float(x) for x in margins.split()]
-# Positions checked: up to (and including) the first whose margin is below tol.
-limit = next((i for i, x in enumerate(m) if x < tol), len(e) - 1) + 1
-limit = min(limit, len(e))
+# Positions checked: those before the first whose margin is below tol (a
+# near-tie there may legitimately go either way, and everything after it
+# follows from that choice).
+limit = next((i for i, x in enumerate(m) if x < tol), len(e))
 first = next((i for i in range(limit) if i >= len(g) or g[i] != e[i]), None)
 low = min(m[:limit]) if limit else float("nan")
-# Beyond the checked positions, for information: how long the two stay equal.
-same = next((i for i in range(len(e)) if i >= len(g) or g[i] != e[i]), len(e))
+# Beyond the checked positions, for information: how long the ids stay equal
+# (llama.cpp vs cpu.fast, and the exact cpu.reference vs each).
+def run_of(a, b):
+    return next((i for i in range(len(a)) if i >= len(b) or a[i] != b[i]), len(a))
+same, exact_llama, exact_fast = run_of(e, g), run_of(x, e), run_of(x, g)
+info = (f"identical for {same}/{len(e)}; exact reference = llama.cpp for {exact_llama}, "
+        f"= ferrite fast for {exact_fast}")
 if first is None:
     print(f"{kind} agree {limit}/{len(e)} tokens (checked up to margin < {tol}; "
-          f"smallest margin there {low:.4f}; identical for {same}/{len(e)})  \"{prompt}\"")
+          f"smallest margin there {low:.4f}; {info})  \"{prompt}\"")
 else:
-    print(f"{kind} DIFFER at {first} (llama.cpp margin there {m[first]:.4f}; checked {limit})  \"{prompt}\"")
-    print(f"  llama.cpp: {' '.join(e)}\n  ferrite:   {' '.join(g)}")
+    print(f"{kind} DIFFER at {first} (llama.cpp margin there {m[first]:.4f}; checked {limit}; "
+          f"{info})  \"{prompt}\"")
+    print(f"  llama.cpp: {' '.join(e)}\n  ferrite:   {' '.join(g)}\n  exact:     {' '.join(x)}")
     sys.exit(1)
 PY
   done
