@@ -72,8 +72,8 @@ TEST(GgmlBlocksTest, Q4_1AndQ5_1AddTheirMin) {
   for (int j = 0; j < 16; ++j) {
     const int x0 = (c.at(8 + j) & 15) | (((qh >> j) << 4) & 0x10);
     const int x1 = (c.at(8 + j) >> 4) | ((qh >> (j + 12)) & 0x10);
-    EXPECT_EQ(w[j], x0 * 0.125f + 3.0f) << j;
-    EXPECT_EQ(w[j + 16], x1 * 0.125f + 3.0f) << j;
+    EXPECT_EQ(w[j], static_cast<float>(x0) * 0.125f + 3.0f) << j;
+    EXPECT_EQ(w[j + 16], static_cast<float>(x1) * 0.125f + 3.0f) << j;
   }
 }
 
@@ -91,8 +91,8 @@ TEST(GgmlBlocksTest, Q5_0TakesBitFourFromQh) {
     const int x0 = ((b.at(6 + j) & 15) | (((qh >> j) << 4) & 0x10)) - 16;
     const int x1 = ((b.at(6 + j) >> 4) | ((qh >> (j + 12)) & 0x10)) - 16;
     high += (x0 >= 0) + (x1 >= 0);
-    EXPECT_EQ(v[j], x0 * -0.75f) << j;
-    EXPECT_EQ(v[j + 16], x1 * -0.75f) << j;
+    EXPECT_EQ(v[j], static_cast<float>(x0) * -0.75f) << j;
+    EXPECT_EQ(v[j + 16], static_cast<float>(x1) * -0.75f) << j;
   }
   EXPECT_GT(high, 0);
   EXPECT_LT(high, 32);
@@ -131,12 +131,13 @@ TEST(GgmlBlocksTest, Q4_KAndQ5_KUseEveryPackedScaleAndMin) {
     for (int step = 0; step < 4; ++step) {
       for (int half = 0; half < 2; ++half) {
         const int j = 2 * step + half;
-        const float d1 = 0.0625f * sc[j], m1 = 0.03125f * mn[j];
+        const float d1 = 0.0625f * static_cast<float>(sc[j]),
+                    m1 = 0.03125f * static_cast<float>(mn[j]);
         for (int l = 0; l < 32; ++l, ++index) {
           const uint8_t byte = b.at(qs + 32 * step + l);
           int u = half == 0 ? (byte & 15) : (byte >> 4);
           if (q5 && (b.at(16 + l) & (1 << j))) u += 16;
-          EXPECT_EQ(v[index], d1 * u - m1) << index;
+          EXPECT_EQ(v[index], d1 * static_cast<float>(u) - m1) << index;
         }
       }
     }
@@ -160,10 +161,10 @@ TEST(GgmlBlocksTest, Q6_KFollowsGgmlsLayout) {
       const int q3 = ((b.at(ql + l) >> 4) | (((b.at(qh + l) >> 4) & 3) << 4)) - 32;
       const int q4 = ((b.at(ql + l + 32) >> 4) | (((b.at(qh + l) >> 6) & 3) << 4)) - 32;
       const auto s = [&](int k) { return static_cast<float>(static_cast<int8_t>(b.at(sc + is + k))); };
-      EXPECT_EQ(v[128 * n + l], d * s(0) * q1) << n << " " << l;
-      EXPECT_EQ(v[128 * n + l + 32], d * s(2) * q2) << n << " " << l;
-      EXPECT_EQ(v[128 * n + l + 64], d * s(4) * q3) << n << " " << l;
-      EXPECT_EQ(v[128 * n + l + 96], d * s(6) * q4) << n << " " << l;
+      EXPECT_EQ(v[128 * n + l], d * s(0) * static_cast<float>(q1)) << n << " " << l;
+      EXPECT_EQ(v[128 * n + l + 32], d * s(2) * static_cast<float>(q2)) << n << " " << l;
+      EXPECT_EQ(v[128 * n + l + 64], d * s(4) * static_cast<float>(q3)) << n << " " << l;
+      EXPECT_EQ(v[128 * n + l + 96], d * s(6) * static_cast<float>(q4)) << n << " " << l;
     }
   }
   EXPECT_EQ(v[0], d * -128.0f * static_cast<float>(((b.at(0) & 15) | ((b.at(128) & 3) << 4)) - 32));
