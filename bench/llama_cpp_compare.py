@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
 """Ferrite vs llama.cpp on the same GGUF files, same machine, same threads.
 
-    python3 bench/llama_cpp_compare.py [--sizes 24M,76M] [--types f32,f16,q8_0,q4_0]
+    python3 bench/llama_cpp_compare.py [--sizes 24M,76M] [--types f32,f16,q8_0,q4_0,q4_k_m]
                                        [--threads 1,2] [--reps 3] [--work DIR]
+                                       [--ferrite-build DIR]
 
 One command does everything:
   1. builds `ferrite`, `make_llama_gguf` and `memory_bandwidth` in build-bench/
-     (Release, FERRITE_BUILD_BENCHMARKS=ON);
+     (Release, FERRITE_BUILD_BENCHMARKS=ON), or uses those of --ferrite-build;
   2. installs the npm package node-llama-cpp (CPU build of llama.cpp) into
      $FERRITE_ORACLE_DIR (default ~/.cache/ferrite-oracle) on first use;
   3. writes Llama GGUF models with deterministic weights and the stories260K
      vocabulary (../shared/models/stories260K.gguf), one per size and type,
-     into --work (default /tmp/ferrite-bench), reusing existing files;
+     into --work (default /tmp/ferrite-bench), reusing existing files; q4_k_m
+     is the f32 model quantized by llama.cpp's own llama_model_quantize
+     (scripts/oracle/quantize_gguf.c, compiled against the node-llama-cpp
+     libraries and the headers of a llama.cpp source tree, $LLAMA_SRC,
+     default /tmp/llama-src), so its per-tensor types are llama.cpp's mix;
   4. measures this machine's read bandwidth at each thread count;
   5. runs, side by side in one loop (engine order alternating per repetition),
      a 128-token prompt (the same token ids for both engines) and 128 greedy
@@ -20,8 +25,9 @@ Prefill tokens/s = prompt tokens / time to evaluate the prompt; decode
 tokens/s = single-token steps / their time (the first new token comes from
 the prompt's logits and is not a step). Bandwidth = decode tokens/s x the
 weight bytes each engine streams per token: llama.cpp reads the file's
-matrices as stored; Ferrite reads F32, Q8_0 and Q4_0 as stored and F16 as
-f32 (it converts F16 at load).
+matrices as stored; Ferrite reads F32, Q8_0, Q4_0 and the K-quant mix as
+stored and F16 as f32 (it converts F16 at load); for q4_k_m the bytes per
+weight are the file's matrix bytes over its matrix weights.
 """
 import argparse
 import json
@@ -42,6 +48,8 @@ SIZES = {
     "110M": (768, 12, 12, 12, 3072),
 }
 BYTES_PER_WEIGHT = {"f32": 4.0, "f16": 2.0, "q8_0": 34 / 32, "q4_0": 18 / 32}
+# Types made by llama.cpp's quantizer from the f32 model (name for quantize_gguf).
+LLAMA_QUANTIZED = {"q4_k_m": "Q4_K_M", "q6_k": "Q6_K"}
 FERRITE_BYTES_PER_WEIGHT = dict(BYTES_PER_WEIGHT, f16=4.0)  # F16 becomes f32 at load
 PROMPT_TOKENS = 128
 NEW_TOKENS = 128
@@ -76,7 +84,9 @@ def run(cmd, **kw):
     return subprocess.run(cmd, check=True, text=True, errors="replace", capture_output=True, **kw)
 
 
-def build():
+def build(existing=None):
+    if existing:
+        return Path(existing).resolve()
     build_dir = ROOT / "build-bench"
     if not (build_dir / "build.ninja").exists():
         run(["cmake", "-S", str(ROOT), "-B", str(build_dir), "-G", "Ninja",
@@ -96,8 +106,27 @@ def oracle_dir():
     return d
 
 
-def make_model(build_dir, work, size, dtype):
+def quantizer(oracle, work):
+    """scripts/oracle/quantize_gguf.c built against the oracle's libllama."""
+    exe = work / "quantize_gguf"
+    if not exe.exists():
+        src = Path(os.environ.get("LLAMA_SRC", "/tmp/llama-src"))
+        bins = oracle / "node_modules" / "@node-llama-cpp" / "linux-x64" / "bins" / "linux-x64"
+        run(["cc", "-O2", "-std=c11", "-o", str(exe), str(ROOT / "scripts" / "oracle" / "quantize_gguf.c"),
+             "-I", str(src / "include"), "-I", str(src / "ggml" / "include"), "-L", str(bins),
+             "-l:libllama.v0.5.0.so", "-l:libggml.v0.5.0.so", "-l:libggml-base.so",
+             f"-Wl,-rpath,{bins}"])
+    return exe
+
+
+def make_model(build_dir, work, size, dtype, oracle=None):
     path = work / f"llama-{size}-{dtype}.gguf"
+    if dtype in LLAMA_QUANTIZED:
+        if not path.exists():
+            f32 = make_model(build_dir, work, size, "f32")
+            run([str(quantizer(oracle, work)), "quantize", str(f32), str(path),
+                 LLAMA_QUANTIZED[dtype]])
+        return path
     if not path.exists():
         dim, layers, heads, kv_heads, ffn = SIZES[size]
         run([str(build_dir / "bench" / "make_llama_gguf"), "--vocab-from",
@@ -114,6 +143,13 @@ def streamed_weights(size):
     per_layer = dim * dim * 2 + dim * kv_dim * 2 + dim * ffn * 3
     vocab = 512
     return layers * per_layer + vocab * dim
+
+
+def matrix_bytes_per_weight(model, size):
+    """A mixed-type file's average: its size (norms and metadata are small)
+    over all its matrix weights, the token embedding included."""
+    dim, layers, heads, kv_heads, ffn = SIZES[size]
+    return model.stat().st_size / (streamed_weights(size) + 512 * dim)
 
 
 def prompt_ids():
@@ -163,6 +199,9 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--work", default="/tmp/ferrite-bench")
+    ap.add_argument("--ferrite-build", default=None,
+                    help="an existing build directory with ferrite, bench/make_llama_gguf and "
+                         "bench/memory_bandwidth (default: build build-bench/)")
     args = ap.parse_args()
     sizes = args.sizes.split(",")
     types = args.types.split(",")
@@ -172,9 +211,9 @@ def main():
             sys.exit(f"unknown size {s}; known: {', '.join(SIZES)}")
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    build_dir = build()
+    build_dir = build(args.ferrite_build)
     oracle = oracle_dir()
-    models = {(s, t): make_model(build_dir, work, s, t) for s in sizes for t in types}
+    models = {(s, t): make_model(build_dir, work, s, t, oracle) for s in sizes for t in types}
     bandwidth = {n: float(run([str(build_dir / "bench" / "memory_bandwidth"), str(n)]).stdout)
                  for n in threads}
     ids = prompt_ids()
@@ -212,8 +251,10 @@ def main():
                 fp, fd = median([v[0] for v in f]), median([v[1] for v in f])
                 lp, ld = median([v[0] for v in l]), median([v[1] for v in l])
                 ratio = lambda a, b: None if a is None or b is None else a / b
-                fgb = None if fd is None else fd * weights * FERRITE_BYTES_PER_WEIGHT[t] / 1e9
-                lgb = None if ld is None else ld * weights * BYTES_PER_WEIGHT[t] / 1e9
+                per_weight = BYTES_PER_WEIGHT.get(t) or matrix_bytes_per_weight(models[s, t], s)
+                ferrite_per_weight = FERRITE_BYTES_PER_WEIGHT.get(t) or per_weight
+                fgb = None if fd is None else fd * weights * ferrite_per_weight / 1e9
+                lgb = None if ld is None else ld * weights * per_weight / 1e9
                 print(f"| {s} | {t} | {n} | {fmt(fp)} | {fmt(lp)} | {fmt(ratio(fp, lp), 2)} "
                       f"| {fmt(fd)} | {fmt(ld)} | {fmt(ratio(fd, ld), 2)} | {fmt(fgb, 1)} "
                       f"| {fmt(lgb, 1)} |")

@@ -324,6 +324,14 @@ Result<PlanExplanation> explain_plan(const json& wire) {
   }
   FERRITE_ASSIGN_OR_RETURN(out.buffers, read_buffers(node_rows, out.arenas));
   FERRITE_RETURN_IF_ERROR(read_weight_materialization(payload, out));
+  if (auto formats = payload.optional("quantization_formats")) {
+    FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> rows, formats->array());
+    for (const JsonCursor& row : rows) {
+      if (!row.json().is_string()) return row.type_error("a string");
+      out.quantization_formats.push_back(row.json().get<std::string>());
+    }
+    std::sort(out.quantization_formats.begin(), out.quantization_formats.end());
+  }
   return out;
 }
 
@@ -349,6 +357,9 @@ std::string render_text(const PlanExplanation& e) {
                      e.retained_values.empty() ? std::string("none")
                                                : fmt::format("{}", fmt::join(e.retained_values, ", ")));
   out += weight_quality_summary(e);
+  if (!e.quantization_formats.empty()) {
+    out += fmt::format("weights: quantization formats {}\n", fmt::join(e.quantization_formats, ", "));
+  }
   out += '\n';
 
   TextTable nodes({"#", "NODE", "OPERATION", "PROVIDER", "WHY", "COMPATIBLE", "WORKSPACES"});
@@ -462,6 +473,7 @@ nlohmann::json to_json(const PlanExplanation& e) {
                {"max_relative_l2", e.quality_bound},
                {"quality_approval", quality}};
   }
+  if (!e.quantization_formats.empty()) weights["quantization_formats"] = e.quantization_formats;
   json out{{"ok", true},
               {"plan_id", e.plan_id},
               {"family_id", e.family_id},

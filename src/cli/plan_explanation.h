@@ -110,6 +110,9 @@ struct PlanExplanation {
   std::string weight_materializer;
   std::string quality_bound;
   std::vector<ExplainedWeightQuality> weight_quality;
+  // The plan's `quantization_formats` (e.g. quantization.ggml_q4_k), sorted;
+  // printed as "weights: quantization formats ..." when any.
+  std::vector<std::string> quantization_formats;
 };
 
 Result<PlanExplanation> explain_plan(const nlohmann::json& wire);

@@ -243,7 +243,8 @@ Result<Checkpoint> open_gguf(const FamilyRegistry& registry, const std::filesyst
       const auto name = ggml_type_name(t.ggml_type);
       return make_error(ErrorCode::kInvalidModelConfig,
                         "{}: tensor `{}` is {}; Ferrite loads F32, F16, BF16 "
-                        "and (matrices) Q8_0 and Q4_0 GGUF tensors",
+                        "and (matrices) Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K GGUF "
+                        "tensors",
                         path.string(), t.name,
                         name ? std::string(*name) : fmt::format("ggml type {}", t.ggml_type))
           .with_field("tensor", t.name);

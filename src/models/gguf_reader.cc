@@ -9,6 +9,7 @@
 
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/enum_names.h"
+#include "ferrite/models/ggml_blocks.h"
 #include "models/byte_reader.h"
 
 namespace ferrite {
@@ -294,7 +295,13 @@ Result<void> GgufParser::read_tensor_infos(GgufModel& model, uint64_t count,
       case kGgmlTypeBF16: block_bytes = 2; break;
       case kGgmlTypeQ4_0: block_elements = 32; block_bytes = 18; break;
       case kGgmlTypeQ8_0: block_elements = 32; block_bytes = 34; break;
-      default: break;
+      default:
+        // The other block formats Ferrite reads (Q4_1, Q5_*, Q4_K, Q5_K, Q6_K).
+        if (const GgmlBlockFormat* f = ggml_block_format_of_type(info.ggml_type)) {
+          block_elements = f->values_per_block;
+          block_bytes = f->bytes_per_block;
+        }
+        break;
     }
     info.type_known = block_bytes != 0;
     if (info.type_known) {
@@ -456,6 +463,20 @@ std::optional<std::string_view> ggml_type_name(uint32_t type) {
     case kGgmlTypeQ4_0: return "Q4_0";
     case kGgmlTypeQ8_0: return "Q8_0";
     case kGgmlTypeBF16: return "BF16";
+    default: break;
+  }
+  // Names of the other ggml types, for messages (only some are readable).
+  static constexpr std::pair<uint32_t, std::string_view> kOthers[] = {
+      {3, "Q4_1"},     {6, "Q5_0"},     {7, "Q5_1"},     {9, "Q8_1"},    {10, "Q2_K"},
+      {11, "Q3_K"},    {12, "Q4_K"},    {13, "Q5_K"},    {14, "Q6_K"},   {15, "Q8_K"},
+      {16, "IQ2_XXS"}, {17, "IQ2_XS"},  {18, "IQ3_XXS"}, {19, "IQ1_S"},  {20, "IQ4_NL"},
+      {21, "IQ3_S"},   {22, "IQ2_S"},   {23, "IQ4_XS"},  {24, "I8"},     {25, "I16"},
+      {26, "I32"},     {27, "I64"},     {28, "F64"},     {29, "IQ1_M"},  {34, "TQ1_0"},
+      {35, "TQ2_0"},   {39, "MXFP4"}};
+  for (const auto& [id, name] : kOthers) {
+    if (id == type) return name;
+  }
+  switch (type) {
     default: return std::nullopt;
   }
 }

@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include "models/model_test_util.h"
+#include "support/synthetic_llama.h"
 #include "support/sanitizers.h"
 
 extern char** environ;
@@ -222,6 +223,29 @@ std::vector<HostileCase> hostile_cases() {
     b.data().assign(whole.data().begin(), whole.data().begin() + whole.size() / 2);
     return run_gguf(d, b);
   }, true);
+
+  // K-quant tensors: a Q4_K_M-like file cut inside its tensor data; a Q4_K
+  // tensor whose rows are not whole 256-value super-blocks.
+  add("GgufQ4KMTruncatedInTheTensorData", "past the end of the file", [](const fs::path& d) {
+    const fs::path whole = d / "whole.gguf";
+    ferrite::testing::SyntheticLlamaShape shape = ferrite::testing::kSynthetic24MQ4KM;
+    shape.dim = 256, shape.layers = 1, shape.ffn = 288, shape.context = 64;
+    if (!ferrite::testing::write_synthetic_llama(whole, kModels / "stories260K.gguf", shape)) {
+      return std::vector<std::string>{};
+    }
+    std::ifstream in(whole, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Bytes b;
+    b.raw(std::string_view(text).substr(0, text.size() - 1000));
+    return run_gguf(d, b);
+  }, true);
+  add("GgufQ4KRowsNotWholeSuperBlocks", "not a multiple of the Q4_K block size 256",
+      [](const fs::path& d) {
+        Bytes b = gguf_header(1, 0);
+        b.str("token_embd.weight").u32(2).u64(100).u64(2).u32(12).u64(0);  // Q4_K
+        b.pad_to(32).zeros(1024);
+        return run_gguf(d, b);
+      });
 
   // safetensors.
   add("SafetensorsHeaderOf100GB", "header", [](const fs::path& d) {

@@ -396,7 +396,11 @@ TEST(ProvidersCommandTest, ListsEveryProviderWithOperationsFormatsAndInstruction
   EXPECT_THAT(out.str(), HasSubstr("reference  cpu.reference: "));
   EXPECT_THAT(out.str(), HasSubstr("falls back to reference"));
   EXPECT_THAT(out.str(), HasSubstr("provider.cpu.fast.linear"));
-  EXPECT_THAT(out.str(), HasSubstr("quantization.ggml_q4_0, quantization.ggml_q8_0"));
+  // Every ggml block format both CPU providers' linear reads, sorted by id.
+  EXPECT_THAT(out.str(), HasSubstr("quantization.ggml_q4_0, quantization.ggml_q4_1, "
+                                   "quantization.ggml_q4_k, quantization.ggml_q5_0, "
+                                   "quantization.ggml_q5_1, quantization.ggml_q5_k, "
+                                   "quantization.ggml_q6_k, quantization.ggml_q8_0"));
 
   std::ostringstream json_out, json_err;
   ASSERT_EQ(run_providers(ProvidersArgs{.isa = "portable", .json = true}, json_out, json_err),

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <optional>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "families/llama/llama_checkpoint.h"
@@ -160,14 +161,15 @@ TEST(GgufReaderTest, TensorSizesForEveryKnownType) {
 
 TEST(GgufReaderTest, UnknownTensorTypeIsKeptButItsDataIsRefused) {
   TempDir dir;
-  const auto path = dir.write("q.gguf", one_tensor_gguf({64}, 12, 0, 64).span());
+  // 16: IQ2_XXS, which Ferrite does not read.
+  const auto path = dir.write("q.gguf", one_tensor_gguf({256}, 16, 0, 64).span());
   auto file = GgufFile::open(path);
   ASSERT_TRUE(file) << file.error().to_string();
   const GgufTensorInfo& t = file->model().tensors[0];
   EXPECT_FALSE(t.type_known);
   EXPECT_FALSE(t.byte_size.has_value());
-  EXPECT_EQ(t.ggml_type, 12u);
-  EXPECT_TRUE(fails_with(file->tensor_data("t"), ErrorCode::kSerialization, "ggml type 12"));
+  EXPECT_EQ(t.ggml_type, 16u);
+  EXPECT_TRUE(fails_with(file->tensor_data("t"), ErrorCode::kSerialization, "ggml type 16"));
 }
 
 TEST(GgufReaderTest, CustomAlignmentMovesTheDataSection) {
@@ -483,26 +485,38 @@ TEST(GgufCheckpointTest, TokenIdsAboveU32AreRejectedNotTruncated) {
 
 
 // A tensor type Ferrite cannot load is named when the checkpoint is opened
-// (stories260K.gguf with token_embd.weight retyped as Q4_1, ggml type 3),
-// rather than reported later as a missing weight.
+// (stories260K.gguf with token_embd.weight retyped as each family of ggml
+// types Ferrite does not read: IQ*, Q2_K, Q3_K, TQ*, and the 8-bit
+// intermediate Q8_K), rather than reported later as a missing weight.
 TEST(GgufCheckpointTest, UnsupportedTensorTypesAreNamedWithTheirType) {
   const auto source = testing::shared_model_path("stories260K.gguf");
   if (!std::filesystem::exists(source)) GTEST_SKIP() << "no model files";
   std::ifstream in(source, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string original((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string name = "token_embd.weight";
-  const size_t at = bytes.find(name);
+  const size_t at = original.find(name);
   ASSERT_NE(at, std::string::npos);
   const size_t type_offset = at + name.size() + 4 + 2 * 8;  // n_dims, two u64 dims
-  ASSERT_EQ(bytes[type_offset], 0);                          // F32
-  bytes[type_offset] = 3;  // Q4_1
+  ASSERT_EQ(original[type_offset], 0);                       // F32
+  const std::pair<uint8_t, std::string_view> kRefused[] = {
+      {10, "Q2_K"},    {11, "Q3_K"},   {15, "Q8_K"},   {16, "IQ2_XXS"}, {17, "IQ2_XS"},
+      {18, "IQ3_XXS"}, {19, "IQ1_S"},  {20, "IQ4_NL"}, {21, "IQ3_S"},   {22, "IQ2_S"},
+      {23, "IQ4_XS"},  {29, "IQ1_M"},  {34, "TQ1_0"},  {35, "TQ2_0"}};
   TempDir dir;
-  const auto path = dir.path() / "q4_1.gguf";
-  std::ofstream(path, std::ios::binary) << bytes;
-  ASSERT_TRUE(GgufFile::open(path));
-  EXPECT_TRUE(fails_with(open_llama_checkpoint(path, std::nullopt), ErrorCode::kInvalidModelConfig,
-                         "tensor `token_embd.weight` is ggml type 3; Ferrite loads F32, F16, BF16 and "
-                         "(matrices) Q8_0 and Q4_0"));
+  for (const auto& [type, type_name] : kRefused) {
+    SCOPED_TRACE(type_name);
+    std::string bytes = original;
+    bytes[type_offset] = static_cast<char>(type);
+    const auto path = dir.path() / fmt::format("type_{}.gguf", type);
+    std::ofstream(path, std::ios::binary) << bytes;
+    ASSERT_TRUE(GgufFile::open(path));
+    EXPECT_TRUE(fails_with(open_llama_checkpoint(path, std::nullopt),
+                           ErrorCode::kInvalidModelConfig,
+                           fmt::format("tensor `token_embd.weight` is {}; Ferrite loads F32, F16, "
+                                       "BF16 and (matrices) Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, "
+                                       "Q5_K and Q6_K",
+                                       type_name)));
+  }
 }
 
 

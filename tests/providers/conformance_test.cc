@@ -134,6 +134,34 @@ Buffer blocks(const GgmlBlockFormat& format, uint64_t rows, uint64_t cols, Rando
   return b;
 }
 
+// A [rows, cols] weight of the sub-block formats (Q4_1 ... Q6_K): random
+// bytes, then every f16 field (d; m or dmin) a finite scale between 2^-10 and
+// 2^-2 with a random sign (random int8 Q6_K scales include -128).
+Buffer sub_blocks(const GgmlBlockFormat& format, uint64_t rows, uint64_t cols, Random& random) {
+  Buffer b = blocks(format, rows, cols, random);
+  auto* bytes = reinterpret_cast<uint8_t*>(b.words.data());
+  const uint64_t count = rows * cols / format.values_per_block;
+  std::vector<uint64_t> fields;  // offsets of the f16 fields
+  if (format.ggml_type == kGgmlQ6_K.ggml_type) {
+    fields = {208};
+  } else if (format.ggml_type == kGgmlQ5_0.ggml_type) {
+    fields = {0};
+  } else {
+    fields = {0, 2};
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    for (uint64_t at : fields) {
+      const auto bits = static_cast<uint16_t>(
+          (random.next(1.0f) < 0 ? 0x8000u : 0u) |
+          (static_cast<uint32_t>(5 + (random.next(1.0f) + 1.0f) * 4.4f) << 10) |
+          (static_cast<uint32_t>((random.next(1.0f) + 1.0f) * 511.0f) & 0x3ffu));
+      bytes[i * format.bytes_per_block + at] = static_cast<uint8_t>(bits);
+      bytes[i * format.bytes_per_block + at + 1] = static_cast<uint8_t>(bits >> 8);
+    }
+  }
+  return b;
+}
+
 // The error bound of cpu.fast's int8 activation contract (f32_kernels.h)
 // against the exact product, per element of y [rows, out]: activation
 // rounding moves each x_i by at most d_a/2 (d_a = amax/127 of its block), so
@@ -146,20 +174,44 @@ std::vector<double> quantized_linear_bound(const GgmlBlockFormat& format, const 
   std::vector<float> weights(out * in);
   const auto* bytes = reinterpret_cast<const std::byte*>(w.words.data());
   for (uint64_t b = 0; b < out * per_row; ++b) {
-    dequantize_ggml_block(format, bytes + b * format.bytes_per_block, weights.data() + b * 32);
+    dequantize_ggml_block(format, bytes + b * format.bytes_per_block,
+                          weights.data() + b * format.values_per_block);
+  }
+  // Formats with a min: the fast path sums the scale part d*u and the min
+  // part separately, so its f32 rounding scales with both magnitudes:
+  // `magnitude` = |d*u| + |min| per weight (the blocks with their mins
+  // zeroed give d*u).
+  std::vector<float> magnitude(weights);
+  const bool has_min = format.ggml_type == kGgmlQ4_1.ggml_type ||
+                       format.ggml_type == kGgmlQ5_1.ggml_type ||
+                       format.ggml_type == kGgmlQ4_K.ggml_type ||
+                       format.ggml_type == kGgmlQ5_K.ggml_type;
+  if (has_min) {
+    std::vector<std::byte> block(format.bytes_per_block);
+    std::vector<float> scale_part(format.values_per_block);
+    for (uint64_t b = 0; b < out * per_row; ++b) {
+      std::copy_n(bytes + b * format.bytes_per_block, format.bytes_per_block, block.begin());
+      block[2] = block[3] = std::byte{0};  // m / dmin
+      dequantize_ggml_block(format, block.data(), scale_part.data());
+      for (uint64_t i = 0; i < format.values_per_block; ++i) {
+        float& v = magnitude[b * format.values_per_block + i];
+        v = std::fabs(scale_part[i]) + std::fabs(v - scale_part[i]);
+      }
+    }
   }
   std::vector<double> bound(rows * out);
   for (uint64_t t = 0; t < rows; ++t) {
     const float* xt = reinterpret_cast<const float*>(x.words.data()) + t * in;
     for (uint64_t o = 0; o < out; ++o) {
       const float* wo = weights.data() + o * in;
+      const float* mo = magnitude.data() + o * in;
       double activation = 0, rounding = 0;
-      for (uint64_t b = 0; b < per_row; ++b) {
+      for (uint64_t b = 0; b < in / 32; ++b) {  // activation blocks of 32 (not weight blocks)
         double amax = 0, wsum = 0;
         for (uint64_t i = 32 * b; i < 32 * b + 32; ++i) {
           amax = std::max(amax, std::fabs(static_cast<double>(xt[i])));
           wsum += std::fabs(static_cast<double>(wo[i]));
-          rounding += std::fabs(static_cast<double>(wo[i]) * xt[i]);
+          rounding += std::fabs(static_cast<double>(mo[i]) * xt[i]);
         }
         activation += wsum * (amax / 127.0) / 2.0;
       }
@@ -252,6 +304,49 @@ std::vector<Case> cases() {
     Case embed{"operation.token_embedding", {}, {}, {}, 3, fmt::format("{} table", format->name)};
     embed.inputs = {u32({7, 0, 63}, 4), blocks(*format, 64, 96, random)};
     embed.outputs = {sentinel({4, 96})};
+    out.push_back(std::move(embed));
+  }
+  // The sub-block formats (f32_kernels.h "Sub-block formats"): the 32-value
+  // ones on widths with a tail of fewer than 8 blocks (32, 96, 288, 1376),
+  // the K ones on 1-5 super-blocks; 1-9 tokens; shapes over the parallel
+  // threshold; the special activations above.
+  for (const GgmlBlockFormat* format :
+       {&kGgmlQ4_1, &kGgmlQ5_0, &kGgmlQ5_1, &kGgmlQ4_K, &kGgmlQ5_K, &kGgmlQ6_K}) {
+    const bool k = format->values_per_block == 256;
+    std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> shapes =
+        k ? std::vector<std::tuple<uint64_t, uint64_t, uint64_t>>{{256, 1, 1}, {256, 7, 5},
+                                                                  {512, 33, 9}, {768, 17, 3},
+                                                                  {1280, 300, 2}, {512, 600, 1}}
+          : std::vector<std::tuple<uint64_t, uint64_t, uint64_t>>{{32, 1, 1},   {96, 7, 5},
+                                                                  {256, 33, 9}, {288, 17, 3},
+                                                                  {1376, 300, 2}, {512, 600, 1}};
+    for (auto [in, outw, tokens] : shapes) {
+      Case c{"operation.linear", {}, {}, {}, tokens,
+             fmt::format("{} in {} out {} tokens {}", format->name, in, outw, tokens)};
+      c.inputs = {f32({tokens + 1, in}, random), sub_blocks(*format, outw, in, random)};
+      c.outputs = {sentinel({tokens + 1, outw})};
+      c.bound = quantized_linear_bound(*format, c.inputs[0], c.inputs[1], in, outw);
+      out.push_back(std::move(c));
+    }
+    {
+      const uint64_t in = k ? 256 : 96, outw = 9, tokens = 3;
+      Case c{"operation.linear", {}, {}, {}, tokens,
+             fmt::format("{} in {} out {} tokens {} (special activations)", format->name, in, outw, tokens)};
+      Buffer x = f32({tokens + 1, in}, random);
+      auto set = [&](uint64_t t, uint64_t i, float v) { std::memcpy(&x.words[t * in + i], &v, 4); };
+      for (uint64_t i = 32; i < 64; ++i) set(0, i, 0.0f);
+      for (uint64_t i = 0; i < 32; ++i) set(1, i, i % 3 == 0 ? 0.0f : (i % 2 ? 1e-38f : -2e-39f));
+      for (uint64_t i = 64; i < 96; ++i) set(2, i, static_cast<float>(static_cast<int>(i) - 80) + 0.5f);
+      set(2, 64, 127.0f);
+      set(0, 5, 1e4f);
+      c.inputs = {std::move(x), sub_blocks(*format, outw, in, random)};
+      c.outputs = {sentinel({tokens + 1, outw})};
+      c.bound = quantized_linear_bound(*format, c.inputs[0], c.inputs[1], in, outw);
+      out.push_back(std::move(c));
+    }
+    Case embed{"operation.token_embedding", {}, {}, {}, 3, fmt::format("{} table", format->name)};
+    embed.inputs = {u32({7, 0, 63}, 4), sub_blocks(*format, 64, k ? 512 : 96, random)};
+    embed.outputs = {sentinel({4, k ? 512u : 96u})};
     out.push_back(std::move(embed));
   }
   for (uint64_t width : {1, 7, 16, 64, 100, 768}) {

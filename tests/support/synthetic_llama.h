@@ -7,6 +7,10 @@
 // bench/make_llama_gguf), stored as `shape.ggml_type` (norms stay f32).
 // `kSynthetic24M` is the 24M-parameter model of docs/performance.md
 // (dim 512, 8 layers, 8 heads, 4 kv heads, ffn 1376, context 512), Q8_0.
+// `kSynthetic24MQ4KM` is the same model typed as llama.cpp's Q4_K_M mixes
+// types (synthetic_q4_k_m_type): Q4_K matrices, Q6_K output and the attn_v /
+// ffn_down of every other layer, and, where a row is not whole 256-value
+// super-blocks (ffn_down's 1376), Q5_0 for Q4_K and Q8_0 for Q6_K.
 #pragma once
 
 #include <cmath>
@@ -28,8 +32,23 @@ namespace ferrite::testing {
 struct SyntheticLlamaShape {
   uint64_t dim, layers, heads, kv_heads, ffn, context;
   uint32_t ggml_type, file_type;
+  bool q4_k_m = false;  // per-tensor types of synthetic_q4_k_m_type (ggml_type unused)
 };
 inline constexpr SyntheticLlamaShape kSynthetic24M{512, 8, 8, 4, 1376, 512, kGgmlTypeQ8_0, 7};
+inline constexpr SyntheticLlamaShape kSynthetic24MQ4KM{512, 8, 8, 4, 1376, 512, kGgmlQ4_K.ggml_type,
+                                                      15, true};
+
+// The type of matrix `name` whose rows hold `cols` values in the Q4_K_M mix.
+inline uint32_t synthetic_q4_k_m_type(const std::string& name, uint64_t cols) {
+  bool more_bits = name == "output.weight";
+  const auto layer_of = [&]() -> uint64_t { return std::stoull(name.substr(4)); };
+  if (name.starts_with("blk.") &&
+      (name.ends_with(".attn_v.weight") || name.ends_with(".ffn_down.weight"))) {
+    more_bits = layer_of() % 2 == 0;
+  }
+  if (cols % 256 != 0) return more_bits ? kGgmlQ8_0.ggml_type : kGgmlQ5_0.ggml_type;
+  return more_bits ? kGgmlQ6_K.ggml_type : kGgmlQ4_K.ggml_type;
+}
 
 inline std::vector<float> synthetic_weights(const std::string& name, uint64_t count,
                                             uint64_t fan_in) {
@@ -97,7 +116,9 @@ inline Result<void> write_synthetic_llama(
     const std::vector<float> values =
         t.norm ? std::vector<float>(count, 1.0f) : synthetic_weights(t.name, count, t.dims[0]);
     std::vector<std::byte> bytes;
-    const uint32_t type = t.norm ? kGgmlTypeF32 : s.ggml_type;
+    const uint32_t type = t.norm       ? kGgmlTypeF32
+                          : s.q4_k_m ? synthetic_q4_k_m_type(t.name, t.dims[0])
+                                     : s.ggml_type;
     if (type == kGgmlTypeF32) {
       bytes.resize(count * 4);
       std::memcpy(bytes.data(), values.data(), bytes.size());

@@ -5,7 +5,8 @@
 // the path and the family from what the file says it is:
 //   * a llama2.c checkpoint (`.bin`; the tokenizer `.bin` is `tokenizer`,
 //     optional): the one registered family that reads llama2.c headers;
-//   * a GGUF v3 file (`.gguf`; F32/F16/BF16 tensors, Q8_0/Q4_0 matrices):
+//   * a GGUF v3 file (`.gguf`; F32/F16/BF16 tensors; Q8_0, Q4_0, Q4_1, Q5_0,
+//     Q5_1, Q4_K, Q5_K and Q6_K matrices; other types refused by name):
 //     the family registered for its `general.architecture` (else
 //     kInvalidModelConfig naming the architecture); the vocabulary from
 //     `tokenizer.ggml.*` (special token ids above u32 are kInvalidModelConfig,

@@ -27,7 +27,9 @@
 // cannot be mapped.
 //
 // Tensor types with a known byte size: F32 (0), F16 (1), Q4_0 (2; blocks of
-// 32 elements in 18 bytes), Q8_0 (8; 32 elements in 34 bytes), BF16 (30).
+// 32 elements in 18 bytes), Q8_0 (8; 32 elements in 34 bytes), BF16 (30),
+// and the other block formats of models/ggml_blocks.h: Q4_1 (3), Q5_0 (6),
+// Q5_1 (7) of 32 elements, Q4_K (12), Q5_K (13), Q6_K (14) of 256.
 // Other type ids are kept with `byte_size == nullopt`; asking for their data
 // is an error. Dims are in GGUF order: dims[0] (ne[0]) is the innermost,
 // contiguous dimension, so a row-major [rows, cols] matrix has dims {cols, rows}.
@@ -136,7 +138,8 @@ inline constexpr uint32_t kGgmlTypeQ4_0 = 2;
 inline constexpr uint32_t kGgmlTypeQ8_0 = 8;
 inline constexpr uint32_t kGgmlTypeBF16 = 30;
 
-// "F32", "F16", "Q4_0", "Q8_0", "BF16"; nullopt for other ids.
+// "F32", "F16", "Q4_0", "Q8_0", "BF16", and the names of the other ggml
+// types ("Q4_K", "IQ2_XXS", ...) for messages; nullopt for unknown ids.
 std::optional<std::string_view> ggml_type_name(uint32_t type);
 
 struct GgufTensorInfo {

@@ -9,7 +9,7 @@
 //   * GGUF: the `llama.*` keys (head_count_kv defaults to head_count,
 //     rope.freq_base to 10000), the vocabulary size from
 //     `tokenizer.ggml.tokens`, a classifier tied when `output.weight` is
-//     absent, and Q8_0/Q4_0 matrices stored in their own block format;
+//     absent, and Q8_0/Q4_0/Q4_1/Q5_0/Q5_1/Q4_K/Q5_K/Q6_K matrices stored in their own block format;
 //   * config.json (`llama_config_from_hf`): required hidden_size,
 //     intermediate_size, num_hidden_layers, num_attention_heads, vocab_size;
 //     optional with the Hugging Face defaults num_key_value_heads

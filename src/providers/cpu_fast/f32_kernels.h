@@ -45,6 +45,38 @@
 // activations (cpu.reference) by the activation rounding: at most
 // sum_b (sum_{i in b} |w_i|) * d_a[b] / 2 per output (when amax >= 127 /
 // FLT_MAX), plus f32 rounding.
+//
+// Sub-block formats (ggml Q4_1, Q5_0, Q5_1: blocks of 32; Q4_K, Q5_K, Q6_K:
+// super-blocks of 256 = 8 sub-blocks of 32; sub_block_kernels.h): weights
+// read as stored; for each token row x:
+//   1. Activations: per 32 values q and d_a exactly as step 1 above
+//      (quantize_activation_block), plus the int16 sums s_lo, s_hi of q over
+//      each half of 16 values.
+//   2. Integer part, per sub-block a of 32 values of a weight row (u: its
+//      unsigned integers, ggml_block_unsigned; dot_lo / dot_hi = sum u*q over
+//      the halves), exact int32:
+//        Q4_1, Q5_1: P = dot_lo + dot_hi,        N = s_lo + s_hi
+//        Q5_0:       P = dot_lo + dot_hi - 16 (s_lo + s_hi)
+//        Q4_K, Q5_K: P = sc_j (dot_lo + dot_hi), N = mn_j (s_lo + s_hi)
+//        Q6_K:       P = sc_lo dot_lo + sc_hi dot_hi - 32 (sc_lo s_lo + sc_hi s_hi)
+//      (sc/mn: the 6-bit K scale and min of sub-block j; Q6_K's int8 scales
+//      of the two halves).
+//   3. Float part: lane L = a mod 8; acc[L] = fma(float(P), D * d_a[a],
+//      acc[L]); then, for the formats with a min, acc[L] = fma(float(N), M *
+//      d_a[a], acc[L]), where D is the block's f16 d and M its f16 m (Q4_1,
+//      Q5_1) or -dmin (Q4_K, Q5_K); each product D * d_a one f32 multiply;
+//      float(P) rounds to nearest (|P| can pass 2^24 for the K formats);
+//      sub-blocks in increasing a, acc from +0.
+//   4. y = acc reduced by the tree 8 -> 4 (l + l+4) -> 2 (l + l+2) -> 1.
+// The portable code (sub_block_kernels_portable.cc) is the definition; AVX2
+// computes exactly this (maddubs of u x q: pairs at most 2 * 63 * 127, never
+// saturating; madd by the integer scales; the last group of fewer than 8
+// blocks of a row by the portable code), and AVX-512 runs the AVX2 code. So
+// the bits agree for every instruction set, thread count and token count.
+// Against exact dequantized weights x f32 activations the difference is the
+// activation rounding bound above (sum_a (sum_{i in a} |w_i|) d_a[a] / 2)
+// plus f32 rounding, which for the formats with a min scales with |d u| +
+// |min| rather than |w| (the two parts are summed separately).
 #pragma once
 
 #include <cstddef>
@@ -119,6 +151,8 @@ inline constexpr uint64_t kUnpackBytesPerPair = 512;
 // threads may split them.
 void quantize_activations(const float* x, uint64_t token_begin, uint64_t token_end,
                           QuantizedActivations& out);
+// Step 1 for one block of 32 values: writes q[0..31], returns d_a.
+float quantize_activation_block(const float* x, int8_t* q);
 
 // As matmul_rows, with `w` holding `out` rows of in/32 blocks each and the
 // activations quantized by quantize_activations (x.in() == in). `unpack`:

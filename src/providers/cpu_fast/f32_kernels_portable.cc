@@ -87,6 +87,8 @@ float quantize_block(const float* x, int8_t* q) {
 
 }  // namespace
 
+float quantize_activation_block(const float* x, int8_t* q) { return quantize_block(x, q); }
+
 void quantize_activations(const float* x, uint64_t token_begin, uint64_t token_end,
                           QuantizedActivations& out) {
   const uint64_t in = out.in(), blocks = in / kBlockValues;

@@ -15,6 +15,7 @@
 #include "ferrite/runtime/thread_pool.h"
 #include "providers/support/llama_kernel_shapes.h"
 #include "providers/support/weight_storage.h"
+#include "sub_block_kernels.h"
 
 namespace ferrite {
 namespace {
@@ -71,8 +72,53 @@ Result<LinearScratch> linear_scratch(const KernelNode& node, uint64_t capacity, 
   return LinearScratch{*activations, *total};
 }
 
-// Dense f32 or block-quantized (Q8_0, Q4_0) weights; the blocks are read as
-// stored, never expanded in memory.
+// linear on the sub-block formats (Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K;
+// f32_kernels.h "Sub-block formats"): the activations are quantized once per
+// run into the node's scratch (SubBlockActivations fits in the activation
+// part of the linear scratch), then threads split whole row blocks.
+Result<BoundKernel> sub_block_linear(const Context& ctx, const KernelNode& node,
+                                     fast::SubBlocks kind, uint64_t capacity, uint64_t in,
+                                     uint64_t out) {
+  const KernelTensor x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
+  FERRITE_ASSIGN_OR_RETURN(const LinearScratch layout, linear_scratch(node, capacity, in));
+  const auto needed = checked_mul(capacity, fast::SubBlockActivations::token_bytes(in));
+  if (!needed || *needed > layout.activation_bytes) {
+    return make_error(ErrorCode::kInvalidArgument, "node `{}`: linear scratch size overflows",
+                      node.node_id->str())
+        .with_field("node_id", node.node_id->str());
+  }
+  FERRITE_ASSIGN_OR_RETURN(std::byte* const base, carve_scratch(node, layout.total));
+  const fast::SubBlockActivations activations(base, in);
+  const uint64_t per_token = in * out;
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    tokens = std::min(tokens, capacity);
+    const float* xp = x.as<float>();
+    float* yp = y.as<float>();
+    const bool parallel = per_token * tokens >= kParallelMultiplyAdds;
+    if (parallel && tokens > 1) {
+      ctx->pool.parallel_for(tokens, [&](uint64_t begin, uint64_t end) {
+        fast::quantize_sub_block_activations(xp, begin, end, activations);
+      });
+    } else {
+      fast::quantize_sub_block_activations(xp, 0, tokens, activations);
+    }
+    auto rows = [&](uint64_t begin, uint64_t end) {
+      fast::matmul_sub_block_rows(ctx->isa, kind, w.data, activations, yp, out, tokens, begin, end);
+    };
+    if (!parallel) {
+      rows(0, out);
+      return {};
+    }
+    const uint64_t row_blocks = (out + kRowBlock - 1) / kRowBlock;
+    ctx->pool.parallel_for(row_blocks, [&](uint64_t begin, uint64_t end) {
+      rows(begin * kRowBlock, std::min(end * kRowBlock, out));
+    });
+    return {};
+  }};
+}
+
+// Dense f32 or block-quantized (Q8_0, Q4_0; the sub-block formats above)
+// weights; the blocks are read as stored, never expanded in memory.
 Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
   const KernelTensor x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
   const uint64_t capacity = dim(x, 0), in = dim(x, 1), out = dim(w, 0);
@@ -88,6 +134,11 @@ Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
         .with_field("node_id", node.node_id->str());
   }
   FERRITE_ASSIGN_OR_RETURN(const GgmlBlockFormat* stored, stored_blocks(node, w));
+  if (stored != nullptr) {
+    if (const auto kind = fast::sub_blocks_of(*stored)) {
+      return sub_block_linear(ctx, node, *kind, capacity, in, out);
+    }
+  }
   const std::optional<fast::Blocks> blocks =
       stored == nullptr ? std::nullopt
                         : std::optional(stored == &kGgmlQ8_0 ? fast::Blocks::kQ8_0 : fast::Blocks::kQ4_0);
@@ -404,7 +455,13 @@ Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFast
         .quantization_formats = name == "linear"
                                     ? std::set<QuantizationFormatId>{
                                           QuantizationFormatId::literal(kGgmlQ8_0FormatId),
-                                          QuantizationFormatId::literal(kGgmlQ4_0FormatId)}
+                                          QuantizationFormatId::literal(kGgmlQ4_0FormatId),
+                                          QuantizationFormatId::literal(kGgmlQ4_1FormatId),
+                                          QuantizationFormatId::literal(kGgmlQ5_0FormatId),
+                                          QuantizationFormatId::literal(kGgmlQ5_1FormatId),
+                                          QuantizationFormatId::literal(kGgmlQ4_KFormatId),
+                                          QuantizationFormatId::literal(kGgmlQ5_KFormatId),
+                                          QuantizationFormatId::literal(kGgmlQ6_KFormatId)}
                                     : std::set<QuantizationFormatId>{},
         .estimate = DeclarativeEstimateSpec{.value_alignment_bytes = 64,
                                             .scratch = fast_scratch(name),

@@ -75,7 +75,7 @@ Result<BoundKernel> linear(const KernelNode& node) {
   FERRITE_ASSIGN_OR_RETURN(const GgmlBlockFormat* blocks, stored_blocks(node, w));
   return BoundKernel{[=](uint64_t tokens) -> Result<void> {
     tokens = std::min(tokens, capacity);
-    float values[32];
+    float values[256];  // one block (values_per_block <= 256)
     for (uint64_t t = 0; t < tokens; ++t) {
       const float* row = x.as<float>() + t * in;
       for (uint64_t o = 0; o < out; ++o) {
@@ -262,7 +262,13 @@ Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
         .weight_formats = {WeightFormatId::literal("weight-format.dense"),
                            WeightFormatId::literal(kGgmlBlocksWeightFormatId)},
         .quantization_formats = {QuantizationFormatId::literal(kGgmlQ8_0FormatId),
-                                 QuantizationFormatId::literal(kGgmlQ4_0FormatId)},
+                                 QuantizationFormatId::literal(kGgmlQ4_0FormatId),
+                                 QuantizationFormatId::literal(kGgmlQ4_1FormatId),
+                                 QuantizationFormatId::literal(kGgmlQ5_0FormatId),
+                                 QuantizationFormatId::literal(kGgmlQ5_1FormatId),
+                                 QuantizationFormatId::literal(kGgmlQ4_KFormatId),
+                                 QuantizationFormatId::literal(kGgmlQ5_KFormatId),
+                                 QuantizationFormatId::literal(kGgmlQ6_KFormatId)},
         .estimate = DeclarativeEstimateSpec{.value_alignment_bytes = 64,
                                             .scratch = reference_scratch(name),
                                             .binding = std::nullopt,
