@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
+#include <iostream>
 #include <filesystem>
 
 #include <gmock/gmock.h>
@@ -135,7 +137,7 @@ double margin(const std::vector<double>& v) {
 }
 
 constexpr uint64_t kSteps = 12;
-const std::vector<uint32_t> kPrompt{1, 300, 45, 271, 9};
+const std::vector<uint32_t> kPrompt{1, 270, 45, 271, 9};
 
 // Greedy decoding of kSteps tokens after kPrompt (prefilled in one step):
 // every token equals the reference's, every logit is within 1e-3 of it (f32
@@ -165,9 +167,10 @@ void expect_matches_reference(const fs::path& path, const Family& f, bool fast) 
     input = {sequence.back()};
   }
   EXPECT_LT(worst, 1e-3) << f.label;
-  // The synthetic classifier (scaled by output_scale) keeps greedy choices
-  // far from ties, so a wrong architecture detail changes tokens.
-  EXPECT_GT(smallest_margin, 0.05) << f.label;
+  // Greedy choices stay far from ties: the reference's smallest top-1 margin
+  // is over 100 times the largest logit difference (about 10^3 to 10^4
+  // measured), so equal tokens are not luck.
+  EXPECT_GT(smallest_margin, 100 * worst) << f.label;
   std::cout << f.label << (fast ? " (fast)" : " (reference)") << ": max |logit difference| "
             << worst << ", smallest reference top-1 margin " << smallest_margin << "\n";
 }
@@ -323,7 +326,7 @@ TEST_F(DecoderFamiliesTest, TheCliRunsAndExplainsEachFamily) {
                                    .settings = {.context = 32, .token_capacity = 8, .threads = 1},
                                    .steps = 6,
                                    .print_ids = true,
-                                   .prompt_ids = "1 300 45 271 9",
+                                   .prompt_ids = "1 270 45 271 9",
                                    .ignore_eos = true});
     ASSERT_EQ(ran.code, cli::kExitOk) << ran.err;
     EXPECT_THAT(ran.out, HasSubstr(expected));

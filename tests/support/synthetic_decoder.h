@@ -37,7 +37,7 @@ struct DecoderShape {
            context = 64;
   float theta = 10000.0f, eps = 1e-5f;
   bool rope_freqs = false, qkv_bias = false, qk_norm = false, tied = false;
-  float output_scale = 6.0f;
+  float output_scale = 16.0f;
   bool half_split() const { return arch != "llama"; }
   uint64_t q_dim() const { return heads * head_dim; }
   uint64_t kv_dim() const { return kv_heads * head_dim; }

@@ -244,6 +244,7 @@ FamilyRoom llama_family_room() {
             return build_llama_family(config);
           },
       .tensor_fallbacks = {{"output.weight", "token_embd.weight"}},
+      .tensor_slices = {},
       .check_tensors = check_tensors};
 }
 

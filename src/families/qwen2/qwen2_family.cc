@@ -67,6 +67,7 @@ FamilyRoom qwen2_family_room() {
             return build_llama_family(config);
           },
       .tensor_fallbacks = {{"output.weight", "token_embd.weight"}},
+      .tensor_slices = {},
       .check_tensors = check_llama_tensors};
 }
 

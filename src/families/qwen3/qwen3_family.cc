@@ -71,6 +71,7 @@ FamilyRoom qwen3_family_room() {
             return build_llama_family(config);
           },
       .tensor_fallbacks = {{"output.weight", "token_embd.weight"}},
+      .tensor_slices = {},
       .check_tensors = check_llama_tensors};
 }
 
