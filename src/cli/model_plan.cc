@@ -264,7 +264,8 @@ Result<MemoryFit> model_memory_fit(const std::string& model_path,
   // total(c) ≈ at_one + per_position × (c - 1): estimate, then confirm.
   const uint64_t span = longest.context_length - 1;
   const uint64_t growth = longest.total_bytes - at_one;  // > usable - at_one ≥ 0
-  const unsigned __int128 room = usable - at_one;
+  __extension__ typedef unsigned __int128 Wide;  // (room × span needs 128 bits)
+  const Wide room = usable - at_one;
   uint64_t low = 1;
   uint64_t high = longest.context_length - 1;  // the longest does not fit
   const uint64_t estimate = 1 + static_cast<uint64_t>(room * span / growth);
@@ -383,9 +384,9 @@ Result<ModelPlan> rebuild_model_plan(std::string_view plan_text, const std::stri
     constexpr std::string_view kPrefix = "$.payload.run_settings.";
     const std::string key = setting.size() > kPrefix.size() ? setting.substr(kPrefix.size()) : "";
     const std::string name = key.substr(0, key.find_first_of(".["));
-    const auto value = [&](const nlohmann::json& settings) {
-      if (name.empty()) return settings.dump();
-      return settings.is_object() && settings.contains(name) ? settings[name].dump()
+    const auto value = [&](const nlohmann::json& recorded) {
+      if (name.empty()) return recorded.dump();
+      return recorded.is_object() && recorded.contains(name) ? recorded[name].dump()
                                                              : std::string("(absent)");
     };
     return make_error(ErrorCode::kInvalidExecutionPlan,

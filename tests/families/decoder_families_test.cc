@@ -388,14 +388,19 @@ TEST(DecoderFamiliesHfTest, TheRoomsMapConfigJsonAndTensorNames) {
 }
 
 // scripts/oracle/compare_families.sh: with FERRITE_FAMILY_GGUF_DIR set,
-// writes each family's synthetic file there (else skipped).
+// writes each family's synthetic file there, F32 and Q8_0 (else skipped).
 TEST_F(DecoderFamiliesTest, WritesTheOracleFiles) {
   const char* dir = std::getenv("FERRITE_FAMILY_GGUF_DIR");
   if (dir == nullptr) GTEST_SKIP() << "FERRITE_FAMILY_GGUF_DIR is not set (the oracle sets it)";
   for (const Family& f : families()) {
+    const DecoderTensors tensors = testing::synthetic_decoder_tensors(f.shape);
     ASSERT_TRUE(testing::write_synthetic_decoder(fs::path(dir) / (std::string(f.label) + ".gguf"),
-                                                 f.shape,
-                                                 testing::synthetic_decoder_tensors(f.shape)));
+                                                 f.shape, tensors));
+    // The same weights with every matrix in Q8_0 blocks.
+    DecoderShape q8 = f.shape;
+    q8.matrix_type = kGgmlTypeQ8_0;
+    ASSERT_TRUE(testing::write_synthetic_decoder(
+        fs::path(dir) / (std::string(f.label) + "-q8_0.gguf"), q8, tensors));
   }
 }
 

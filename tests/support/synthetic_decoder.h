@@ -26,6 +26,8 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/models/ggml_blocks.h"
+#include "ferrite/models/gguf_reader.h"
 #include "ferrite/models/gguf_writer.h"
 #include "support/synthetic_llama.h"
 
@@ -38,6 +40,10 @@ struct DecoderShape {
   float theta = 10000.0f, eps = 1e-5f;
   bool rope_freqs = false, qkv_bias = false, qk_norm = false, tied = false;
   float output_scale = 16.0f;
+  // The GGUF type of every matrix (2-D tensor) as written: F32, or a block
+  // type such as Q8_0 (the oracle's files; the reference reads the f32
+  // values, so only the F32 files are compared with it).
+  uint32_t matrix_type = kGgmlTypeF32;
   bool half_split() const { return arch != "llama"; }
   uint64_t q_dim() const { return heads * head_dim; }
   uint64_t kv_dim() const { return kv_heads * head_dim; }
@@ -135,7 +141,7 @@ inline Result<void> write_synthetic_decoder(const std::filesystem::path& path,
   std::vector<std::pair<std::string, GgufValue>> keys{
       {"general.architecture", {a}},
       {"general.name", {std::string("ferrite-synthetic-") + a}},
-      {"general.file_type", {uint32_t{0}}},
+      {"general.file_type", {uint32_t{s.matrix_type == kGgmlTypeQ8_0 ? 7u : 0u}}},
       {a + ".context_length", u32(s.context)},
       {a + ".embedding_length", u32(s.dim)},
       {a + ".feed_forward_length", u32(s.ffn)},
@@ -174,9 +180,17 @@ inline Result<void> write_synthetic_decoder(const std::filesystem::path& path,
     }
   }
   for (const auto& [name, t] : stored) {
-    std::vector<std::byte> bytes(t.values.size() * 4);
-    std::memcpy(bytes.data(), t.values.data(), bytes.size());
-    file.tensors.push_back({name, t.dims, kGgmlTypeF32, std::move(bytes)});
+    const uint32_t type = t.dims.size() == 2 ? s.matrix_type : kGgmlTypeF32;
+    std::vector<std::byte> bytes;
+    if (type == kGgmlTypeF32) {
+      bytes.resize(t.values.size() * 4);
+      std::memcpy(bytes.data(), t.values.data(), bytes.size());
+    } else {
+      const GgmlBlockFormat* format = ggml_block_format_of_type(type);
+      if (format == nullptr) return make_error(ErrorCode::kInvalidArgument, "no block type {}", type);
+      FERRITE_ASSIGN_OR_RETURN(bytes, quantize_ggml_blocks(*format, t.values));
+    }
+    file.tensors.push_back({name, t.dims, type, std::move(bytes)});
   }
   FERRITE_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, serialize_gguf(file));
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -397,7 +397,8 @@ std::optional<ProviderWorkspaceRequirement> fast_scratch(std::string_view op) {
                                           .attribute = "n_heads"},
                      WorkspaceShapeFactor{.source = WorkspaceShapeSource::kTokenRows,
                                           .role = ValueBindingRole::kInput,
-                                          .ordinal = 4}}}};
+                                          .ordinal = 4,
+                                          .attribute = {}}}}};
   } else {
     return std::nullopt;
   }

@@ -273,7 +273,8 @@ std::optional<ProviderWorkspaceRequirement> reference_scratch(std::string_view o
   shape.terms = {{sizeof(double),
                   {WorkspaceShapeFactor{.source = WorkspaceShapeSource::kTokenRows,
                                         .role = ValueBindingRole::kInput,
-                                        .ordinal = 4}}}};
+                                        .ordinal = 4,
+                                        .attribute = {}}}}};
   return ProviderWorkspaceRequirement{std::move(shape), 64, ProviderWorkspaceScope::kInvocation,
                                       DynamicStorageRequirement::contiguous()};
 }
