@@ -384,10 +384,11 @@ Result<ModelPlan> rebuild_model_plan(std::string_view plan_text, const std::stri
     constexpr std::string_view kPrefix = "$.payload.run_settings.";
     const std::string key = setting.size() > kPrefix.size() ? setting.substr(kPrefix.size()) : "";
     const std::string name = key.substr(0, key.find_first_of(".["));
-    const auto value = [&](const nlohmann::json& recorded) {
-      if (name.empty()) return recorded.dump();
-      return recorded.is_object() && recorded.contains(name) ? recorded[name].dump()
-                                                             : std::string("(absent)");
+    const auto value = [&](const nlohmann::json& given_settings) {
+      if (name.empty()) return given_settings.dump();
+      return given_settings.is_object() && given_settings.contains(name)
+                 ? given_settings[name].dump()
+                 : std::string("(absent)");
     };
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "plan differs from the trusted rebuild at {}: expected {}, found {}; {}",

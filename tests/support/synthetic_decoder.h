@@ -140,7 +140,9 @@ inline Result<void> write_synthetic_decoder(const std::filesystem::path& path,
   auto u32 = [](uint64_t v) { return GgufValue{static_cast<uint32_t>(v)}; };
   std::vector<std::pair<std::string, GgufValue>> keys{
       {"general.architecture", {a}},
-      {"general.name", {std::string("ferrite-synthetic-") + a}},
+      // (Not naming the family: llama.cpp keys token attributes off the
+      // name, and a "phi3" name makes it look up Phi-3's own special tokens.)
+      {"general.name", {std::string("ferrite synthetic decoder")}},
       {"general.file_type", {uint32_t{s.matrix_type == kGgmlTypeQ8_0 ? 7u : 0u}}},
       {a + ".context_length", u32(s.context)},
       {a + ".embedding_length", u32(s.dim)},
