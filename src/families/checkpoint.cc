@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/core/checked_math.h"
 #include "ferrite/families/gguf_vocabulary.h"
 #include "ferrite/families/hf_tokenizer.h"
 #include "ferrite/models/ggml_blocks.h"
@@ -46,6 +47,34 @@ class NamedTensorSource final : public WeightSource {
         fallbacks_used.insert(name);
       }
     }
+  }
+
+  // Serves each row slice from the views as stored (all cut before any is
+  // served, so a slice may replace its own source).
+  Result<void> apply_slices(const std::vector<TensorRowSlice>& slices) {
+    std::map<std::string, TensorView> cut;
+    for (const TensorRowSlice& slice : slices) {
+      auto it = tensors.find(slice.source);
+      if (it == tensors.end()) continue;
+      const TensorView& view = it->second;
+      const uint64_t rows = view.shape.empty() ? 0 : view.shape[0];
+      const auto end = checked_add(slice.first_row, slice.rows);
+      if (view.shape.size() != 2 || !end || *end > rows || rows == 0 ||
+          view.bytes.size() % rows != 0) {
+        return make_error(ErrorCode::kInvalidModelConfig,
+                          "tensor `{}` of shape [{}] has no rows [{}, {}) for `{}`", slice.source,
+                          fmt::join(view.shape, ","), slice.first_row,
+                          slice.first_row + slice.rows, slice.name)
+            .with_field("tensor", slice.source);
+      }
+      const uint64_t row_bytes = view.bytes.size() / rows;
+      TensorView part = view;
+      part.bytes = view.bytes.subspan(slice.first_row * row_bytes, slice.rows * row_bytes);
+      part.shape[0] = slice.rows;
+      cut[slice.name] = part;
+    }
+    for (auto& [name, view] : cut) tensors[name] = view;
+    return {};
   }
 
   CheckpointTensors served(const std::string& source) const {
@@ -161,6 +190,9 @@ Result<const FamilyRoom*> sole_reader(const FamilyRegistry& registry, std::strin
 // The family's completeness check over the served tensors, then the source.
 Result<void> finish_weights(const FamilyRoom& room, Checkpoint& out,
                             std::unique_ptr<NamedTensorSource> source, const std::string& where) {
+  if (room.tensor_slices) {
+    FERRITE_RETURN_IF_ERROR(source->apply_slices(room.tensor_slices(out.config)));
+  }
   source->apply_fallbacks(room.tensor_fallbacks);
   if (room.check_tensors) {
     FERRITE_RETURN_IF_ERROR(room.check_tensors(out.config, source->served(where)));

@@ -75,6 +75,28 @@ ValueRef swiglu(ProgramBuilder& b, const Named& name, ValueRef gate, ValueRef up
   return add_operation(b, OpKind::kSwiglu, name, {gate, up});
 }
 
+ValueRef add_bias(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef bias) {
+  return add_operation(b, OpKind::kAddBias, name, {x, bias});
+}
+
+ValueRef head_rms_norm(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef weight,
+                       std::string_view epsilon, uint64_t head_dim) {
+  auto eps = rational(b, name, "head_rms_norm epsilon", epsilon);
+  if (!eps) return {};
+  return add_operation(b, OpKind::kHeadRmsNorm, name, {x, weight},
+                       {{"epsilon", *eps}, {"head_dim", SemanticUnsigned{head_dim}}});
+}
+
+ValueRef rope_factors(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef positions,
+                      ValueRef factors, const RopeAttributes& attributes) {
+  auto theta = rational(b, name, "rope theta", attributes.theta);
+  if (!theta) return {};
+  return add_operation(b, OpKind::kRopeFactors, name, {x, positions, factors},
+                       {{"head_dim", SemanticUnsigned{attributes.head_dim}},
+                        {"theta", *theta},
+                        {"convention", SemanticText{std::string(attributes.convention)}}});
+}
+
 ValueRef add(ProgramBuilder& b, const Named& name, ValueRef a, ValueRef c) {
   return add_operation(b, OpKind::kAdd, name, {a, c});
 }

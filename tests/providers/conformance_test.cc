@@ -49,7 +49,9 @@ double tolerance(const std::string& operation) {
   static const std::map<std::string, double> kTolerance{
       {"operation.linear", 2e-6},   {"operation.attention", 2e-6}, {"operation.rms_norm", 1e-6},
       {"operation.swiglu", 1e-6},   {"operation.rope", 0.0},       {"operation.add", 0.0},
-      {"operation.token_embedding", 0.0}, {"operation.take_last_token", 0.0}};
+      {"operation.token_embedding", 0.0}, {"operation.take_last_token", 0.0},
+      {"operation.add_bias", 0.0},  {"operation.head_rms_norm", 1e-6},
+      {"operation.rope_factors", 0.0}};
   return kTolerance.at(operation);
 }
 
@@ -381,6 +383,47 @@ std::vector<Case> cases() {
       }
     }
   }
+  // The family operations: bias rows, per-head norms (head widths around the
+  // 16-lane blocks), RoPE with frequency factors (Llama 3's divide the low
+  // frequencies by up to 8).
+  for (uint64_t width : {1, 7, 64, 100}) {
+    for (uint64_t tokens : {1, 4}) {
+      Case bias{"operation.add_bias", {}, {}, {}, tokens, fmt::format("width {} tokens {}", width, tokens)};
+      bias.inputs = {f32({tokens + 1, width}, random), f32({width}, random)};
+      bias.outputs = {sentinel({tokens + 1, width})};
+      out.push_back(std::move(bias));
+    }
+  }
+  for (uint64_t head_dim : {1, 8, 17, 64}) {
+    for (uint64_t heads : {1, 3}) {
+      const uint64_t tokens = 2;
+      Case c{"operation.head_rms_norm",
+             {{id("epsilon"), rational("0.000001")}, {id("head_dim"), SemanticUnsigned{head_dim}}},
+             {}, {}, tokens, fmt::format("head_dim {} heads {}", head_dim, heads)};
+      c.inputs = {f32({tokens + 1, heads * head_dim}, random, 3.0f), f32({head_dim}, random)};
+      c.outputs = {sentinel({tokens + 1, heads * head_dim})};
+      out.push_back(std::move(c));
+    }
+  }
+  for (const char* convention : {"interleaved", "half_split"}) {
+    for (uint64_t head_dim : {2, 8, 64}) {
+      const uint64_t tokens = 3, heads = 2;
+      Case c{"operation.rope_factors",
+             {{id("head_dim"), SemanticUnsigned{head_dim}},
+              {id("theta"), rational("500000")},
+              {id("convention"), SemanticText{convention}}},
+             {}, {}, tokens, fmt::format("{} head_dim {}", convention, head_dim)};
+      Buffer factors = f32({head_dim / 2}, random);
+      for (uint64_t i = 0; i < head_dim / 2; ++i) {
+        const float f = 1.0f + 7.0f * static_cast<float>(i) / static_cast<float>(head_dim / 2);
+        std::memcpy(&factors.words[i], &f, 4);
+      }
+      c.inputs = {f32({tokens + 1, heads * head_dim}, random), u32({0, 9, 4000}, tokens + 1),
+                  std::move(factors)};
+      c.outputs = {sentinel({tokens + 1, heads * head_dim})};
+      out.push_back(std::move(c));
+    }
+  }
   // Attention: grouped heads, head widths around the lanes, positions that
   // start mid-context (the caches hold earlier rows), and a long row that
   // crosses the parallel threshold.
@@ -524,7 +567,9 @@ TEST(ProviderConformanceTest, EveryProviderAgreesWithTheReferenceOnEveryOperatio
   EXPECT_GT(bounded, 0u);
   // Every fast operation was exercised by every variant.
   for (const char* op : {"operation.linear", "operation.attention", "operation.rms_norm",
-                         "operation.rope", "operation.swiglu", "operation.add"}) {
+                         "operation.rope", "operation.swiglu", "operation.add",
+                         "operation.add_bias", "operation.head_rms_norm",
+                         "operation.rope_factors"}) {
     EXPECT_GT(checked[op], 0u) << op;
     EXPECT_EQ(checked[op] % all_variants.size(), 0u) << op;
   }

@@ -55,6 +55,17 @@ struct CheckpointTensors {
   bool has(std::string_view name) const { return names.contains(name); }
 };
 
+// A served tensor cut from a stored matrix: rows [first_row, first_row +
+// rows) of `source` (row-major, outermost first; a block-quantized matrix's
+// rows are whole block rows, so a slice stays in its blocks). E.g. phi3's
+// fused `attn_qkv` served as `attn_q`, `attn_k`, `attn_v`.
+struct TensorRowSlice {
+  std::string name;
+  std::string source;
+  uint64_t first_row = 0;
+  uint64_t rows = 0;
+};
+
 struct FamilyRoom {
   std::string name;                             // "llama"
   std::vector<std::string> gguf_architectures;  // general.architecture values
@@ -80,6 +91,11 @@ struct FamilyRoom {
   // Served tensors that may be missing from a file: (name, the tensor served
   // instead), e.g. a tied classifier {"output.weight", "token_embd.weight"}.
   std::vector<std::pair<std::string, std::string>> tensor_fallbacks;
+  // Row slices the config serves (applied before the fallbacks; a slice may
+  // replace its own source, as phi3's gate+up `ffn_up` → `ffn_up`). A source
+  // that is missing is skipped (the completeness check names what is then
+  // missing); one too short for its slices is kInvalidModelConfig naming it.
+  std::function<std::vector<TensorRowSlice>(const std::any& config)> tensor_slices;
   // After the tensors are known (GGUF names, fallbacks applied): every tensor
   // each program of this config reads must be there — checked before the
   // program is built, so a small file declaring many layers fails fast. May

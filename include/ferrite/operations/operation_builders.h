@@ -62,6 +62,14 @@ ValueRef attention(ProgramBuilder& b, const Named& name, ValueRef q, ValueRef k,
                    ValueRef positions, ValueRef k_cache, ValueRef v_cache,
                    const AttentionAttributes& attributes);
 ValueRef swiglu(ProgramBuilder& b, const Named& name, ValueRef gate, ValueRef up);
+// x [T,N] + bias [N] on every token.
+ValueRef add_bias(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef bias);
+// RMSNorm of each head_dim-wide head of x with the shared weight [head_dim].
+ValueRef head_rms_norm(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef weight,
+                       std::string_view epsilon, uint64_t head_dim);
+// RoPE whose pair i turns at theta^(-2i/head_dim) / factors[i].
+ValueRef rope_factors(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef positions,
+                      ValueRef factors, const RopeAttributes& attributes);
 ValueRef add(ProgramBuilder& b, const Named& name, ValueRef a, ValueRef c);
 ValueRef take_last_token(ProgramBuilder& b, const Named& name, ValueRef x);
 

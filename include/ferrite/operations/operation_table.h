@@ -12,13 +12,19 @@
 // f32, contiguous, 64-byte minimum alignment, persistent workspace forbidden,
 // with a symbolic token axis T:
 //   add              [T,D], [T,D] → [T,D] (may alias input 0)
+//   add_bias         [T,N], [N] → [T,N] (may alias input 0): a bias row added to every token
 //   attention        q [T,QD], k [T,KD], v [T,KD], u32[T] positions,
 //                    k_cache [KD] rw, v_cache [KD] rw → [T,QD]
 //                    attributes n_heads, n_kv_heads, head_dim
+//   head_rms_norm    [T,E], [H] → [T,E]: RMSNorm of every head_dim-wide head
+//                    (Qwen3/Gemma q and k norms), attributes epsilon, head_dim (= H)
 //   linear           [T,K], [N,K] (weights stored [out, in]) → [T,N]
 //   rms_norm         [T,D], [D] → [T,D]          attribute epsilon (rational)
 //   rope             [T,E], u32[T] positions → [T,E]
 //                    attributes head_dim, theta, convention ∈ {interleaved, half_split}
+//   rope_factors     [T,E], u32[T] positions, [P] factors → [T,E]: rope whose pair i
+//                    turns at theta^(-2i/head_dim) / factors[i] (P = head_dim/2;
+//                    GGUF `rope_freqs.weight`, Llama 3 rope scaling); rope's attributes
 //   swiglu           gate [T,F], up [T,F] → [T,F]
 //   take_last_token  [T,D] → [1,D]
 //   token_embedding  u32[T], [V,D] → [T,D]
@@ -46,10 +52,13 @@ namespace ferrite {
 // src/operations/operation_table.cc (docs/adding-an-operation.md).
 enum class OpKind : uint8_t {
   kAdd,
+  kAddBias,
   kAttention,
+  kHeadRmsNorm,
   kLinear,
   kRmsNorm,
   kRope,
+  kRopeFactors,
   kSwiglu,
   kTakeLastToken,
   kTokenEmbedding,
@@ -59,8 +68,9 @@ enum class OpKind : uint8_t {
 inline constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::kCount);
 
 inline constexpr std::string_view kOpKindIds[] = {
-    "operation.add",    "operation.attention", "operation.linear",          "operation.rms_norm",
-    "operation.rope",   "operation.swiglu",    "operation.take_last_token", "operation.token_embedding",
+    "operation.add",    "operation.add_bias",  "operation.attention",       "operation.head_rms_norm",
+    "operation.linear", "operation.rms_norm",  "operation.rope",            "operation.rope_factors",
+    "operation.swiglu", "operation.take_last_token", "operation.token_embedding",
 };
 static_assert(std::size(kOpKindIds) == kOpKindCount, "every OpKind needs an id in kOpKindIds");
 

@@ -26,10 +26,21 @@ Result<void> require_llama_tensors(const LlamaConfig& config, const CheckpointTe
   for (const char* name : {"token_embd.weight", "output_norm.weight", "output.weight"}) {
     FERRITE_RETURN_IF_ERROR(missing(name));
   }
+  if (config.rope_freq_factors) FERRITE_RETURN_IF_ERROR(missing("rope_freqs.weight"));
   for (uint64_t layer = 0; layer < config.n_layers; ++layer) {
     for (const char* part : {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
                              "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"}) {
       FERRITE_RETURN_IF_ERROR(missing(fmt::format("blk.{}.{}.weight", layer, part)));
+    }
+    if (config.qkv_bias) {
+      for (const char* part : {"attn_q", "attn_k", "attn_v"}) {
+        FERRITE_RETURN_IF_ERROR(missing(fmt::format("blk.{}.{}.bias", layer, part)));
+      }
+    }
+    if (config.qk_norm) {
+      for (const char* part : {"attn_q_norm", "attn_k_norm"}) {
+        FERRITE_RETURN_IF_ERROR(missing(fmt::format("blk.{}.{}.weight", layer, part)));
+      }
     }
   }
   return {};
@@ -50,32 +61,11 @@ Result<std::any> from_llama2c(const Llama2cConfig& c) {
                      .block_formats = {}};
 }
 
-// The `llama.*` GGUF keys; the vocabulary size from `tokenizer.ggml.tokens`.
 Result<std::any> from_gguf(const GgufModel& m, const CheckpointTensors& stored) {
-  LlamaConfig config;
-  FERRITE_ASSIGN_OR_RETURN(config.dim, m.get_unsigned("llama.embedding_length"));
-  FERRITE_ASSIGN_OR_RETURN(config.hidden_dim, m.get_unsigned("llama.feed_forward_length"));
-  FERRITE_ASSIGN_OR_RETURN(config.n_layers, m.get_unsigned("llama.block_count"));
-  FERRITE_ASSIGN_OR_RETURN(config.n_heads, m.get_unsigned("llama.attention.head_count"));
-  config.n_kv_heads = config.n_heads;
-  if (m.find("llama.attention.head_count_kv") != nullptr) {
-    FERRITE_ASSIGN_OR_RETURN(config.n_kv_heads, m.get_unsigned("llama.attention.head_count_kv"));
-  }
-  FERRITE_ASSIGN_OR_RETURN(config.context_length, m.get_unsigned("llama.context_length"));
-  FERRITE_ASSIGN_OR_RETURN(double eps, m.get_float("llama.attention.layer_norm_rms_epsilon"));
-  config.norm_eps = decimal_text(eps);
-  if (m.find("llama.rope.freq_base") != nullptr) {
-    FERRITE_ASSIGN_OR_RETURN(double theta, m.get_float("llama.rope.freq_base"));
-    config.rope_theta = decimal_text(theta);
-  }
+  FERRITE_ASSIGN_OR_RETURN(LlamaConfig config, llama_config_from_gguf(m, stored, "llama"));
   config.rope_convention = "interleaved";
-  FERRITE_ASSIGN_OR_RETURN(const auto* tokens, m.get_array<std::string>("tokenizer.ggml.tokens"));
-  config.vocab_size = tokens->size();
-  config.tied_output = !stored.has("output.weight");
-  // A block-quantized matrix is stored in the same format by the family.
-  for (const auto& [name, format_id] : stored.block_formats) {
-    config.block_formats["weight." + name.substr(0, name.size() - 7)] = format_id;
-  }
+  // Llama 3 files carry the frequency factors of their rope scaling.
+  config.rope_freq_factors = stored.has("rope_freqs.weight");
   return config;
 }
 
@@ -90,7 +80,9 @@ Result<std::any> from_hf(const HfConfig& json) {
 // file's tensors (at most kSafetensorsMaxTensors) instead of generating the
 // names of every layer a config declares keeps the work bounded by the file:
 // a config.json declaring 10^12 layers must not allocate 10^13 names.
-std::optional<std::string> gguf_name_of(std::string_view hf, uint64_t n_layers) {
+}  // namespace
+
+std::optional<std::string> llama_gguf_tensor_name(std::string_view hf, uint64_t n_layers) {
   static const std::map<std::string, std::string, std::less<>> fixed{
       {"model.embed_tokens.weight", "token_embd.weight"},
       {"model.norm.weight", "output_norm.weight"},
@@ -125,6 +117,8 @@ std::optional<std::string> gguf_name_of(std::string_view hf, uint64_t n_layers) 
   return fmt::format("blk.{}.{}", index, it->second);
 }
 
+namespace {
+
 Result<void> check_tensors(std::any& any_config, const CheckpointTensors& served) {
   auto& config = std::any_cast<LlamaConfig&>(any_config);
   // A classifier served from the embedding table is tied.
@@ -138,6 +132,60 @@ Result<void> check_tensors(std::any& any_config, const CheckpointTensors& served
 }
 
 }  // namespace
+
+Result<LlamaConfig> llama_config_from_gguf(const GgufModel& m, const CheckpointTensors& stored,
+                                           std::string_view arch) {
+  auto key = [&](const char* name) { return fmt::format("{}.{}", arch, name); };
+  LlamaConfig config;
+  FERRITE_ASSIGN_OR_RETURN(config.dim, m.get_unsigned(key("embedding_length")));
+  FERRITE_ASSIGN_OR_RETURN(config.hidden_dim, m.get_unsigned(key("feed_forward_length")));
+  FERRITE_ASSIGN_OR_RETURN(config.n_layers, m.get_unsigned(key("block_count")));
+  FERRITE_ASSIGN_OR_RETURN(config.n_heads, m.get_unsigned(key("attention.head_count")));
+  config.n_kv_heads = config.n_heads;
+  if (m.find(key("attention.head_count_kv")) != nullptr) {
+    FERRITE_ASSIGN_OR_RETURN(config.n_kv_heads, m.get_unsigned(key("attention.head_count_kv")));
+  }
+  FERRITE_ASSIGN_OR_RETURN(config.context_length, m.get_unsigned(key("context_length")));
+  // The head size: key_length when stated and not dim / heads (Qwen3);
+  // value_length and the rotated width must equal it.
+  if (m.find(key("attention.key_length")) != nullptr) {
+    FERRITE_ASSIGN_OR_RETURN(uint64_t key_length, m.get_unsigned(key("attention.key_length")));
+    if (config.n_heads == 0 || key_length * config.n_heads != config.dim) {
+      config.attention_head_dim = key_length;
+    }
+  }
+  for (const char* name : {"attention.value_length", "rope.dimension_count"}) {
+    if (m.find(key(name)) == nullptr) continue;
+    FERRITE_ASSIGN_OR_RETURN(uint64_t value, m.get_unsigned(key(name)));
+    if (value != config.head_dim()) {
+      return make_error(ErrorCode::kInvalidModelConfig,
+                        "{}: `{}` is {}, but the head size is {} (a different value or rotated "
+                        "width is not supported)",
+                        m.source, key(name), value, config.head_dim())
+          .with_field("key", key(name));
+    }
+  }
+  FERRITE_ASSIGN_OR_RETURN(double eps, m.get_float(key("attention.layer_norm_rms_epsilon")));
+  config.norm_eps = decimal_text(eps);
+  if (m.find(key("rope.freq_base")) != nullptr) {
+    FERRITE_ASSIGN_OR_RETURN(double theta, m.get_float(key("rope.freq_base")));
+    config.rope_theta = decimal_text(theta);
+  }
+  FERRITE_ASSIGN_OR_RETURN(const auto* tokens, m.get_array<std::string>("tokenizer.ggml.tokens"));
+  config.vocab_size = tokens->size();
+  config.tied_output = !stored.has("output.weight");
+  // A block-quantized matrix is stored in the same format by the family.
+  for (const auto& [name, format_id] : stored.block_formats) {
+    if (!name.ends_with(".weight")) continue;  // (1-D tensors are never blocks)
+    config.block_formats["weight." + name.substr(0, name.size() - 7)] = format_id;
+  }
+  config.family = std::string(arch);
+  return config;
+}
+
+Result<void> check_llama_tensors(std::any& config, const CheckpointTensors& served) {
+  return check_tensors(config, served);
+}
 
 Result<LlamaConfig> llama_config_from_hf(const HfConfig& json) {
   LlamaConfig config;
@@ -178,7 +226,7 @@ FamilyRoom llama_family_room() {
       .config_from_hf = from_hf,
       .hf_tensor_name =
           [](std::string_view hf_name, const std::any& config) {
-            return gguf_name_of(hf_name, std::any_cast<const LlamaConfig&>(config).n_layers);
+            return llama_gguf_tensor_name(hf_name, std::any_cast<const LlamaConfig&>(config).n_layers);
           },
       .vocab_size =
           [](const std::any& config) {
@@ -195,6 +243,7 @@ FamilyRoom llama_family_room() {
             return build_llama_family(config);
           },
       .tensor_fallbacks = {{"output.weight", "token_embd.weight"}},
+      .tensor_slices = {},
       .check_tensors = check_tensors};
 }
 

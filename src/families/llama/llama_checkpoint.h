@@ -34,6 +34,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "families/llama/llama_family.h"
 #include "ferrite/families/checkpoint.h"
@@ -50,6 +51,22 @@ struct LlamaCheckpoint {
 
 FamilyRoom llama_family_room();
 Result<LlamaConfig> llama_config_from_hf(const HfConfig& config_json);
+// The Llama-style GGUF keys under `<arch>.` (embedding_length,
+// feed_forward_length, block_count, attention.head_count[_kv],
+// context_length, attention.layer_norm_rms_epsilon, rope.freq_base;
+// attention.key_length as the head size when it is not dim / heads;
+// attention.value_length and rope.dimension_count, when stated, must equal
+// the head size: kInvalidModelConfig naming the key), the
+// vocabulary size, a tied classifier when `output.weight` is absent and the
+// block formats; `family` = arch. Shared with the rooms whose decoder is a
+// Llama variant (qwen2, qwen3), which set their own variant fields.
+Result<LlamaConfig> llama_config_from_gguf(const GgufModel& m, const CheckpointTensors& stored,
+                                           std::string_view arch);
+// The Llama room's Hugging Face → GGUF tensor names (nullopt: unused), and
+// the room's check_tensors (ties, then every tensor the config's program
+// reads, variants included), for those rooms too.
+std::optional<std::string> llama_gguf_tensor_name(std::string_view hf_name, uint64_t n_layers);
+Result<void> check_llama_tensors(std::any& config, const CheckpointTensors& served);
 Result<void> register_family_llama(FamilyRegistry& registry);
 
 Result<LlamaCheckpoint> open_llama_checkpoint(const std::filesystem::path& path,

@@ -22,18 +22,29 @@ ProgramTensorSpec f32(std::vector<uint64_t> dims) {
 
 // (weight id, dims), sorted by id.
 std::vector<std::pair<std::string, std::vector<uint64_t>>> llama_weights(const LlamaConfig& c) {
-  const uint64_t kDim = c.dim, kKvDim = c.kv_dim(), kHidden = c.hidden_dim, kVocab = c.vocab_size;
+  const uint64_t kDim = c.dim, kQDim = c.q_dim(), kKvDim = c.kv_dim(), kHidden = c.hidden_dim,
+                 kVocab = c.vocab_size;
   std::vector<std::pair<std::string, std::vector<uint64_t>>> out{
       {"weight.token_embd", {kVocab, kDim}},
       {"weight.output_norm", {kDim}},
       {"weight.output", {kVocab, kDim}}};
+  if (c.rope_freq_factors) out.push_back({"weight.rope_freqs", {c.head_dim() / 2}});
   for (uint64_t i = 0; i < c.n_layers; ++i) {
     const std::string b = fmt::format("weight.blk.{}.", i);
     out.push_back({b + "attn_norm", {kDim}});
-    out.push_back({b + "attn_q", {kDim, kDim}});
+    out.push_back({b + "attn_q", {kQDim, kDim}});
     out.push_back({b + "attn_k", {kKvDim, kDim}});
     out.push_back({b + "attn_v", {kKvDim, kDim}});
-    out.push_back({b + "attn_output", {kDim, kDim}});
+    out.push_back({b + "attn_output", {kDim, kQDim}});
+    if (c.qkv_bias) {
+      out.push_back({b + "attn_q.bias", {kQDim}});
+      out.push_back({b + "attn_k.bias", {kKvDim}});
+      out.push_back({b + "attn_v.bias", {kKvDim}});
+    }
+    if (c.qk_norm) {
+      out.push_back({b + "attn_q_norm", {c.head_dim()}});
+      out.push_back({b + "attn_k_norm", {c.head_dim()}});
+    }
     out.push_back({b + "ffn_norm", {kDim}});
     out.push_back({b + "ffn_gate", {kHidden, kDim}});
     out.push_back({b + "ffn_up", {kHidden, kDim}});
@@ -50,7 +61,8 @@ std::string component_id(const std::string& weight) { return "component." + weig
 // whole blocks).
 ValueRef add_weight(ProgramBuilder& b, const std::string& id, const std::vector<uint64_t>& dims,
                     const std::map<std::string, std::string>& block_formats) {
-  const std::string external = id.substr(7) + ".weight";
+  // GGUF names: `<name>.weight`, or a bias's own `<name>.bias`.
+  const std::string external = id.ends_with(".bias") ? id.substr(7) : id.substr(7) + ".weight";
   auto block = block_formats.find(id);
   if (block == block_formats.end()) {
     return b.dense_f32_weight(id, "value." + id, dims, component_id(id), external);
@@ -81,7 +93,8 @@ Result<void> check_llama_config(const LlamaConfig& c) {
                       "sizes exceed the caps (dim {}, hidden {}, layers {}, vocab {}, context {})",
                       c.dim, c.hidden_dim, c.n_layers, c.vocab_size, c.context_length);
   }
-  if (c.dim % c.n_heads != 0 || c.n_heads % c.n_kv_heads != 0 || c.head_dim() % 2 != 0) {
+  if ((c.attention_head_dim == 0 && c.dim % c.n_heads != 0) || c.n_heads % c.n_kv_heads != 0 ||
+      c.head_dim() % 2 != 0 || c.head_dim() > 4096 || c.n_heads > 4096) {
     return make_error(ErrorCode::kInvalidModelConfig,
                       "dim {} / heads {} / kv heads {} do not give an even head size "
                       "shared by whole groups",
@@ -93,6 +106,13 @@ Result<void> check_llama_config(const LlamaConfig& c) {
     if (!value || value->numerator() <= 0) {
       return make_error(ErrorCode::kInvalidModelConfig, "{} `{}` must be > 0", name, *text);
     }
+  }
+  if (c.family.empty() || c.family.size() > 64 ||
+      !std::all_of(c.family.begin(), c.family.end(), [](char ch) {
+        return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+      })) {
+    return make_error(ErrorCode::kInvalidModelConfig,
+                      "family name `{}` is not 1-64 of [a-z0-9_]", c.family);
   }
   if (c.rope_convention != "interleaved" && c.rope_convention != "half_split") {
     return make_error(ErrorCode::kInvalidModelConfig,
@@ -130,7 +150,7 @@ Result<PreparedModelFamily> build_llama_family(const LlamaConfig& c) {
     }
   }
 
-  ProgramBuilder b("family.llama");
+  ProgramBuilder b("family." + c.family);
   const ValueRef tokens = b.input(kDecoderTokens);
   const ValueRef positions = b.input(kDecoderPositions);
   std::map<std::string, ValueRef> weight;  // by weight id
@@ -160,11 +180,25 @@ Result<PreparedModelFamily> build_llama_family(const LlamaConfig& c) {
     }
     b.block(fmt::format("block.layer.{}", i));
     const ValueRef norm = rms_norm(b, at("attn_norm", "attn_norm"), x, w("attn_norm"), c.norm_eps);
-    const ValueRef q = linear(b, at("attn_q", "q"), norm, w("attn_q"));
-    const ValueRef k = linear(b, at("attn_k", "k"), norm, w("attn_k"));
-    const ValueRef v = linear(b, at("attn_v", "v"), norm, w("attn_v"));
-    const ValueRef q_rope = rope(b, at("rope_q", "q_rope"), q, positions, rope_attributes);
-    const ValueRef k_rope = rope(b, at("rope_k", "k_rope"), k, positions, rope_attributes);
+    ValueRef q = linear(b, at("attn_q", "q"), norm, w("attn_q"));
+    ValueRef k = linear(b, at("attn_k", "k"), norm, w("attn_k"));
+    ValueRef v = linear(b, at("attn_v", "v"), norm, w("attn_v"));
+    if (c.qkv_bias) {
+      q = add_bias(b, at("attn_q_bias", "q_bias"), q, w("attn_q.bias"));
+      k = add_bias(b, at("attn_k_bias", "k_bias"), k, w("attn_k.bias"));
+      v = add_bias(b, at("attn_v_bias", "v_bias"), v, w("attn_v.bias"));
+    }
+    if (c.qk_norm) {
+      q = head_rms_norm(b, at("attn_q_norm", "q_norm"), q, w("attn_q_norm"), c.norm_eps, kHeadDim);
+      k = head_rms_norm(b, at("attn_k_norm", "k_norm"), k, w("attn_k_norm"), c.norm_eps, kHeadDim);
+    }
+    auto turn = [&](const char* node, const char* output, ValueRef in) {
+      if (!c.rope_freq_factors) return rope(b, at(node, output), in, positions, rope_attributes);
+      return rope_factors(b, at(node, output), in, positions, weight["weight.rope_freqs"],
+                          rope_attributes);
+    };
+    const ValueRef q_rope = turn("rope_q", "q_rope", q);
+    const ValueRef k_rope = turn("rope_k", "k_rope", k);
     const ValueRef att = attention(b, at("attention", "attention"), q_rope, k_rope, v, positions,
                                    caches[0], caches[1], attention_attributes);
     const ValueRef att_out = linear(b, at("attn_output", "attn_output"), att, w("attn_output"));
@@ -198,10 +232,16 @@ Result<PreparedModelFamily> build_llama_family(const LlamaConfig& c) {
       {"rope_convention", c.rope_convention},
       {"tied_output", c.tied_output}};
   if (!c.block_formats.empty()) config["block_formats"] = c.block_formats;
+  // The variants, stated only when set (a plain Llama's config is unchanged).
+  if (c.family != "llama") config["family"] = c.family;
+  if (c.attention_head_dim != 0) config["attention_head_dim"] = c.attention_head_dim;
+  if (c.rope_freq_factors) config["rope_freq_factors"] = true;
+  if (c.qkv_bias) config["qkv_bias"] = true;
+  if (c.qk_norm) config["qk_norm"] = true;
   return std::move(b).finish(
       {WeightFormatId::literal(c.block_formats.empty() ? std::string_view("weight-format.dense")
                                                        : kGgmlBlocksWeightFormatId),
-       WeightLayoutId::literal("weight-layout.llama"), {1, 0}},
+       WeightLayoutId::literal("weight-layout." + c.family), {1, 0}},
       std::move(config));
 }
 

@@ -13,6 +13,11 @@
 // `blk.N.attn_q.weight`, …, `output.weight`). `tied_output` (the classifier
 // shares the embedding table) is recorded in the family config; checkpoint
 // loaders serve `output.weight` from the embedding then.
+// Variants (LlamaConfig's last fields, all off for Llama 2): frequency
+// factors (`rope_factors` instead of `rope`, Llama 3), q/k/v biases
+// (`add_bias` after each projection, Qwen2), per-head q/k RMSNorm
+// (`head_rms_norm` before RoPE, Qwen3), and a head size that is not
+// dim / n_heads (Qwen3's key_length).
 // Validation (kInvalidModelConfig): every size > 0, dim % n_heads == 0,
 // n_heads % n_kv_heads == 0, an even head_dim, eps and theta > 0, and caps
 // (dim, hidden ≤ 65536, layers ≤ 1024, vocab ≤ 1,048,576, context ≤ 1,048,576).
@@ -48,7 +53,20 @@ struct LlamaConfig {
   // quantization format id (models/ggml_blocks.h). Empty: every weight f32.
   std::map<std::string, std::string> block_formats;
 
-  uint64_t head_dim() const { return n_heads == 0 ? 0 : dim / n_heads; }
+  // Variants of the Llama decoder other families share (the qwen2 and qwen3
+  // rooms build their programs here). At their defaults the program, its
+  // config JSON and its fingerprint are the plain Llama's.
+  std::string family = "llama";     // the program's family id is "family.<family>"
+  uint64_t attention_head_dim = 0;  // 0: dim / n_heads; else q is n_heads * this wide
+  bool rope_freq_factors = false;   // `rope_freqs.weight` [head_dim/2] divides the frequencies
+  bool qkv_bias = false;            // `blk.N.attn_{q,k,v}.bias` added after the projections
+  bool qk_norm = false;             // `blk.N.attn_{q,k}_norm.weight` [head_dim]: per-head RMSNorm before RoPE
+
+  uint64_t head_dim() const {
+    if (attention_head_dim != 0) return attention_head_dim;
+    return n_heads == 0 ? 0 : dim / n_heads;
+  }
+  uint64_t q_dim() const { return head_dim() * n_heads; }
   uint64_t kv_dim() const { return head_dim() * n_kv_heads; }
   Result<void> validate() const;
 };

@@ -13,6 +13,7 @@
 #include "providers/cpu_fast/cpu_fast.h"
 #include "ferrite/runtime/kernel_attributes.h"
 #include "ferrite/runtime/thread_pool.h"
+#include "providers/support/family_kernel_shapes.h"
 #include "providers/support/llama_kernel_shapes.h"
 #include "providers/support/weight_storage.h"
 #include "sub_block_kernels.h"
@@ -235,8 +236,12 @@ Result<BoundKernel> rms_norm(const Context& ctx, const KernelNode& node) {
 
 // Bit-identical to cpu.reference: the same double-precision angles, computed
 // once per token and shared by every head.
-Result<BoundKernel> rope(const Context&, const KernelNode& node) {
+// With `factors` (rope_factors, input 2), pair i's frequency is divided by
+// factors[i], in double as cpu.reference does.
+Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors) {
   FERRITE_ASSIGN_OR_RETURN(const RopeShape shape, rope_shape(node));
+  if (with_factors) FERRITE_RETURN_IF_ERROR(rope_factor_count(node, shape));
+  const KernelTensor factors = with_factors ? node.inputs[2] : KernelTensor{};
   const uint64_t head_dim = shape.head_dim, capacity = shape.capacity, width = shape.width;
   const double theta = shape.theta;
   const bool interleaved = shape.interleaved;
@@ -251,6 +256,7 @@ Result<BoundKernel> rope(const Context&, const KernelNode& node) {
     tokens = std::min(tokens, capacity);
     for (uint64_t i = 0; i < half; ++i) {
       frequencies[i] = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+      if (with_factors) frequencies[i] /= static_cast<double>(factors.as<float>()[i]);
     }
     for (uint64_t t = 0; t < tokens; ++t) {
       const double pos = positions.as<uint32_t>()[t];
@@ -270,6 +276,48 @@ Result<BoundKernel> rope(const Context&, const KernelNode& node) {
           out[b] = static_cast<float>(xa * s + xb * c);
         }
       }
+    }
+    return {};
+  }};
+}
+
+Result<BoundKernel> rope(const Context&, const KernelNode& node) {
+  return rope_kernel(node, false);
+}
+Result<BoundKernel> rope_factors(const Context&, const KernelNode& node) {
+  return rope_kernel(node, true);
+}
+
+Result<BoundKernel> add_bias(const Context&, const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(const RowShape shape, add_bias_shape(node));
+  const KernelTensor x = node.inputs[0], bias = node.inputs[1], y = node.outputs[0];
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    tokens = std::min(tokens, shape.capacity);
+    const float* b = bias.as<float>();
+    for (uint64_t t = 0; t < tokens; ++t) {
+      const float* in = x.as<float>() + t * shape.width;
+      float* out = y.as<float>() + t * shape.width;
+      for (uint64_t i = 0; i < shape.width; ++i) out[i] = in[i] + b[i];
+    }
+    return {};
+  }};
+}
+
+// rms_norm's arithmetic (a vector dot for the sum of squares) per head.
+Result<BoundKernel> head_rms_norm(const Context& ctx, const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(const HeadNormShape shape, head_norm_shape(node));
+  const KernelTensor x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    tokens = std::min(tokens, shape.capacity);
+    const uint64_t n = shape.head_dim;
+    const float* weight = w.as<float>();
+    for (uint64_t start = 0; start < tokens * shape.width; start += n) {
+      const float* row = x.as<float>() + start;
+      const float sum = fast::dot(ctx->isa, row, row, n);
+      const float scale = static_cast<float>(
+          1.0 / std::sqrt(static_cast<double>(sum) / static_cast<double>(n) + shape.epsilon));
+      float* out = y.as<float>() + start;
+      for (uint64_t i = 0; i < n; ++i) out[i] = (row[i] * scale) * weight[i];
     }
     return {};
   }};
@@ -387,7 +435,7 @@ std::optional<ProviderWorkspaceRequirement> fast_scratch(std::string_view op) {
     const uint64_t pair_bytes = sizeof(fast::ActivationPair);
     shape.terms = {{pair_bytes, {input_dimension(0, 0), input_dimension(0, 1, 64)}},
                    {kLinearLanes * fast::kUnpackBytesPerPair, {input_dimension(0, 1, 64)}}};
-  } else if (op == "rope") {
+  } else if (op == "rope" || op == "rope_factors") {
     // Frequencies and (cos, sin): 3 doubles per pair of a head.
     shape.terms = {{3 * sizeof(double),
                     {WorkspaceShapeFactor{.source = WorkspaceShapeSource::kAttribute,
@@ -437,7 +485,9 @@ Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFast
   const std::map<OpKind, FastFactory> factories{
       {OpKind::kAdd, add},       {OpKind::kAttention, attention},
       {OpKind::kLinear, linear}, {OpKind::kRmsNorm, rms_norm},
-      {OpKind::kRope, rope},     {OpKind::kSwiglu, swiglu}};
+      {OpKind::kRope, rope},     {OpKind::kSwiglu, swiglu},
+      {OpKind::kAddBias, add_bias}, {OpKind::kHeadRmsNorm, head_rms_norm},
+      {OpKind::kRopeFactors, rope_factors}};
   for (auto& op : operations) {
     auto factory = factories.find(*find_op_kind(op.id));
     if (factory == factories.end()) continue;  // see the header: reference only

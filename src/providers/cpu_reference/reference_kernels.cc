@@ -7,6 +7,7 @@
 #include "ferrite/operations/operation_table.h"
 #include "providers/cpu_reference/cpu_reference.h"
 #include "ferrite/runtime/kernel_attributes.h"
+#include "providers/support/family_kernel_shapes.h"
 #include "providers/support/llama_kernel_shapes.h"
 #include "providers/support/weight_storage.h"
 
@@ -100,8 +101,12 @@ Result<BoundKernel> linear(const KernelNode& node) {
   }};
 }
 
-Result<BoundKernel> rope(const KernelNode& node) {
+// RoPE; with `factors` (rope_factors, input 2) pair i's frequency is divided
+// by factors[i].
+Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors) {
   FERRITE_ASSIGN_OR_RETURN(const RopeShape shape, rope_shape(node));
+  if (with_factors) FERRITE_RETURN_IF_ERROR(rope_factor_count(node, shape));
+  const KernelTensor factors = with_factors ? node.inputs[2] : KernelTensor{};
   const uint64_t head_dim = shape.head_dim, capacity = shape.capacity, width = shape.width;
   const double theta = shape.theta;
   const bool interleaved = shape.interleaved;
@@ -115,8 +120,9 @@ Result<BoundKernel> rope(const KernelNode& node) {
       float* out = y.as<float>() + t * width;
       for (uint64_t head = 0; head < width; head += head_dim) {
         for (uint64_t i = 0; i < half; ++i) {
-          const double freq = std::pow(theta, -2.0 * static_cast<double>(i) /
-                                                  static_cast<double>(head_dim));
+          double freq = std::pow(theta, -2.0 * static_cast<double>(i) /
+                                            static_cast<double>(head_dim));
+          if (with_factors) freq /= static_cast<double>(factors.as<float>()[i]);
           const double angle = pos * freq;
           const double c = std::cos(angle), s = std::sin(angle);
           const uint64_t a = interleaved ? head + 2 * i : head + i;
@@ -125,6 +131,44 @@ Result<BoundKernel> rope(const KernelNode& node) {
           out[a] = static_cast<float>(xa * c - xb * s);
           out[b] = static_cast<float>(xa * s + xb * c);
         }
+      }
+    }
+    return {};
+  }};
+}
+
+Result<BoundKernel> rope(const KernelNode& node) { return rope_kernel(node, false); }
+Result<BoundKernel> rope_factors(const KernelNode& node) { return rope_kernel(node, true); }
+
+Result<BoundKernel> add_bias(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(const RowShape shape, add_bias_shape(node));
+  const KernelTensor x = node.inputs[0], bias = node.inputs[1], y = node.outputs[0];
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    tokens = std::min(tokens, shape.capacity);
+    for (uint64_t t = 0; t < tokens; ++t) {
+      for (uint64_t i = 0; i < shape.width; ++i) {
+        y.as<float>()[t * shape.width + i] =
+            x.as<float>()[t * shape.width + i] + bias.as<float>()[i];
+      }
+    }
+    return {};
+  }};
+}
+
+Result<BoundKernel> head_rms_norm(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(const HeadNormShape shape, head_norm_shape(node));
+  const KernelTensor x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    tokens = std::min(tokens, shape.capacity);
+    const uint64_t n = shape.head_dim;
+    for (uint64_t start = 0; start < tokens * shape.width; start += n) {
+      const float* row = x.as<float>() + start;
+      double sum = 0;
+      for (uint64_t i = 0; i < n; ++i) sum += static_cast<double>(row[i]) * row[i];
+      const double scale = 1.0 / std::sqrt(sum / static_cast<double>(n) + shape.epsilon);
+      float* out = y.as<float>() + start;
+      for (uint64_t i = 0; i < n; ++i) {
+        out[i] = static_cast<float>(row[i] * scale * w.as<float>()[i]);
       }
     }
     return {};
@@ -240,10 +284,13 @@ Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
   FERRITE_ASSIGN_OR_RETURN(auto operations, operation_descriptors());
   const std::map<OpKind, KernelFactory> factories{
       {OpKind::kAdd, add},
+      {OpKind::kAddBias, add_bias},
       {OpKind::kAttention, attention},
+      {OpKind::kHeadRmsNorm, head_rms_norm},
       {OpKind::kLinear, linear},
       {OpKind::kRmsNorm, rms_norm},
       {OpKind::kRope, rope},
+      {OpKind::kRopeFactors, rope_factors},
       {OpKind::kSwiglu, swiglu},
       {OpKind::kTakeLastToken, take_last_token},
       {OpKind::kTokenEmbedding, token_embedding}};

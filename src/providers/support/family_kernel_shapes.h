@@ -1,0 +1,60 @@
+// family_kernel_shapes.h — the bind-time checks every provider's add_bias,
+// head_rms_norm and rope_factors kernels share, so cpu.reference and cpu.fast
+// accept exactly the same nodes.
+//
+// Contract: `add_bias_shape(node)` checks x [T, N] against bias [N];
+// `head_norm_shape(node)` reads epsilon and head_dim and checks the weight
+// [head_dim] and a width of whole heads; `rope_factor_count(node, shape)`
+// checks the factors [head_dim / 2]. Errors name the node (field `node_id`).
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(const HeadNormShape shape, head_norm_shape(node));
+#pragma once
+
+#include "providers/support/llama_kernel_shapes.h"
+
+namespace ferrite {
+
+inline Error node_shape_error(const KernelNode& node, std::string_view what) {
+  return make_error(ErrorCode::kInvalidArgument, "node `{}`: {}", node.node_id->str(), what)
+      .with_field("node_id", node.node_id->str());
+}
+
+struct RowShape {
+  uint64_t capacity, width;
+};
+
+inline Result<RowShape> add_bias_shape(const KernelNode& node) {
+  const RowShape s{dim(node.inputs[0], 0), dim(node.inputs[0], 1)};
+  if (dim(node.inputs[1], 0) != s.width || dim(node.outputs[0], 1) != s.width) {
+    return node_shape_error(node, "the bias width disagrees with the rows");
+  }
+  return s;
+}
+
+struct HeadNormShape {
+  double epsilon;
+  uint64_t head_dim, capacity, width;
+};
+
+inline Result<HeadNormShape> head_norm_shape(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(double epsilon, rational_attribute(node, "epsilon"));
+  FERRITE_ASSIGN_OR_RETURN(uint64_t head_dim, unsigned_attribute(node, "head_dim"));
+  const HeadNormShape s{epsilon, head_dim, dim(node.inputs[0], 0), dim(node.inputs[0], 1)};
+  if (head_dim == 0 || dim(node.inputs[1], 0) != head_dim || s.width % head_dim != 0) {
+    return node_shape_error(
+        node, fmt::format("width {} is not whole heads of the weight's head_dim {}", s.width,
+                          head_dim));
+  }
+  return s;
+}
+
+inline Result<void> rope_factor_count(const KernelNode& node, const RopeShape& shape) {
+  if (node.inputs.size() < 3 || dim(node.inputs[2], 0) != shape.head_dim / 2) {
+    return node_shape_error(
+        node, fmt::format("rope factors must be head_dim / 2 = {} values", shape.head_dim / 2));
+  }
+  return {};
+}
+
+}  // namespace ferrite
