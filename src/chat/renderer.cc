@@ -266,9 +266,16 @@ Result<Renderer::Flow> Renderer::exec_for(const Stmt& stmt, std::string& out) {
 }
 
 Result<bool> Renderer::exec_macro_definition(const Stmt& stmt) {
-  auto closure = frame_;
+  // The macro's value is stored in the very frame it closes over: holding that
+  // frame strongly would make a cycle (frame -> macro -> frame) that is never
+  // freed. The renderer owns every closure frame until it is destroyed; the
+  // macro refers to its frame weakly.
+  closures_.push_back(frame_);
+  std::weak_ptr<Frame> weak_closure = frame_;
   const Stmt* macro = &stmt;
-  Value callable = Value::callable(stmt.name, [this, macro, closure](const CallArgs& args) -> Result<Value> {
+  Value callable = Value::callable(stmt.name, [this, macro, weak_closure](const CallArgs& args) -> Result<Value> {
+    std::shared_ptr<Frame> closure = weak_closure.lock();
+    if (!closure) return fail(fmt::format("macro '{}' was called after its template finished", macro->name));
     std::optional<Value> caller;
     CallArgs rest;
     rest.positional = args.positional;

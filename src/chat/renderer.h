@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "chat/ast.h"
 #include "chat/lexer.h"
@@ -90,6 +91,7 @@ class Renderer {
   TemplateLimits limits_;
   std::map<std::string, Value> globals_;
   std::shared_ptr<Frame> frame_;
+  std::vector<std::shared_ptr<Frame>> closures_;  // frames macros close over (weakly)
   std::shared_ptr<Frame> root_;
   Position where_;
   uint64_t steps_ = 0;

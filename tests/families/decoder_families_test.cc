@@ -77,6 +77,7 @@ class DecoderFamiliesTest : public ::testing::Test {
 // Opens `path` with the builtin families, compiles its program for `capacity`
 // tokens and loads it.
 struct Loaded {
+  FamilyRegistry registry;  // owns the room checkpoint.family points to
   Checkpoint checkpoint;
   PreparedModelFamily family;
   CpuProviderRegistry providers;
@@ -103,7 +104,8 @@ Result<std::unique_ptr<Loaded>> load(const fs::path& path, uint64_t capacity, bo
                                                         target.estimators,
                                                         WeightMaterializerRegistry::identity_only(),
                                                         options));
-  auto out = std::unique_ptr<Loaded>(new Loaded{std::move(checkpoint), std::move(family),
+  auto out = std::unique_ptr<Loaded>(new Loaded{std::move(registry), std::move(checkpoint),
+                                                std::move(family),
                                                 std::move(providers),
                                                 std::move(compiled.executable), nullptr});
   FERRITE_ASSIGN_OR_RETURN(out->executor, Executor::load(out->executable, out->family,
