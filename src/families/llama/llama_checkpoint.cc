@@ -216,17 +216,21 @@ Result<LlamaConfig> llama_config_from_hf(const HfConfig& json) {
   return config;
 }
 
-FamilyRoom llama_family_room() {
+FamilyRoom llama_config_room(std::string name, std::string hf_architecture,
+                             decltype(FamilyRoom::config_from_gguf) from_gguf,
+                             decltype(FamilyRoom::config_from_hf) from_hf,
+                             LlamaTensorNamer tensor_name) {
+  std::vector<std::string> gguf_architectures{name};
   return FamilyRoom{
-      .name = "llama",
-      .gguf_architectures = {"llama"},
-      .hf_architectures = {"LlamaForCausalLM"},
-      .config_from_llama2c = from_llama2c,
-      .config_from_gguf = from_gguf,
-      .config_from_hf = from_hf,
+      .name = std::move(name),
+      .gguf_architectures = std::move(gguf_architectures),
+      .hf_architectures = {std::move(hf_architecture)},
+      .config_from_llama2c = {},
+      .config_from_gguf = std::move(from_gguf),
+      .config_from_hf = std::move(from_hf),
       .hf_tensor_name =
-          [](std::string_view hf_name, const std::any& config) {
-            return llama_gguf_tensor_name(hf_name, std::any_cast<const LlamaConfig&>(config).n_layers);
+          [tensor_name](std::string_view hf_name, const std::any& config) {
+            return tensor_name(hf_name, std::any_cast<const LlamaConfig&>(config).n_layers);
           },
       .vocab_size =
           [](const std::any& config) {
@@ -245,6 +249,13 @@ FamilyRoom llama_family_room() {
       .tensor_fallbacks = {{"output.weight", "token_embd.weight"}},
       .tensor_slices = {},
       .check_tensors = check_tensors};
+}
+
+FamilyRoom llama_family_room() {
+  FamilyRoom room =
+      llama_config_room("llama", "LlamaForCausalLM", from_gguf, from_hf, llama_gguf_tensor_name);
+  room.config_from_llama2c = from_llama2c;
+  return room;
 }
 
 Result<void> register_family_llama(FamilyRegistry& registry) {

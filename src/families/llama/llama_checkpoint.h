@@ -50,6 +50,18 @@ struct LlamaCheckpoint {
 };
 
 FamilyRoom llama_family_room();
+
+// A room whose config is a LlamaConfig (llama, qwen2, qwen3, phi3): one GGUF
+// and one Hugging Face architecture name, the given config readers, HF tensor
+// names through `tensor_name` (with the config's layer count), the tied
+// output fallback, llama's tensor checks, and build_llama_family with the
+// context clamped. A room overrides what differs (tensor_slices, ...).
+using LlamaTensorNamer = std::optional<std::string> (*)(std::string_view hf_name,
+                                                         uint64_t n_layers);
+FamilyRoom llama_config_room(std::string name, std::string hf_architecture,
+                             decltype(FamilyRoom::config_from_gguf) from_gguf,
+                             decltype(FamilyRoom::config_from_hf) from_hf,
+                             LlamaTensorNamer tensor_name);
 Result<LlamaConfig> llama_config_from_hf(const HfConfig& config_json);
 // The Llama-style GGUF keys under `<arch>.` (embedding_length,
 // feed_forward_length, block_count, attention.head_count[_kv],

@@ -41,34 +41,7 @@ Result<std::any> from_hf(const HfConfig& json) {
 }  // namespace
 
 FamilyRoom qwen2_family_room() {
-  return FamilyRoom{
-      .name = "qwen2",
-      .gguf_architectures = {"qwen2"},
-      .hf_architectures = {"Qwen2ForCausalLM"},
-      .config_from_llama2c = {},
-      .config_from_gguf = from_gguf,
-      .config_from_hf = from_hf,
-      .hf_tensor_name =
-          [](std::string_view hf_name, const std::any& config) {
-            return qwen2_tensor_name(hf_name, std::any_cast<const LlamaConfig&>(config).n_layers);
-          },
-      .vocab_size =
-          [](const std::any& config) {
-            return std::any_cast<const LlamaConfig&>(config).vocab_size;
-          },
-      .context_length =
-          [](const std::any& config) {
-            return std::any_cast<const LlamaConfig&>(config).context_length;
-          },
-      .build_program =
-          [](const std::any& any_config, uint64_t context_limit) {
-            LlamaConfig config = std::any_cast<const LlamaConfig&>(any_config);
-            config.context_length = std::min(config.context_length, context_limit);
-            return build_llama_family(config);
-          },
-      .tensor_fallbacks = {{"output.weight", "token_embd.weight"}},
-      .tensor_slices = {},
-      .check_tensors = check_llama_tensors};
+  return llama_config_room("qwen2", "Qwen2ForCausalLM", from_gguf, from_hf, qwen2_tensor_name);
 }
 
 Result<void> register_family_qwen2(FamilyRegistry& registry) {
