@@ -27,6 +27,7 @@
 
 #include "ferrite/models/gguf_reader.h"
 #include "ferrite/models/gguf_writer.h"
+#include "support/synthetic_llama.h"  // the weights the tests' 24M model has
 
 namespace {
 
@@ -57,20 +58,6 @@ ferrite::Result<std::vector<std::byte>> encode(const std::vector<float>& v, uint
     return ferrite::quantize_ggml_blocks(*ferrite::ggml_block_format_of_type(ggml_type), v);
   }
   return out;
-}
-
-std::vector<float> weights(const std::string& name, uint64_t count, uint64_t fan_in) {
-  uint64_t state = 0x9e3779b97f4a7c15ull;
-  for (char c : name) state = (state ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(fan_in));
-  std::vector<float> v(count);
-  for (auto& x : v) {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    x = (static_cast<float>(state >> 40) / static_cast<float>(1 << 24) * 2.0f - 1.0f) * scale;
-  }
-  return v;
 }
 
 }  // namespace
@@ -157,7 +144,7 @@ int main(int argc, char** argv) {
     for (uint64_t d : t.dims) count *= d;
     parameters += count;
     const std::vector<float> values =
-        t.norm ? std::vector<float>(count, 1.0f) : weights(t.name, count, t.dims[0]);
+        t.norm ? std::vector<float>(count, 1.0f) : ferrite::testing::synthetic_weights(t.name, count, t.dims[0]);
     const uint32_t ggml_type = t.norm ? ferrite::kGgmlTypeF32 : type.ggml_type;
     auto bytes = encode(values, ggml_type);
     if (!bytes) {

@@ -419,23 +419,16 @@ Result<ModelPlanSettings> model_settings(const PlanSourceArgs& sources, ModelPla
 }
 
 Result<void> refuse_model_options(const ModelPlanSettings& model) {
-  const std::pair<bool, std::string_view> model_only[] = {
-      {model.tokenizer.has_value(), "--tokenizer"},
-      {model.context.has_value(), "--context"},
-      {model.token_capacity.has_value(), "--capacity"},
-      {!model.providers.empty(), "--provider"},
-      {model.isa.has_value(), "--isa"},
-      {model.weights.has_value(), "--weights"},
-      {model.memory_bytes.has_value(), "--memory"}};
-  for (const auto& [given, option] : model_only) {
-    if (given) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "{} is for model files; a program file is compiled for its --catalog, "
-                        "--policy and --input",
-                        option);
-    }
-  }
-  return {};
+  const GivenOption model_only[] = {{model.tokenizer.has_value(), "--tokenizer"},
+                                    {model.context.has_value(), "--context"},
+                                    {model.token_capacity.has_value(), "--capacity"},
+                                    {!model.providers.empty(), "--provider"},
+                                    {model.isa.has_value(), "--isa"},
+                                    {model.weights.has_value(), "--weights"},
+                                    {model.memory_bytes.has_value(), "--memory"}};
+  return refuse_given_options(model_only,
+                              "is for model files; a program file is compiled for its "
+                              "--catalog, --policy and --input");
 }
 
 Result<ModelPlan> rebuild_model_plan_file(const std::string& plan_path,

@@ -141,8 +141,18 @@ bool is_model_path(const std::string& path) {
           std::filesystem::exists(p / "config.json", ec));
 }
 
+Result<void> refuse_given_options(std::span<const GivenOption> options, std::string_view why) {
+  for (const GivenOption& option : options) {
+    if (option.given) {
+      return make_error(ErrorCode::kInvalidArgument, "{} {}", option.name, why)
+          .with_field("option", option.name);
+    }
+  }
+  return {};
+}
+
 Result<void> refuse_program_options_for_models(const PlanSourceArgs& args) {
-  const std::pair<bool, std::string_view> program_only[] = {
+  const GivenOption program_only[] = {
       {!args.catalog_path.empty(), "--catalog"},
       {!args.policy_path.empty(), "--policy"},
       {!args.inputs.empty(), "--input"},
@@ -152,15 +162,10 @@ Result<void> refuse_program_options_for_models(const PlanSourceArgs& args) {
       {!args.retain.empty() || args.retain_all, "--retain"},
       {args.materializer.has_value(), "--materializer"},
       {args.activation_storage != "packed", "--activation-storage"}};
-  for (const auto& [given, option] : program_only) {
-    if (given) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "{} is for program files; a model file's plan is compiled with --context, "
-                        "--capacity, --provider, --isa, --weights, --quality-approval and --memory",
-                        option);
-    }
-  }
-  return {};
+  return refuse_given_options(program_only,
+                              "is for program files; a model file's plan is compiled with "
+                              "--context, --capacity, --provider, --isa, --weights, "
+                              "--quality-approval and --memory");
 }
 
 Result<CompileInputs> load_compile_inputs(const PlanSourceArgs& args) {

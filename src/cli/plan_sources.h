@@ -24,6 +24,8 @@
 #pragma once
 
 #include <optional>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -67,6 +69,15 @@ inline constexpr uint64_t kDefaultPolicyScheduledTokens = 4096;
 // --materializer, --activation-storage) for it, naming the option.
 bool is_model_path(const std::string& path);
 Result<void> refuse_program_options_for_models(const PlanSourceArgs& args);
+
+// An option and whether the command line gave it. `refuse_given_options`
+// refuses the first one given: InvalidArgument "<name> <why>" (field
+// "option").
+struct GivenOption {
+  bool given = false;
+  std::string_view name;
+};
+Result<void> refuse_given_options(std::span<const GivenOption> options, std::string_view why);
 
 RuntimePolicy device_default_policy(const DeviceDescriptor& device);
 

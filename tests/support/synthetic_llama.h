@@ -4,7 +4,8 @@
 // `write_synthetic_llama(path, vocab_from, shape)` writes a GGUF with the
 // tokenizer (every `tokenizer.*` key) of `vocab_from`, matrices uniform in
 // ±1/sqrt(fan_in) from a fixed xorshift stream per tensor name (the weights of
-// bench/make_llama_gguf), stored as `shape.ggml_type` (norms stay f32).
+// bench/make_llama_gguf, which calls synthetic_weights), stored as
+// `shape.ggml_type` (norms stay f32).
 // `kSynthetic24M` is the 24M-parameter model of docs/performance.md
 // (dim 512, 8 layers, 8 heads, 4 kv heads, ffn 1376, context 512), Q8_0.
 // `kSynthetic24MQ4KM` is the same model typed as llama.cpp's Q4_K_M mixes
