@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "ferrite/models/ggml_blocks.h"
+#include "ferrite/models/half_float.h"
 #include "ferrite/operations/operation_table.h"
 #include "providers/cpu_fast/cpu_fast.h"
 #include "providers/cpu_reference/cpu_reference.h"
@@ -166,8 +167,9 @@ Buffer sub_blocks(const GgmlBlockFormat& format, uint64_t rows, uint64_t cols, R
 
 // The error bound of cpu.fast's int8 activation contract (f32_kernels.h)
 // against the exact product, per element of y [rows, out]: activation
-// rounding moves each x_i by at most d_a/2 (d_a = amax/127 of its block), so
-// |y_fast - y_ref| <= sum_b (sum_{i in b} |w_i|) * d_a[b]/2, times 1 + 1e-3
+// rounding moves each x_i by at most e/2 (e = amax/127 of its block) and the
+// f16 scale d_a = f16(e) moves q_i * e by at most 127 |d_a - e|, so
+// |y_fast - y_ref| <= sum_b (sum_{i in b} |w_i|) * (e_b/2 + 127 |d_a[b] - e_b|), times 1 + 1e-3
 // for the f32 rounding of inv and the product, plus f32 summation rounding,
 // 1e-5 * sum_i |w_i x_i| (+1e-30 for all-zero rows).
 std::vector<double> quantized_linear_bound(const GgmlBlockFormat& format, const Buffer& x,
@@ -215,7 +217,9 @@ std::vector<double> quantized_linear_bound(const GgmlBlockFormat& format, const 
           wsum += std::fabs(static_cast<double>(wo[i]));
           rounding += std::fabs(static_cast<double>(mo[i]) * xt[i]);
         }
-        activation += wsum * (amax / 127.0) / 2.0;
+        const float e = static_cast<float>(amax) / 127.0f;
+        const double stored = f16_bits_to_f32(f32_to_f16_bits(e));
+        activation += wsum * (e / 2.0 + 127.0 * std::fabs(stored - e));
       }
       bound[t * out + o] = activation * (1 + 1e-3) + 1e-5 * rounding + 1e-30;
     }

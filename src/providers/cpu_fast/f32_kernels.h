@@ -20,8 +20,12 @@
 // are exact integer sums (AVX-512 VNNI `vpdpbusd`). For each token row x:
 //   1. Activation quantization, per block b of 32 values (quantize_activations,
 //      ONE portable function used by every instruction set): amax = max |x_i|
-//      (exact); d_a = amax / 127.0f; if amax == 0 every q_i = 0, else
-//      inv = 127.0f / amax and q_i = nearbyint(x_i * inv) (f32 multiply, round
+//      (exact); d_a = f16(amax / 127.0f), the f32 quotient rounded to the
+//      nearest f16 (ties to even; overflow to infinity when amax / 127 >
+//      65504, a subnormal or 0 when it is below 2^-14), as llama.cpp stores
+//      its Q8_0 activation scales; if amax == 0 every q_i = 0, else
+//      inv = 127.0f / amax (NOT 1 / d_a: llama.cpp's x86 code uses this too)
+//      and q_i = nearbyint(x_i * inv) (f32 multiply, round
 //      half to even) clamped to [-127, 127], where 0 * inv counts as 0 (inv is
 //      infinite when amax < 127 / FLT_MAX). A block holding a NaN or an
 //      infinity gets d_a = NaN and q = 0, so its outputs are NaN. Stored per
@@ -43,8 +47,9 @@
 // agree as for f32: every instruction set, thread count, tile, prefill or
 // token by token. The products differ from exact dequantized weights x f32
 // activations (cpu.reference) by the activation rounding: at most
-// sum_b (sum_{i in b} |w_i|) * d_a[b] / 2 per output (when amax >= 127 /
-// FLT_MAX), plus f32 rounding.
+// sum_b (sum_{i in b} |w_i|) * (e_b / 2 + 127 |d_a[b] - e_b|) per output,
+// e_b = amax_b / 127 unrounded (the rounding of x to q, then of the scale to
+// f16), plus f32 rounding.
 //
 // Sub-block formats (ggml Q4_1, Q5_0, Q5_1: blocks of 32; Q4_K, Q5_K, Q6_K:
 // super-blocks of 256 = 8 sub-blocks of 32; sub_block_kernels.h): weights

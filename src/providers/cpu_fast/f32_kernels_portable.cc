@@ -6,6 +6,7 @@
 
 #include "f32_kernels.h"
 #include "ferrite/models/ggml_blocks.h"
+#include "ferrite/models/half_float.h"
 
 namespace ferrite::fast {
 namespace {
@@ -82,7 +83,9 @@ float quantize_block(const float* x, int8_t* q) {
     // amax < 127 / FLT_MAX: inv is infinite; every nonzero value clamps.
     for (int i = 0; i < 32; ++i) q[i] = x[i] == 0.0f ? 0 : x[i] > 0.0f ? 127 : -127;
   }
-  return amax / 127.0f;
+  // The scale is stored as f16, as llama.cpp's Q8_0 activation blocks store
+  // it (so a Q8_0 model gives llama.cpp's products up to summation order).
+  return f16_bits_to_f32(f32_to_f16_bits(amax / 127.0f));
 }
 
 }  // namespace

@@ -497,8 +497,9 @@ Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFast
         .provider_id = ProviderId::literal(fmt::format("{}.{}", kCpuFastProviderPrefix, name)),
         .operation = std::move(op),
         .version = {1, 0},
-        // linear 2: block weights take the int8 (VNNI) numerics contract.
-        .revision = name == "linear" ? "2" : "1",
+        // linear 2: block weights take the int8 (VNNI) numerics contract;
+        // 3: the activation scales are rounded to f16 (as llama.cpp's).
+        .revision = name == "linear" ? "3" : "1",
         .capabilities = {CapabilityId::literal("capability.f32")},
         .weight_formats = {WeightFormatId::literal("weight-format.dense"),
                            WeightFormatId::literal(kGgmlBlocksWeightFormatId)},
