@@ -12,6 +12,19 @@
 // per block, an f16 scale, then int8 values / packed 4-bit values offset by
 // 8); norm weights stay f32, as llama.cpp expects. The file is written to a
 // temporary name and renamed, so a failed run leaves no partial model.
+//
+// --peaked STRIDE makes a model whose greedy choice is far from a tie at
+// every step (for comparing quantized runs token by token: random weights
+// give flat distributions, where rounding legitimately flips near-ties). The
+// classifier's row o is the embedding of token (o - STRIDE) mod vocab, so the
+// residual stream of token t, which starts as t's embedding, scores token
+// t + STRIDE highest; every layer's output projections (attn_output,
+// ffn_down) are scaled by --residual-scale (default 0.1 with --peaked) so the
+// layers move the stream without overturning that choice. With uniform
+// ±1/sqrt(dim) embeddings the top-1 logit is about sqrt(dim / 3) (13 at dim
+// 512) against about 1/sqrt(3) standard deviation for the others; the
+// oracle scripts print the margins llama.cpp itself measures.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -75,6 +88,10 @@ int main(int argc, char** argv) {
   app.add_option("--context", context);
   app.add_option("--type", type_name)->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0"}));
   app.add_option("-o,--output", output)->required();
+  uint64_t peaked_stride = 0;
+  float residual_scale = 0.0f;
+  app.add_option("--peaked", peaked_stride, "classifier = embeddings shifted by this stride (0: random)");
+  app.add_option("--residual-scale", residual_scale, "scale of attn_output / ffn_down (default 1; 0.1 with --peaked)");
   CLI11_PARSE(app, argc, argv);
   if (heads == 0 || kv_heads == 0 || dim % heads != 0 || heads % kv_heads != 0 || dim % 32 != 0 ||
       ffn % 32 != 0) {
@@ -96,6 +113,7 @@ int main(int argc, char** argv) {
   const uint64_t vocab_size = (*tokens)->size(), head_dim = dim / heads,
                  kv_dim = head_dim * kv_heads;
   const Type type = kTypes.at(type_name);
+  if (residual_scale == 0.0f) residual_scale = peaked_stride != 0 ? 0.1f : 1.0f;
 
   // Metadata: the model's keys, then the source's tokenizer keys in file order.
   std::vector<std::pair<std::string, GgufValue>> kv{
@@ -143,8 +161,20 @@ int main(int argc, char** argv) {
     uint64_t count = 1;
     for (uint64_t d : t.dims) count *= d;
     parameters += count;
-    const std::vector<float> values =
+    std::vector<float> values =
         t.norm ? std::vector<float>(count, 1.0f) : ferrite::testing::synthetic_weights(t.name, count, t.dims[0]);
+    if (peaked_stride != 0 && t.name == "output.weight") {
+      const std::vector<float> embedding =
+          ferrite::testing::synthetic_weights("token_embd.weight", count, dim);
+      for (uint64_t o = 0; o < vocab_size; ++o) {
+        const uint64_t from = (o + vocab_size - peaked_stride % vocab_size) % vocab_size;
+        std::copy_n(embedding.begin() + static_cast<std::ptrdiff_t>(from * dim), dim,
+                    values.begin() + static_cast<std::ptrdiff_t>(o * dim));
+      }
+    }
+    if (t.name.ends_with(".attn_output.weight") || t.name.ends_with(".ffn_down.weight")) {
+      for (float& v : values) v *= residual_scale;
+    }
     const uint32_t ggml_type = t.norm ? ferrite::kGgmlTypeF32 : type.ggml_type;
     auto bytes = encode(values, ggml_type);
     if (!bytes) {
