@@ -13,6 +13,16 @@
 # it says so ("near-tie") instead of "identical"; it still fails.
 # Not part of CI.
 #
+# Quantized files: the test binary also writes `<family>-peaked.gguf`, an F32
+# model with rows of 256 values whose greedy choices are far from ties (the
+# classifier is the token embedding shifted by 97, residual projections
+# scaled by 0.1: tests/support/synthetic_decoder.h); with QUANTIZE="Q4_K_M
+# Q6_K …" each is quantized by llama.cpp's own llama_model_quantize
+# (scripts/oracle/quantize_gguf.c, needs a llama.cpp source tree for its
+# headers: LLAMA_SRC, default /tmp/llama-src) into
+# `<family>-peaked-<TYPE>.gguf`, and those are compared too. PROMPTS=N uses
+# only the first N prompts.
+#
 #   bash scripts/oracle/compare_families.sh [STEPS] [TOLERANCE]
 # (FERRITE_BUILD_DIR: the build with `ferrite` and `tests/ferrite_tests`,
 # default ./build; FERRITE_ORACLE_MODELS: the file names to compare, in
@@ -34,8 +44,23 @@ trap 'rm -rf "$files"' EXIT
 FERRITE_FAMILY_GGUF_DIR="$files" "$build/tests/ferrite_tests" \
   --gtest_filter='DecoderFamiliesTest.WritesTheOracleFiles' >/dev/null
 ferrite="$build/ferrite"
+if [ -n "${QUANTIZE:-}" ]; then
+  llama_src="${LLAMA_SRC:-/tmp/llama-src}"
+  bins="$oracle/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64"
+  cc -O2 -std=c11 -o "$files/quantize_gguf" "$root/scripts/oracle/quantize_gguf.c" \
+    -I "$llama_src/include" -I "$llama_src/ggml/include" \
+    -L "$bins" -l:libllama.v0.5.0.so -l:libggml.v0.5.0.so -l:libggml-base.so \
+    -Wl,-rpath,"$bins"
+  for peaked in "$files"/*-peaked.gguf; do
+    for type in $QUANTIZE; do
+      "$files/quantize_gguf" quantize "$peaked" "${peaked%.gguf}-$type.gguf" "$type" >/dev/null 2>&1
+    done
+  done
+  rm "$files/quantize_gguf"
+fi
 status=0
 prompts=("1 270 45 271 9" "1 260 261 262" "1 279 5 150 200 33 270")
+prompts=("${prompts[@]:0:${PROMPTS:-3}}")
 models="${FERRITE_ORACLE_MODELS:-$(cd "$files" && ls *.gguf)}"
 for name in $models; do
   model="$files/$name"

@@ -8,6 +8,7 @@
 // family.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -391,6 +392,44 @@ TEST(DecoderFamiliesHfTest, TheRoomsMapConfigJsonAndTensorNames) {
 
 // scripts/oracle/compare_families.sh: with FERRITE_FAMILY_GGUF_DIR set,
 // writes each family's synthetic file there, F32 and Q8_0 (else skipped).
+// A family's peaked variant with rows of 256 values (whole K-quant
+// super-blocks), as the oracle writes it for llama.cpp's quantizer.
+DecoderShape peaked_shape(DecoderShape shape) {
+  const uint64_t group = shape.heads / shape.kv_heads;
+  shape.dim = 256;
+  shape.heads = 8;
+  shape.kv_heads = shape.heads / group;
+  shape.head_dim = 32;
+  shape.ffn = 512;
+  shape.peaked_stride = 97;
+  shape.residual_scale = 0.1f;
+  return shape;
+}
+
+// The peaked variant (synthetic_decoder.h) does what the oracle relies on:
+// for every family, the double-precision reference picks t + stride (an
+// untied classifier) or t itself (tied) after a sequence ending in t, with a
+// top-1 minus top-2 logit margin of at least 3 (quantization moves logits by
+// far less).
+TEST_F(DecoderFamiliesTest, PeakedModelsChooseFarFromTies) {
+  for (const Family& f : families()) {
+    SCOPED_TRACE(f.label);
+    const DecoderShape peaked = peaked_shape(f.shape);
+    const DecoderTensors tensors = testing::synthetic_decoder_tensors(peaked);
+    for (const std::vector<uint32_t>& sequence :
+         {std::vector<uint32_t>{1, 270, 45}, std::vector<uint32_t>{1, 260, 261, 262, 9}}) {
+      const std::vector<double> logits = DecoderReference(peaked, tensors).logits(sequence);
+      std::vector<double> sorted = logits;
+      std::sort(sorted.begin(), sorted.end(), std::greater<>());
+      const auto top = static_cast<uint64_t>(
+          std::max_element(logits.begin(), logits.end()) - logits.begin());
+      const uint64_t last = sequence.back();
+      EXPECT_EQ(top, peaked.tied ? last : (last + 97) % peaked.vocab);
+      EXPECT_GT(sorted[0] - sorted[1], 3.0);
+    }
+  }
+}
+
 TEST_F(DecoderFamiliesTest, WritesTheOracleFiles) {
   const char* dir = std::getenv("FERRITE_FAMILY_GGUF_DIR");
   if (dir == nullptr) GTEST_SKIP() << "FERRITE_FAMILY_GGUF_DIR is not set (the oracle sets it)";
@@ -403,6 +442,12 @@ TEST_F(DecoderFamiliesTest, WritesTheOracleFiles) {
     q8.matrix_type = kGgmlTypeQ8_0;
     ASSERT_TRUE(testing::write_synthetic_decoder(
         fs::path(dir) / (std::string(f.label) + "-q8_0.gguf"), q8, tensors));
+    // A peaked F32 model with rows of 256 values (whole K-quant super-blocks),
+    // for the oracle to quantize with llama.cpp's own quantizer.
+    const DecoderShape peaked = peaked_shape(f.shape);
+    ASSERT_TRUE(testing::write_synthetic_decoder(
+        fs::path(dir) / (std::string(f.label) + "-peaked.gguf"), peaked,
+        testing::synthetic_decoder_tensors(peaked)));
   }
 }
 

@@ -40,6 +40,15 @@ struct DecoderShape {
   float theta = 10000.0f, eps = 1e-5f;
   bool rope_freqs = false, qkv_bias = false, qk_norm = false, tied = false;
   float output_scale = 16.0f;
+  // A model whose greedy choices are far from ties (for token-by-token
+  // comparisons of quantized files): with `peaked_stride` > 0 the classifier
+  // (untied files) is the token embedding shifted by the stride — row o is
+  // token (o - stride) mod vocab's embedding, unscaled — so token t scores
+  // t + stride highest (a tied file scores t itself highest), and every
+  // attn_output / ffn_down is scaled by `residual_scale` so the layers move
+  // the residual stream without overturning that choice.
+  uint64_t peaked_stride = 0;
+  float residual_scale = 1.0f;
   // The GGUF type of every matrix (2-D tensor) as written: F32, or a block
   // type such as Q8_0 (the oracle's files; the reference reads the f32
   // values, so only the F32 files are compared with it).
@@ -98,6 +107,22 @@ inline DecoderTensors synthetic_decoder_tensors(const DecoderShape& s) {
     matrix(p + "ffn_gate.weight", s.ffn, s.dim);
     matrix(p + "ffn_up.weight", s.ffn, s.dim);
     matrix(p + "ffn_down.weight", s.dim, s.ffn);
+  }
+  if (s.peaked_stride != 0) {
+    const std::vector<float>& e = out.at("token_embd.weight").values;
+    if (!s.tied) {
+      std::vector<float>& o = out.at("output.weight").values;
+      for (uint64_t row = 0; row < s.vocab; ++row) {
+        const uint64_t from = (row + s.vocab - s.peaked_stride % s.vocab) % s.vocab;
+        std::copy_n(e.begin() + static_cast<std::ptrdiff_t>(from * s.dim), s.dim,
+                    o.begin() + static_cast<std::ptrdiff_t>(row * s.dim));
+      }
+    }
+    for (auto& [name, t] : out) {
+      if (name.ends_with(".attn_output.weight") || name.ends_with(".ffn_down.weight")) {
+        for (float& x : t.values) x *= s.residual_scale;
+      }
+    }
   }
   return out;
 }
