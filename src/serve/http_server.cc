@@ -705,6 +705,12 @@ void HttpServer::Impl::install() {
   http.set_write_timeout(10, 0);
   http.set_keep_alive_timeout(2);
   http.set_tcp_nodelay(true);
+  // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which
+  // lets a second server bind a port in use and silently share its traffic.
+  http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   http.set_logger([this](const httplib::Request&, const httplib::Response& res) {
     std::lock_guard lock(counts_mutex);
     ++requests_by_status[res.status];

@@ -211,6 +211,18 @@ TEST(HttpServerTest, ModelsHealthAndMetrics) {
   }
 }
 
+TEST(HttpServerTest, PortInUseIsAnError) {
+  if (!have_model()) GTEST_SKIP() << "no model files";
+  auto running = start();
+  ASSERT_TRUE(running);
+  serve::ServerOptions options;
+  options.port = running->port();
+  auto second = serve::HttpServer::bind(options, *running->engine);
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code(), ErrorCode::kIo);
+  EXPECT_NE(second.error().message().find(std::to_string(running->port())), std::string::npos);
+}
+
 TEST(HttpServerTest, CompletionStreamedEqualsNonStreamed) {
   if (!have_model()) GTEST_SKIP() << "no model files";
   auto running = start();
