@@ -101,8 +101,10 @@ int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err) {
     if (!next) return report_error(next.error(), false, out, err);
     executors.push_back(std::move(*next));
   }
-  const uint64_t per_slot = executors.back()->allocated_bytes();
   const uint64_t weights = executors.front()->shared_weight_bytes();
+  // What each slot adds: its states (KV cache), activations and workspaces.
+  const uint64_t per_slot = executors.back()->allocated_bytes() -
+                            (executors.back()->borrows_weights() ? 0 : weights);
   Result<void> template_failure;
   serve::ChatTemplate chat = choose_chat_template(args, *tokenizer, err, template_failure);
   if (!template_failure) return report_error(template_failure.error(), false, out, err);
