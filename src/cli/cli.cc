@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/chat_template_command.h"
+#include "cli/serve_command.h"
 #include "cli/commands.h"
 #include "cli/model_sources.h"
 #include "cli/pack_command.h"
@@ -192,6 +193,42 @@ int run_cli(int argc, char** argv) {
   chat_flag->excludes(run_cmd->get_option("--prompt-ids"));
   add_model_plan_options(run_cmd, run.settings, true);
 
+  ServeArgs serve;
+  auto* serve_cmd = app.add_subcommand(
+      "serve",
+      "Serve a model over HTTP with OpenAI's API (completions, chat, streaming) to many clients "
+      "at once");
+  serve_cmd->add_option("MODEL", serve.model_path, "Model file or directory")->required();
+  serve_cmd->add_option("--plan", serve.plan_path,
+                        "Plan file from `ferrite compile MODEL -o PLAN.json`: serve it only if "
+                        "compiling the model again on this machine reproduces it byte for byte");
+  serve_cmd->add_option("--host", serve.host, "Address to listen on (default 127.0.0.1)");
+  serve_cmd->add_option("--port", serve.port, "Port (default 8080; 0: any free port)")
+      ->check(CLI::Range(0, 65535));
+  serve_cmd->add_option("--parallel", serve.parallel,
+                        "Sequence slots S: requests computed at once (default 4)")
+      ->check(CLI::Range(1u, 256u));
+  serve_cmd->add_option("--queue", serve.queue,
+                        "Requests that may wait for a slot; more are refused with 503 (default "
+                        "4 × --parallel)");
+  serve_cmd->add_option("--threads", serve.settings.threads,
+                        "Provider threads, cpu.fast's (default 0 = one per hardware thread)")
+      ->check(CLI::Range(0u, 256u));
+  serve_cmd->add_option("--model-name", serve.model_name,
+                        "Model id clients send and /v1/models lists (default: the file name)");
+  serve_cmd->add_option("--api-key", serve.api_key,
+                        "Require `Authorization: Bearer KEY` on /v1/ routes");
+  serve_cmd->add_option("--chat-template", serve.chat_template,
+                        "Chat template file (.jinja, GGUF or Hugging Face directory) instead of "
+                        "the model's");
+  serve_cmd->add_option("--max-body-bytes", serve.max_body_bytes,
+                        "Largest request body; larger ones get 413 (default 1048576)")
+      ->check(CLI::Range(uint64_t{1024}, uint64_t{1} << 30));
+  serve_cmd->add_option("--shutdown-seconds", serve.shutdown_seconds,
+                        "On SIGTERM, how long in-flight requests may finish (default 10)")
+      ->check(CLI::Range(0u, 3600u));
+  add_model_plan_options(serve_cmd, serve.settings, true);
+
   ApproveArgs approve;
   auto* approve_cmd = app.add_subcommand(
       "approve-weights",
@@ -265,6 +302,7 @@ int run_cli(int argc, char** argv) {
   if (verify_cmd->parsed()) return run_verify(verify, std::cout, std::cerr);
   if (pack_cmd->parsed()) return run_pack(pack, std::cout, std::cerr);
   if (run_cmd->parsed()) return run_run(run, std::cout, std::cerr);
+  if (serve_cmd->parsed()) return run_serve(serve, std::cout, std::cerr);
   if (approve_cmd->parsed()) return run_approve_weights(approve, std::cout, std::cerr);
   if (demo_cmd->parsed()) return run_demo(demo, std::cout, std::cerr);
   if (providers_cmd->parsed()) return run_providers(providers, std::cout, std::cerr);

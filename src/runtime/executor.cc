@@ -91,6 +91,19 @@ struct Executor::Resources {
   }
 };
 
+// The weight resources of one plan, allocated and filled by the executor
+// loaded first and kept alive by every executor that binds them (the
+// header's "Weight sharing" contract). Read-only once filled.
+struct Executor::WeightArenas {
+  std::shared_ptr<const DeviceAllocator> allocator;  // outlives buffers
+  std::vector<DeviceBuffer> buffers;
+  std::map<ResourceId, Executor::Buffer> by_id;  // address and planned size
+  // The execution component stored at each (resource, offset), as bound.
+  std::map<std::pair<ResourceId, uint64_t>, WeightComponentSpec> components;
+  std::string plan_id;
+  uint64_t bytes = 0;  // allocated
+};
+
 Executor::~Executor() = default;
 
 Result<std::unique_ptr<Executor>> Executor::load(const ExecutablePlan& plan,
@@ -125,6 +138,37 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutablePlan& executabl
                       "materializer `{}` is not the one the execution weights were planned with",
                       materializer.descriptor().id.str());
   }
+  return load_with(executable, family, providers, &weights, &execution_weights, &materializer,
+                   nullptr);
+}
+
+Result<std::unique_ptr<Executor>> Executor::load_sharing_weights(
+    const Executor& weights_from, const ExecutablePlan& executable,
+    const PreparedModelFamily& family, const CpuProviderRegistry& providers) {
+  FERRITE_RETURN_IF_ERROR(check_target(executable, providers));
+  if (weights_from.weights_ == nullptr) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "the executor to share weights with holds no weight arenas");
+  }
+  if (weights_from.weights_->plan_id != executable.execution_plan().plan_id()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "weights are shared only between executors of one plan: the loaded "
+                      "executor runs `{}`, this plan is `{}`",
+                      weights_from.weights_->plan_id, executable.execution_plan().plan_id())
+        .with_field("field", "plan_id");
+  }
+  return load_with(executable, family, providers, nullptr, nullptr, nullptr,
+                   weights_from.weights_);
+}
+
+uint64_t Executor::shared_weight_bytes() const { return weights_ ? weights_->bytes : 0; }
+
+Result<std::unique_ptr<Executor>> Executor::load_with(
+    const ExecutablePlan& executable, const PreparedModelFamily& family,
+    const CpuProviderRegistry& providers, const WeightSource* weights,
+    const ExecutionWeightPlan* execution_weights, const WeightMaterializer* materializer,
+    std::shared_ptr<const WeightArenas> borrowed) {
+  const ExecutionPlan& plan = executable.execution_plan();
   if (providers.allocator() == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "the providers declare no allocator");
   }
@@ -132,11 +176,32 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutablePlan& executabl
                            find_kernels(plan, providers));
   std::unique_ptr<Executor> ex(new Executor());
   ex->allocator_ = providers.allocator();
+  ex->plan_id_ = plan.plan_id();
   Resources resources;
   FERRITE_ASSIGN_OR_RETURN(resources.zeroed_states, zeroed_state_resources(plan, family));
-  FERRITE_RETURN_IF_ERROR(ex->allocate_resources(plan, *ex->allocator_, resources));
-  FERRITE_RETURN_IF_ERROR(
-      place_weights(plan, resources, family, weights, execution_weights, materializer));
+  if (borrowed) {
+    FERRITE_RETURN_IF_ERROR(
+        ex->allocate_resources(plan, *ex->allocator_, resources, nullptr, borrowed.get()));
+    for (const auto& [place, component] : borrowed->components) {
+      resources.weights.emplace(place, &component);
+    }
+    ex->weights_ = std::move(borrowed);
+    ex->borrows_weights_ = true;
+  } else {
+    auto own = std::make_shared<WeightArenas>();
+    own->allocator = ex->allocator_;
+    own->plan_id = plan.plan_id();
+    FERRITE_RETURN_IF_ERROR(
+        ex->allocate_resources(plan, *ex->allocator_, resources, own.get(), nullptr));
+    FERRITE_RETURN_IF_ERROR(place_weights(plan, resources, family, *weights, *execution_weights,
+                                          *materializer));
+    // The kernels of this executor and of every executor sharing its
+    // weights are bound with the arenas' own copies of the component specs.
+    for (auto& [place, component] : resources.weights) {
+      component = &own->components.emplace(place, *component).first->second;
+    }
+    ex->weights_ = std::move(own);
+  }
   FERRITE_RETURN_IF_ERROR(ex->bind_kernels(plan, resources, kernels));
   // The token capacity: the leading extent of the program inputs.
   for (const auto& input : family.program().inputs()) {
@@ -209,15 +274,30 @@ Result<std::vector<const CpuProviderSpec*>> Executor::find_kernels(
 // size per resource id; the token-scaled demand of states), keeps the
 // buffers in `buffers_`, the views of the zero-initialized states (zeroed
 // here too, whatever the allocator promises) in `states_`, and adds every
-// buffer's size to `allocated_bytes_`. A size that overflows is
+// buffer's size to `allocated_bytes_`. Weight resources go to `own` (the
+// arenas this executor fills and may share), or, with `borrowed`, are not
+// allocated at all: their addresses are the borrowed arenas' (which must
+// hold each at its planned size). A size that overflows is
 // InvalidExecutionPlan; memory the allocator cannot give is its error (Io
 // for the host) naming the resource.
 Result<void> Executor::allocate_resources(const ExecutionPlan& plan,
                                           const DeviceAllocator& allocator,
-                                          Resources& resources) {
+                                          Resources& resources, WeightArenas* own,
+                                          const WeightArenas* borrowed) {
   buffers_.reserve(plan.memory().resources.size());
   for (const auto& r : plan.memory().resources) {
     if (r.token_scaled) resources.token_scaled.emplace(r.resource_id, *r.token_scaled);
+    if (r.usage == BufferUsage::kWeights && borrowed != nullptr) {
+      auto it = borrowed->by_id.find(r.resource_id);
+      if (it == borrowed->by_id.end() || it->second.size != r.size_bytes) {
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "weight resource `{}` is not among the shared weight arenas at its "
+                          "planned size",
+                          r.resource_id.str());
+      }
+      resources.buffers.emplace(r.resource_id, it->second);
+      continue;
+    }
     const uint64_t alignment = std::max<uint64_t>(64, r.alignment_bytes);
     auto size = checked_align_up(std::max<uint64_t>(r.size_bytes, 1), alignment);
     if (!size) {
@@ -230,9 +310,16 @@ Result<void> Executor::allocate_resources(const ExecutionPlan& plan,
                         r.resource_id.str());
     }
     const Buffer buffer{allocated->data(), r.size_bytes};
+    resources.buffers.emplace(r.resource_id, buffer);
+    if (r.usage == BufferUsage::kWeights && own != nullptr) {
+      own->bytes += allocated->size();
+      allocated_bytes_ += allocated->size();
+      own->by_id.emplace(r.resource_id, buffer);
+      own->buffers.push_back(std::move(*allocated));
+      continue;
+    }
     allocated_bytes_ += allocated->size();
     buffers_.push_back(std::move(*allocated));
-    resources.buffers.emplace(r.resource_id, buffer);
     if (r.usage == BufferUsage::kState && resources.zeroed_states.contains(r.resource_id)) {
       std::memset(buffer.data, 0, buffer.size);  // whatever the allocator promises
       states_.push_back(buffer);

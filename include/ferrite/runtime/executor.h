@@ -42,6 +42,31 @@
 //      four-argument `load` uses the identity materializer;
 //   3. binds every node to its kernel (`bind_kernels`): kernels capture their
 //      tensors' addresses here.
+// Weight sharing (many sequences over one copy of the weights): after a
+// first `load`, `load_sharing_weights(first, plan, family, providers)` loads
+// another executor of the SAME plan (its plan id must equal the first's,
+// else InvalidExecutionPlan naming both) whose weight arenas are borrowed
+// from `first` instead of allocated and filled: steps 0, 1 (for every
+// non-weight resource) and 3 run as above, step 2 reads nothing. The
+// contract:
+//   * weight arenas are read-only after the first load: no kernel writes a
+//     weight resource, so any number of executors may run steps that read
+//     them at the same time; everything a step writes — states (the KV
+//     cache), the activation arena, workspaces and scratch, inputs and
+//     outputs — is each executor's own, so executors sharing weights never
+//     see each other's sequences;
+//   * lifetimes are shared: the arenas (their buffers, their allocator and
+//     the weight component specs kernels were bound with) are owned by a
+//     reference-counted holder every sharing executor keeps, so they live
+//     until the last executor using them is destroyed, in any order;
+//   * `allocated_bytes()` counts the memory an executor allocated itself (a
+//     sharing executor: the plan's total less its weight arenas);
+//     `shared_weight_bytes()` is the size of the weight arenas it uses, owned
+//     or borrowed, and `borrows_weights()` says which;
+//   * the providers must be the ones `first` was loaded with or derive the
+//     same catalog (check_target); their thread pool is shared too, so steps
+//     of executors over one registry must not run concurrently (the serving
+//     engine runs them one after another on one thread).
 // `run(tokens)` executes the nodes in plan order for a step of `tokens`
 // tokens (1 ≤ tokens ≤ the capacity of the token inputs): no allocation and
 // no lookup happen in it. Inputs are written with `write_input` (u32 values,
@@ -64,6 +89,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "ferrite/compiler/weight_materializer.h"
@@ -95,6 +121,11 @@ class Executor {
                                                 const WeightSource& weights,
                                                 const ExecutionWeightPlan& execution_weights,
                                                 const WeightMaterializer& materializer);
+  // Another executor of the same plan over `weights_from`'s weight arenas
+  // (see "Weight sharing" above).
+  static Result<std::unique_ptr<Executor>> load_sharing_weights(
+      const Executor& weights_from, const ExecutablePlan& plan, const PreparedModelFamily& family,
+      const CpuProviderRegistry& providers);
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
   ~Executor();
@@ -106,6 +137,9 @@ class Executor {
 
   uint64_t allocated_bytes() const { return allocated_bytes_; }
   uint64_t token_capacity() const { return token_capacity_; }
+  uint64_t shared_weight_bytes() const;
+  bool borrows_weights() const { return borrows_weights_; }
+  const std::string& plan_id() const { return plan_id_; }
 
  private:
   Executor() = default;
@@ -120,6 +154,15 @@ class Executor {
     uint64_t token_rows = 0;  // token-scaled states only
   };
   struct Resources;  // the plan's resources by id (executor.cc)
+  struct WeightArenas;  // the weight resources, shared by executors of one plan (executor.cc)
+
+  // Steps 0 to 3 of `load`; with `borrowed`, the weight resources are
+  // borrowed from it and step 2 only records what they hold.
+  static Result<std::unique_ptr<Executor>> load_with(
+      const ExecutablePlan& plan, const PreparedModelFamily& family,
+      const CpuProviderRegistry& providers, const WeightSource* weights,
+      const ExecutionWeightPlan* execution_weights, const WeightMaterializer* materializer,
+      std::shared_ptr<const WeightArenas> borrowed);
 
   // The load steps; each states its contract in executor.cc.
   static Result<void> check_target(const ExecutablePlan& plan,
@@ -127,7 +170,8 @@ class Executor {
   static Result<std::vector<const CpuProviderSpec*>> find_kernels(
       const ExecutionPlan& plan, const CpuProviderRegistry& providers);
   Result<void> allocate_resources(const ExecutionPlan& plan, const DeviceAllocator& allocator,
-                                  Resources& resources);
+                                  Resources& resources, WeightArenas* own,
+                                  const WeightArenas* borrowed);
   static Result<void> place_weights(const ExecutionPlan& plan, Resources& resources,
                                     const PreparedModelFamily& family,
                                     const WeightSource& weights,
@@ -137,6 +181,11 @@ class Executor {
                             const std::vector<const CpuProviderSpec*>& kernels);
 
   std::shared_ptr<const DeviceAllocator> allocator_;  // outlives buffers_
+  // The weight resources (owned, or borrowed from the executor loaded first);
+  // kept alive by every executor that binds them.
+  std::shared_ptr<const WeightArenas> weights_;
+  bool borrows_weights_ = false;
+  std::string plan_id_;
   std::vector<DeviceBuffer> buffers_;  // every plan resource, owned
   std::vector<Buffer> states_;        // views of the zero-initialized states
   std::map<ProgramValueId, BoundValue> values_;

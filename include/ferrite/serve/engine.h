@@ -1,0 +1,238 @@
+// ferrite/serve/engine.h — many sequences over one model: S sequence slots,
+// admission into a KV block pool, and one engine thread that advances every
+// running sequence a step at a time (continuous batching at step
+// granularity). The HTTP server (serve/http_server.h) sits on top.
+//
+// Contract:
+//  * Executors. The engine holds S executors of one decoder plan
+//    (runtime/generation.h's interface), one per sequence slot, that share
+//    one copy of the weights (Executor::load_sharing_weights). Each must hold
+//    `context_length` KV positions. A slot's executor runs only the sequence
+//    admitted to that slot, so a sequence's arithmetic — the kernels, their
+//    summation orders, its own KV cache — never depends on what else runs:
+//    BATCH INVARIANCE. A request's tokens and logits are bit-identical
+//    whether it runs alone or among others of any lengths arriving at any
+//    time (tests/serve/engine_test.cc proves it for cpu.reference and
+//    cpu.fast plans). Prefill chunk boundaries differ with the load; the
+//    providers give the same bits for one prefill step or any split of it
+//    (docs/runtime.md, "One summation order").
+//  * Admission (runtime/sequence_scheduler.h over runtime/kv_block_pool.h):
+//    `submit` decides at once: kQueued (with a RequestStream), or a refusal
+//    with a message — kEmpty (no prompt token, or max_tokens 0), kTooLong
+//    (prompt + max_tokens > the context: HTTP 400 context_length_exceeded),
+//    kImpossible (the pool could never hold it), kQueueFull (the bounded
+//    queue is full: HTTP 503 + Retry-After), kShuttingDown, kInvalid (a
+//    token id outside the vocabulary, or a sampler setting out of range). A
+//    queued request is admitted in arrival order when a slot is free and the
+//    pool reserves blocks for prompt + max_tokens positions; it then never
+//    fails for lack of memory. The pool has S × ceil(C / block_tokens)
+//    blocks: today every slot's executor holds a whole context physically,
+//    so the pool is the admission ledger (and what /metrics reports), not
+//    yet the storage kernels read (paged attention inside the kernels is the
+//    next step, docs/serving.md).
+//  * Steps. One engine thread loops: it applies cancellations, admits, asks
+//    the scheduler for a step (every decoding sequence one token, round
+//    robin by slot; the rest of the T-token budget to prefill chunks, oldest
+//    first), runs each span on its slot's executor (in pieces of at most the
+//    executor's token capacity), samples where the span ends the prompt or
+//    decodes, and commits. Requests submitted meanwhile join at the next
+//    step. Linear layers run per sequence: a ragged multi-sequence batch
+//    through one set of matrix products is not built yet.
+//  * Each sampled token: an end-of-generation token of the vocabulary ends
+//    the request with reason "stop" (not emitted; unless ignore_eos); else
+//    its detokenized piece goes through the request's StopMatcher
+//    (serve/stop_matcher.h): a stop string ends it with reason "stop", the
+//    text before it emitted; max_tokens ends it with reason "length". The
+//    sampler is the request's own (runtime/sampler.h: temperature, top_p,
+//    seed), so sampling is deterministic per request.
+//  * Cancellation: RequestStream::cancel() (the client went away) takes
+//    effect at the start of the next step: the sequence is released and its
+//    blocks and slot are free before that step runs.
+//  * shutdown(deadline): submit refuses from then on (kShuttingDown);
+//    running and queued requests may finish until the deadline, then every
+//    one left is cancelled; the thread is joined. The destructor does
+//    shutdown(0).
+//  * Errors are values: an executor or sampler error ends that request with
+//    reason "error" and its message; other requests continue.
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(auto engine, Engine::start(limits, std::move(executors), tokenizer));
+//   Submission s = engine->submit({.prompt = ids, .max_tokens = 64});
+//   if (s.status == SubmitStatus::kQueued) {
+//     for (StreamChunk c; !c.finished;) { c = s.stream->next(std::chrono::milliseconds(100)); print(c.text); }
+//   }
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "ferrite/runtime/executor.h"
+#include "ferrite/runtime/sampler.h"
+#include "ferrite/runtime/sequence_scheduler.h"
+#include "ferrite/runtime/tokenizer.h"
+#include "ferrite/serve/stop_matcher.h"
+
+namespace ferrite::serve {
+
+enum class FinishReason : uint8_t { kStop, kLength, kCancelled, kError };
+// "stop", "length", "cancelled", "error".
+std::string_view finish_reason_name(FinishReason reason);
+
+struct CompletionRequest {
+  std::vector<uint32_t> prompt;
+  uint64_t max_tokens = 16;
+  SamplerConfig sampling{0.0f, 1.0f, 0};
+  std::vector<std::string> stop;
+  bool ignore_eos = false;
+  bool record_logits = false;  // keep the logits of every sampled token (tests)
+};
+
+// What a request produced since the previous chunk (and, once finished, how
+// it ended).
+struct StreamChunk {
+  std::string text;                 // everything new, concatenated
+  std::vector<std::string> pieces;  // the same text, one piece per token that produced any
+  std::vector<uint32_t> tokens;
+  bool finished = false;
+  FinishReason reason = FinishReason::kStop;
+  std::string error;  // reason kError only
+  uint64_t prompt_tokens = 0;
+  uint64_t completion_tokens = 0;  // sampled tokens, an ending end-of-generation token excluded
+};
+
+class RequestStream {
+ public:
+  // Waits until there is new text or tokens or the request has finished, at
+  // most `timeout`; returns what is new (possibly nothing). After the chunk
+  // with `finished` set, every call returns finished again with nothing new.
+  StreamChunk next(std::chrono::milliseconds timeout);
+  // Ends the request at the engine's next step (idempotent).
+  void cancel() { cancel_requested_.store(true); }
+  bool cancel_requested() const { return cancel_requested_.load(); }
+  bool finished() const;
+  // Every token sampled so far (an ending end-of-generation token included),
+  // and with record_logits the logits each was sampled from.
+  std::vector<uint32_t> all_tokens() const;
+  std::vector<std::vector<float>> logits() const;
+  SequenceId sequence() const { return sequence_; }
+
+ private:
+  friend class Engine;
+  explicit RequestStream(SequenceId sequence, uint64_t prompt_tokens)
+      : sequence_(sequence), prompt_tokens_(prompt_tokens) {}
+
+  const SequenceId sequence_;
+  const uint64_t prompt_tokens_;
+  std::atomic<bool> cancel_requested_{false};
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::string text_;                 // not yet taken
+  std::vector<std::string> pieces_;  // not yet taken
+  std::vector<uint32_t> new_tokens_;  // not yet taken
+  std::vector<uint32_t> tokens_;
+  std::vector<std::vector<float>> logits_;
+  uint64_t completion_tokens_ = 0;
+  bool finished_ = false;
+  FinishReason reason_ = FinishReason::kStop;
+  std::string error_;
+};
+
+struct EngineLimits {
+  uint32_t slots = 1;            // S
+  uint64_t context_length = 1;   // C: positions each sequence may use
+  uint64_t step_tokens = 0;      // T (0: max(S, the executors' token capacity))
+  uint64_t max_queued = 0;       // Q
+  uint64_t kv_block_tokens = 16;
+};
+
+enum class SubmitStatus : uint8_t {
+  kQueued, kEmpty, kTooLong, kImpossible, kQueueFull, kShuttingDown, kInvalid
+};
+std::string_view submit_status_name(SubmitStatus status);
+
+struct Submission {
+  SubmitStatus status = SubmitStatus::kQueued;
+  std::shared_ptr<RequestStream> stream;  // kQueued only
+  std::string message;                    // refusals: why
+};
+
+// Upper bounds (seconds) of the step-time histogram's buckets (+Inf last).
+inline constexpr std::array<double, 11> kStepSecondsBuckets = {
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
+
+struct EngineMetrics {
+  uint64_t queued = 0;
+  uint64_t active = 0;
+  uint32_t slots = 0;
+  uint64_t kv_block_tokens = 0;
+  uint64_t kv_blocks_used = 0;
+  uint64_t kv_blocks_free = 0;
+  uint64_t kv_blocks_reserved = 0;
+  uint64_t prompt_tokens_total = 0;     // of admitted requests, as their prefill ran
+  uint64_t generated_tokens_total = 0;  // sampled tokens
+  uint64_t steps_total = 0;
+  double step_seconds_sum = 0;
+  std::array<uint64_t, kStepSecondsBuckets.size() + 1> step_buckets{};  // per bucket, +Inf last
+  std::array<uint64_t, 4> finished_by_reason{};  // indexed by FinishReason
+};
+
+class Engine {
+ public:
+  // Validates the limits against the executors (S executors, each with a
+  // token capacity ≥ 1; T ≥ S) and starts the engine thread.
+  static Result<std::unique_ptr<Engine>> start(const EngineLimits& limits,
+                                               std::vector<std::unique_ptr<Executor>> executors,
+                                               const Tokenizer& tokenizer);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  Submission submit(CompletionRequest request);
+  void shutdown(std::chrono::milliseconds deadline);
+  EngineMetrics metrics() const;
+  const EngineLimits& limits() const { return limits_; }
+  const Tokenizer& tokenizer() const { return tokenizer_; }
+
+ private:
+  struct Sequence;
+  Engine(const EngineLimits& limits, std::vector<std::unique_ptr<Executor>> executors,
+         SequenceScheduler scheduler, const Tokenizer& tokenizer);
+  void loop();
+  // Runs one span of `step` for `sequence` on its slot's executor; returns
+  // true when the sequence ended (finish recorded in it).
+  bool run_span(const StepSpan& span, Sequence& sequence);
+  void finish(Sequence& sequence, FinishReason reason, std::string error = {});
+
+  EngineLimits limits_;
+  std::vector<std::unique_ptr<Executor>> executors_;  // by slot
+  const Tokenizer& tokenizer_;
+  const ProgramValueId tokens_id_;
+  const ProgramValueId positions_id_;
+  const ProgramValueId logits_id_;
+  std::vector<uint32_t> positions_;  // scratch: one chunk's positions
+
+  mutable std::mutex mutex_;  // guards everything below
+  std::condition_variable wake_;
+  SequenceScheduler scheduler_;
+  // Submitted and not yet ended; erased by the engine thread only, so the
+  // engine thread may use an entry without the lock while a step runs.
+  std::map<SequenceId, std::unique_ptr<Sequence>> sequences_;
+  bool accepting_ = true;
+  bool stop_ = false;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  EngineMetrics totals_;
+  std::thread thread_;
+};
+
+}  // namespace ferrite::serve

@@ -1,0 +1,412 @@
+#include "ferrite/serve/engine.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "ferrite/core/checked_math.h"
+#include "ferrite/runtime/generation.h"
+
+namespace ferrite::serve {
+
+using Clock = std::chrono::steady_clock;
+
+std::string_view finish_reason_name(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kCancelled: return "cancelled";
+    case FinishReason::kError: return "error";
+  }
+  return "error";
+}
+
+std::string_view submit_status_name(SubmitStatus status) {
+  switch (status) {
+    case SubmitStatus::kQueued: return "queued";
+    case SubmitStatus::kEmpty: return "empty";
+    case SubmitStatus::kTooLong: return "too_long";
+    case SubmitStatus::kImpossible: return "impossible";
+    case SubmitStatus::kQueueFull: return "queue_full";
+    case SubmitStatus::kShuttingDown: return "shutting_down";
+    case SubmitStatus::kInvalid: return "invalid";
+  }
+  return "invalid";
+}
+
+// ---- RequestStream --------------------------------------------------------
+
+StreamChunk RequestStream::next(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, timeout,
+                    [&] { return finished_ || !text_.empty() || !new_tokens_.empty(); });
+  StreamChunk chunk;
+  chunk.text.swap(text_);
+  chunk.pieces.swap(pieces_);
+  chunk.tokens.swap(new_tokens_);
+  chunk.finished = finished_;
+  chunk.reason = reason_;
+  chunk.error = error_;
+  chunk.prompt_tokens = prompt_tokens_;
+  chunk.completion_tokens = completion_tokens_;
+  return chunk;
+}
+
+bool RequestStream::finished() const {
+  std::lock_guard lock(mutex_);
+  return finished_;
+}
+
+std::vector<uint32_t> RequestStream::all_tokens() const {
+  std::lock_guard lock(mutex_);
+  return tokens_;
+}
+
+std::vector<std::vector<float>> RequestStream::logits() const {
+  std::lock_guard lock(mutex_);
+  return logits_;
+}
+
+// ---- Engine ---------------------------------------------------------------
+
+// One submitted request, as the engine thread sees it.
+struct Engine::Sequence {
+  CompletionRequest request;
+  std::shared_ptr<RequestStream> stream;
+  Sampler sampler;
+  StopMatcher stop;
+  std::vector<uint32_t> tokens;  // prompt, then every sampled token
+  uint32_t previous = 0;         // the token before the next piece (detokenizing)
+  bool admitted = false;         // its prefill started
+  bool ended = false;
+  FinishReason reason = FinishReason::kStop;  // once ended
+};
+
+Result<std::unique_ptr<Engine>> Engine::start(const EngineLimits& given,
+                                              std::vector<std::unique_ptr<Executor>> executors,
+                                              const Tokenizer& tokenizer) {
+  EngineLimits limits = given;
+  if (limits.slots == 0 || executors.size() != limits.slots) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the engine needs one executor per sequence slot: {} slots, {} executors",
+                      limits.slots, executors.size());
+  }
+  uint64_t capacity = UINT64_MAX;
+  for (const auto& executor : executors) {
+    if (executor == nullptr || executor->token_capacity() == 0) {
+      return make_error(ErrorCode::kInvalidArgument, "an executor of the engine is not loaded");
+    }
+    capacity = std::min(capacity, executor->token_capacity());
+  }
+  if (limits.step_tokens == 0) limits.step_tokens = std::max<uint64_t>(limits.slots, capacity);
+  if (limits.max_queued == 0) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the waiting queue must hold at least 1 request: requests are admitted "
+                      "from it");
+  }
+  if (limits.context_length == 0 || limits.kv_block_tokens == 0) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the context ({}) and the KV block size ({}) must be at least 1",
+                      limits.context_length, limits.kv_block_tokens);
+  }
+  const uint64_t per_sequence = (limits.context_length + limits.kv_block_tokens - 1) /
+                                limits.kv_block_tokens;
+  auto blocks = checked_mul(per_sequence, uint64_t{limits.slots});
+  if (!blocks || *blocks > KvBlockPool::kMaxBlocks) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "{} slots × {} positions need more KV blocks than a pool holds ({})",
+                      limits.slots, limits.context_length, KvBlockPool::kMaxBlocks);
+  }
+  FERRITE_ASSIGN_OR_RETURN(KvBlockPool pool, KvBlockPool::create(limits.kv_block_tokens, *blocks));
+  FERRITE_ASSIGN_OR_RETURN(
+      SequenceScheduler scheduler,
+      SequenceScheduler::create({.max_sequences = limits.slots,
+                                 .max_step_tokens = limits.step_tokens,
+                                 .max_queued = limits.max_queued,
+                                 .context_length = limits.context_length},
+                                std::move(pool)));
+  std::unique_ptr<Engine> engine(
+      new Engine(limits, std::move(executors), std::move(scheduler), tokenizer));
+  engine->positions_.resize(capacity);
+  engine->thread_ = std::thread([e = engine.get()] { e->loop(); });
+  return engine;
+}
+
+Engine::Engine(const EngineLimits& limits, std::vector<std::unique_ptr<Executor>> executors,
+               SequenceScheduler scheduler, const Tokenizer& tokenizer)
+    : limits_(limits),
+      executors_(std::move(executors)),
+      tokenizer_(tokenizer),
+      tokens_id_(ProgramValueId::literal(kDecoderTokens)),
+      positions_id_(ProgramValueId::literal(kDecoderPositions)),
+      logits_id_(ProgramValueId::literal(kDecoderLogits)),
+      scheduler_(std::move(scheduler)) {
+  totals_.slots = limits.slots;
+  totals_.kv_block_tokens = limits.kv_block_tokens;
+}
+
+Engine::~Engine() { shutdown(std::chrono::milliseconds(0)); }
+
+Submission Engine::submit(CompletionRequest request) {
+  Submission out;
+  for (uint32_t id : request.prompt) {
+    if (id >= tokenizer_.vocab_size()) {
+      out.status = SubmitStatus::kInvalid;
+      out.message = fmt::format("token id {} is outside the vocabulary (size {})", id,
+                                tokenizer_.vocab_size());
+      return out;
+    }
+  }
+  auto sampler = Sampler::create(request.sampling);
+  if (!sampler) {
+    out.status = SubmitStatus::kInvalid;
+    out.message = sampler.error().message();
+    return out;
+  }
+  std::lock_guard lock(mutex_);
+  if (!accepting_) {
+    out.status = SubmitStatus::kShuttingDown;
+    out.message = "the server is shutting down";
+    return out;
+  }
+  const SubmitDecision decision = scheduler_.submit(
+      {.prompt_tokens = request.prompt.size(), .max_new_tokens = request.max_tokens});
+  switch (decision.outcome) {
+    case SubmitOutcome::kQueued: break;
+    case SubmitOutcome::kEmpty:
+      out.status = SubmitStatus::kEmpty;
+      out.message = request.prompt.empty() ? "the prompt has no tokens"
+                                           : "max_tokens must be at least 1";
+      return out;
+    case SubmitOutcome::kTooLong:
+      out.status = SubmitStatus::kTooLong;
+      out.message = fmt::format(
+          "this model's context holds {} tokens; the request needs {} of the prompt and {} "
+          "max_tokens",
+          limits_.context_length, request.prompt.size(), request.max_tokens);
+      return out;
+    case SubmitOutcome::kImpossible:
+      out.status = SubmitStatus::kImpossible;
+      out.message = "the KV cache can never hold this request";
+      return out;
+    case SubmitOutcome::kQueueFull:
+      out.status = SubmitStatus::kQueueFull;
+      out.message = fmt::format("all {} sequence slots are busy and {} requests wait already",
+                                limits_.slots, limits_.max_queued);
+      return out;
+  }
+  const uint64_t prompt_tokens = request.prompt.size();
+  auto stream =
+      std::shared_ptr<RequestStream>(new RequestStream(decision.sequence, prompt_tokens));
+  auto sequence = std::make_unique<Sequence>(Sequence{
+      .request = std::move(request), .stream = stream, .sampler = std::move(*sampler),
+      .stop = StopMatcher(), .tokens = {}, .previous = 0, .admitted = false, .ended = false,
+      .reason = FinishReason::kStop});
+  sequence->stop = StopMatcher(sequence->request.stop);
+  sequence->tokens = sequence->request.prompt;
+  sequence->previous = sequence->tokens.back();
+  sequence->sampler.reserve(tokenizer_.vocab_size());
+  sequences_.emplace(decision.sequence, std::move(sequence));
+  wake_.notify_all();
+  out.stream = std::move(stream);
+  return out;
+}
+
+void Engine::shutdown(std::chrono::milliseconds deadline) {
+  {
+    std::lock_guard lock(mutex_);
+    accepting_ = false;
+    const auto at = Clock::now() + deadline;
+    deadline_ = deadline_ ? std::min(*deadline_, at) : at;
+    stop_ = true;
+    wake_.notify_all();
+  }
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+EngineMetrics Engine::metrics() const {
+  std::lock_guard lock(mutex_);
+  EngineMetrics m = totals_;
+  m.queued = scheduler_.queued();
+  m.active = scheduler_.active();
+  m.kv_blocks_used = scheduler_.pool().used_blocks();
+  m.kv_blocks_free = scheduler_.pool().free_blocks();
+  m.kv_blocks_reserved = scheduler_.pool().reserved_blocks();
+  return m;
+}
+
+// Records how `sequence` ended and tells its stream (the engine thread,
+// with or without the lock: the stream has its own).
+void Engine::finish(Sequence& sequence, FinishReason reason, std::string error) {
+  if (sequence.ended) return;
+  sequence.ended = true;
+  sequence.reason = reason;
+  std::string tail = reason == FinishReason::kStop || reason == FinishReason::kLength
+                         ? sequence.stop.finish()
+                         : std::string();
+  RequestStream& stream = *sequence.stream;
+  {
+    std::lock_guard lock(stream.mutex_);
+    stream.text_ += tail;
+    if (!tail.empty()) stream.pieces_.push_back(std::move(tail));
+    stream.finished_ = true;
+    stream.reason_ = reason;
+    stream.error_ = std::move(error);
+  }
+  stream.changed_.notify_all();
+}
+
+bool Engine::run_span(const StepSpan& span, Sequence& sequence) {
+  Executor& executor = *executors_[span.slot];
+  if (span.start == 0) executor.reset_states();  // a new sequence in this slot
+  auto fail = [&](const Status& error) {
+    finish(sequence, FinishReason::kError, error.message());
+    return true;
+  };
+  const uint64_t capacity = executor.token_capacity();
+  for (uint64_t done = 0; done < span.count;) {
+    const uint64_t n = std::min(capacity, span.count - done);
+    const uint64_t first = span.start + done;
+    if (first + n > sequence.tokens.size()) {
+      return fail(make_error(ErrorCode::kInvalidArgument,
+                             "sequence {}: the step asks for positions up to {}, {} tokens known",
+                             span.sequence, first + n, sequence.tokens.size())
+                      .value());
+    }
+    for (uint64_t i = 0; i < n; ++i) positions_[i] = static_cast<uint32_t>(first + i);
+    if (auto r = executor.write_input(
+            tokens_id_, std::span<const uint32_t>(sequence.tokens).subspan(first, n));
+        !r) {
+      return fail(r.error());
+    }
+    if (auto r = executor.write_input(positions_id_,
+                                      std::span<const uint32_t>(positions_).first(n));
+        !r) {
+      return fail(r.error());
+    }
+    if (auto r = executor.run(n); !r) return fail(r.error());
+    done += n;
+  }
+  if (!span.samples) return false;
+  auto logits = executor.output_f32(logits_id_);
+  if (!logits) return fail(logits.error());
+  auto next = sequence.sampler.sample(*logits);
+  if (!next) return fail(next.error());
+  const uint32_t token = *next;
+  sequence.tokens.push_back(token);
+  const bool end_of_generation =
+      !sequence.request.ignore_eos && tokenizer_.is_end_of_generation(token);
+  std::string text;
+  bool stopped = false;
+  if (!end_of_generation) {
+    auto piece = tokenizer_.decode_piece(sequence.previous, token);
+    if (!piece) return fail(piece.error());
+    sequence.previous = token;
+    text = sequence.stop.push(*piece);
+    stopped = sequence.stop.stopped();
+  }
+  RequestStream& stream = *sequence.stream;
+  {
+    std::lock_guard lock(stream.mutex_);
+    stream.tokens_.push_back(token);
+    if (sequence.request.record_logits) stream.logits_.emplace_back(logits->begin(), logits->end());
+    if (!end_of_generation) {
+      ++stream.completion_tokens_;
+      stream.new_tokens_.push_back(token);
+      stream.text_ += text;
+      if (!text.empty()) stream.pieces_.push_back(std::move(text));
+    }
+  }
+  stream.changed_.notify_all();
+  const uint64_t generated = sequence.tokens.size() - sequence.request.prompt.size();
+  if (end_of_generation || stopped) {
+    finish(sequence, FinishReason::kStop);
+    return true;
+  }
+  if (generated >= sequence.request.max_tokens) {
+    finish(sequence, FinishReason::kLength);
+    return true;
+  }
+  return false;
+}
+
+void Engine::loop() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    // Cancellations (and, past the shutdown deadline, everything left).
+    const bool past_deadline = deadline_ && Clock::now() >= *deadline_;
+    for (auto it = sequences_.begin(); it != sequences_.end();) {
+      Sequence& s = *it->second;
+      if (!s.ended && (past_deadline || s.stream->cancel_requested())) {
+        (void)scheduler_.cancel(it->first);  // waiting or running: both release at once
+        finish(s, FinishReason::kCancelled);
+      }
+      if (s.ended) {
+        ++totals_.finished_by_reason[static_cast<size_t>(s.reason)];
+        it = sequences_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (scheduler_.idle()) {
+      if (stop_) break;
+      wake_.wait_for(lock, std::chrono::milliseconds(100));
+      continue;
+    }
+    if (stop_ && past_deadline) continue;  // the loop above cancels the rest
+    auto step = scheduler_.next_step();
+    if (!step) {
+      // A scheduler error is a bug; end every request with it rather than spin.
+      for (auto& [id, s] : sequences_) {
+        (void)scheduler_.cancel(id);
+        finish(*s, FinishReason::kError, step.error().message());
+      }
+      continue;
+    }
+    if (step->spans.empty()) {
+      wake_.wait_for(lock, std::chrono::milliseconds(10));
+      continue;
+    }
+    std::vector<Sequence*> running;
+    running.reserve(step->spans.size());
+    for (const StepSpan& span : step->spans) running.push_back(sequences_.at(span.sequence).get());
+    lock.unlock();
+    const auto started = Clock::now();
+    std::vector<SequenceId> ended;
+    uint64_t prompt_tokens = 0, sampled = 0;
+    for (size_t i = 0; i < step->spans.size(); ++i) {
+      const StepSpan& span = step->spans[i];
+      Sequence& s = *running[i];
+      if (s.ended) continue;
+      if (span.prefill) prompt_tokens += span.count;
+      if (span.samples) ++sampled;
+      if (run_span(span, s)) ended.push_back(span.sequence);
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    lock.lock();
+    if (auto committed = scheduler_.commit(*step, ended); !committed) {
+      for (auto& [id, s] : sequences_) {
+        (void)scheduler_.cancel(id);
+        finish(*s, FinishReason::kError, committed.error().message());
+      }
+    }
+    // A sequence the scheduler released at max_tokens has finished already
+    // (run_span saw max_tokens); any other that is no longer active ended.
+    for (auto& [id, s] : sequences_) {
+      if (!s->ended && s->admitted && !scheduler_.is_active(id)) finish(*s, FinishReason::kLength);
+    }
+    for (const StepSpan& span : step->spans) {
+      auto it = sequences_.find(span.sequence);
+      if (it != sequences_.end()) it->second->admitted = true;
+    }
+    totals_.prompt_tokens_total += prompt_tokens;
+    totals_.generated_tokens_total += sampled;
+    ++totals_.steps_total;
+    totals_.step_seconds_sum += seconds;
+    size_t bucket = 0;
+    while (bucket < kStepSecondsBuckets.size() && seconds > kStepSecondsBuckets[bucket]) ++bucket;
+    ++totals_.step_buckets[bucket];
+  }
+}
+
+}  // namespace ferrite::serve

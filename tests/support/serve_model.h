@@ -1,0 +1,80 @@
+// tests/support/serve_model.h — a llama model compiled for serving tests:
+// the plan for cpu.reference alone or cpu.fast (falling back to
+// cpu.reference), and S executors of it sharing one copy of the weights.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "families/llama/llama_checkpoint.h"
+#include "ferrite/plan/program_plan_compiler.h"
+#include "ferrite/runtime/generation.h"
+#include "ferrite/runtime/tokenizer.h"
+#include "providers/cpu_fast/cpu_fast.h"
+#include "providers/cpu_reference/cpu_reference.h"
+
+namespace ferrite::testing {
+
+inline std::filesystem::path shared_models_dir() {
+  return std::filesystem::path(FERRITE_SOURCE_DIR) / ".." / "shared" / "models";
+}
+
+struct ServeModel {
+  LlamaCheckpoint checkpoint;
+  PreparedModelFamily family;
+  CpuProviderRegistry providers;
+  std::optional<ExecutablePlan> executable;
+  std::optional<Tokenizer> tokenizer;
+  uint64_t context_length = 0;
+
+  // The first executor loads the weights; the others share them.
+  Result<std::vector<std::unique_ptr<Executor>>> executors(uint32_t count) const {
+    std::vector<std::unique_ptr<Executor>> out;
+    for (uint32_t i = 0; i < count; ++i) {
+      if (out.empty()) {
+        FERRITE_ASSIGN_OR_RETURN(auto first,
+                                 Executor::load(*executable, family, providers, *checkpoint.weights));
+        out.push_back(std::move(first));
+      } else {
+        FERRITE_ASSIGN_OR_RETURN(
+            auto next, Executor::load_sharing_weights(*out.front(), *executable, family, providers));
+        out.push_back(std::move(next));
+      }
+    }
+    return out;
+  }
+};
+
+// `fast`: cpu.fast preferred (2 threads), else cpu.reference alone.
+inline Result<std::unique_ptr<ServeModel>> compile_serve_model(const std::filesystem::path& path,
+                                                               uint64_t capacity, bool fast) {
+  FERRITE_ASSIGN_OR_RETURN(auto checkpoint, open_llama_checkpoint(path, std::nullopt));
+  FERRITE_ASSIGN_OR_RETURN(auto family, build_llama_family(checkpoint.config));
+  auto model = std::unique_ptr<ServeModel>(
+      new ServeModel{std::move(checkpoint), std::move(family), {}, std::nullopt, std::nullopt, 0});
+  FERRITE_RETURN_IF_ERROR(add_cpu_reference_providers(model->providers));
+  if (fast) FERRITE_RETURN_IF_ERROR(add_cpu_fast_providers(model->providers, {.threads = 2}));
+  FERRITE_ASSIGN_OR_RETURN(auto target,
+                           model->providers.target(host_cpu_device(uint64_t{1} << 32)));
+  FERRITE_ASSIGN_OR_RETURN(auto options,
+                           ProgramPlanCompileOptions::create(decoder_compile_inputs(capacity)));
+  if (fast) prefer_providers(kCpuFastProviderPrefix, model->family, options);
+  const RuntimePolicy policy{PolicyId::literal("policy.test"), {1, 0}, uint64_t{1} << 32, 0, 1,
+                             capacity, {DynamicStorageProfile::linear_contiguous()}};
+  FERRITE_ASSIGN_OR_RETURN(auto compiled,
+                           ProgramPlanCompiler::compile(model->family, target.catalog, policy,
+                                                        target.estimators,
+                                                        WeightMaterializerRegistry::identity_only(),
+                                                        options));
+  model->executable.emplace(std::move(compiled.executable));
+  if (model->checkpoint.vocabulary) {
+    FERRITE_ASSIGN_OR_RETURN(auto tokenizer, Tokenizer::create(*model->checkpoint.vocabulary));
+    model->tokenizer.emplace(std::move(tokenizer));
+  }
+  model->context_length = model->checkpoint.config.context_length;
+  return model;
+}
+
+}  // namespace ferrite::testing
