@@ -97,6 +97,28 @@ ValueRef rope_factors(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef
                         {"convention", SemanticText{std::string(attributes.convention)}}});
 }
 
+ValueRef geglu(ProgramBuilder& b, const Named& name, ValueRef gate, ValueRef up) {
+  return add_operation(b, OpKind::kGeglu, name, {gate, up});
+}
+
+ValueRef scale(ProgramBuilder& b, const Named& name, ValueRef x, std::string_view factor) {
+  auto value = rational(b, name, "scale factor", factor);
+  if (!value) return {};
+  return add_operation(b, OpKind::kScale, name, {x}, {{"factor", *value}});
+}
+
+ValueRef sliding_attention(ProgramBuilder& b, const Named& name, ValueRef q, ValueRef k,
+                           ValueRef v, ValueRef positions, ValueRef k_cache, ValueRef v_cache,
+                           const SlidingAttentionAttributes& attributes) {
+  return add_operation(b, OpKind::kSlidingAttention, name,
+                       {q, k, v, positions, k_cache, v_cache},
+                       {{"n_heads", SemanticUnsigned{attributes.heads.n_heads}},
+                        {"n_kv_heads", SemanticUnsigned{attributes.heads.n_kv_heads}},
+                        {"head_dim", SemanticUnsigned{attributes.heads.head_dim}},
+                        {"scale_base", SemanticUnsigned{attributes.scale_base}},
+                        {"window", SemanticUnsigned{attributes.window}}});
+}
+
 ValueRef add(ProgramBuilder& b, const Named& name, ValueRef a, ValueRef c) {
   return add_operation(b, OpKind::kAdd, name, {a, c});
 }

@@ -175,8 +175,10 @@ Result<BoundKernel> head_rms_norm(const KernelNode& node) {
   }};
 }
 
-Result<BoundKernel> attention(const KernelNode& node) {
-  FERRITE_ASSIGN_OR_RETURN(const AttentionShape shape, attention_shape(node));
+// Causal attention over the cache rows first_visible_row(pos, window) ..
+// pos, scores scaled by 1/sqrt(scale_base) (attention: head_dim, window 0).
+Result<BoundKernel> attention_kernel(const KernelNode& node, const AttentionShape& shape,
+                                     uint64_t scale_base, uint64_t window) {
   const uint64_t n_heads = shape.n_heads, n_kv_heads = shape.n_kv_heads,
                  head_dim = shape.head_dim, capacity = shape.capacity, q_width = shape.q_width,
                  kv_width = shape.kv_width, context = shape.context;
@@ -199,15 +201,16 @@ Result<BoundKernel> attention(const KernelNode& node) {
   return BoundKernel{[=, &node_id = *id](uint64_t tokens) -> Result<void> {
     tokens = std::min(tokens, capacity);
     const uint64_t group = n_heads / n_kv_heads;
-    const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+    const double scale = 1.0 / std::sqrt(static_cast<double>(scale_base));
     for (uint64_t t = 0; t < tokens; ++t) {
       FERRITE_ASSIGN_OR_RETURN(const uint32_t pos,
                                append_kv_row(node_id, shape, k, v, positions, k_cache, v_cache, t));
+      const uint64_t first = first_visible_row(pos, window);
       for (uint64_t h = 0; h < n_heads; ++h) {
         const uint64_t kv = (h / group) * head_dim;
         const float* query = q.as<float>() + t * q_width + h * head_dim;
         double max_score = -INFINITY;
-        for (uint64_t p = 0; p <= pos; ++p) {
+        for (uint64_t p = first; p <= pos; ++p) {
           const float* key = k_cache.as<float>() + p * kv_width + kv;
           double dot = 0;
           for (uint64_t i = 0; i < head_dim; ++i) dot += static_cast<double>(query[i]) * key[i];
@@ -215,19 +218,59 @@ Result<BoundKernel> attention(const KernelNode& node) {
           max_score = std::max(max_score, scores[p]);
         }
         double total = 0;
-        for (uint64_t p = 0; p <= pos; ++p) {
+        for (uint64_t p = first; p <= pos; ++p) {
           scores[p] = std::exp(scores[p] - max_score);
           total += scores[p];
         }
         float* result = out.as<float>() + t * q_width + h * head_dim;
         for (uint64_t i = 0; i < head_dim; ++i) {
           double acc = 0;
-          for (uint64_t p = 0; p <= pos; ++p) {
+          for (uint64_t p = first; p <= pos; ++p) {
             acc += scores[p] * v_cache.as<float>()[p * kv_width + kv + i];
           }
           result[i] = static_cast<float>(acc / total);
         }
       }
+    }
+    return {};
+  }};
+}
+
+Result<BoundKernel> attention(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(const AttentionShape shape, attention_shape(node));
+  return attention_kernel(node, shape, shape.head_dim, 0);
+}
+
+Result<BoundKernel> sliding_attention(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(const SlidingAttentionShape shape, sliding_attention_shape(node));
+  return attention_kernel(node, shape.heads, shape.scale_base, shape.window);
+}
+
+// GELU with the tanh approximation, in double:
+// 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))).
+Result<BoundKernel> geglu(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(const RowShape shape, elementwise_shape(node));
+  const KernelTensor gate = node.inputs[0], up = node.inputs[1], y = node.outputs[0];
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    const uint64_t n = std::min(tokens, shape.capacity) * shape.width;
+    const double k = std::sqrt(2.0 / 3.14159265358979323846);
+    for (uint64_t i = 0; i < n; ++i) {
+      const double g = gate.as<float>()[i];
+      const double gelu = 0.5 * g * (1.0 + std::tanh(k * (g + 0.044715 * g * g * g)));
+      y.as<float>()[i] = static_cast<float>(gelu * up.as<float>()[i]);
+    }
+    return {};
+  }};
+}
+
+Result<BoundKernel> scale(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(double factor, rational_attribute(node, "factor"));
+  FERRITE_ASSIGN_OR_RETURN(const RowShape shape, elementwise_shape(node));
+  const KernelTensor x = node.inputs[0], y = node.outputs[0];
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    const uint64_t n = std::min(tokens, shape.capacity) * shape.width;
+    for (uint64_t i = 0; i < n; ++i) {
+      y.as<float>()[i] = static_cast<float>(x.as<float>()[i] * factor);
     }
     return {};
   }};
@@ -268,7 +311,7 @@ Result<BoundKernel> take_last_token(const KernelNode& node) {
 
 // Attention's scores: one double per row of the K cache (input 4).
 std::optional<ProviderWorkspaceRequirement> reference_scratch(std::string_view op) {
-  if (op != "attention") return std::nullopt;
+  if (op != "attention" && op != "sliding_attention") return std::nullopt;
   WorkspaceShape shape;
   shape.terms = {{sizeof(double),
                   {WorkspaceShapeFactor{.source = WorkspaceShapeSource::kTokenRows,
@@ -286,11 +329,14 @@ Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
       {OpKind::kAdd, add},
       {OpKind::kAddBias, add_bias},
       {OpKind::kAttention, attention},
+      {OpKind::kGeglu, geglu},
       {OpKind::kHeadRmsNorm, head_rms_norm},
       {OpKind::kLinear, linear},
       {OpKind::kRmsNorm, rms_norm},
       {OpKind::kRope, rope},
       {OpKind::kRopeFactors, rope_factors},
+      {OpKind::kScale, scale},
+      {OpKind::kSlidingAttention, sliding_attention},
       {OpKind::kSwiglu, swiglu},
       {OpKind::kTakeLastToken, take_last_token},
       {OpKind::kTokenEmbedding, token_embedding}};
