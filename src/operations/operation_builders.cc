@@ -97,6 +97,19 @@ ValueRef rope_factors(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef
                         {"convention", SemanticText{std::string(attributes.convention)}}});
 }
 
+ValueRef rope_scaled(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef positions,
+                     const RopeAttributes& attributes, std::string_view factor) {
+  auto theta = rational(b, name, "rope theta", attributes.theta);
+  if (!theta) return {};
+  auto divisor = rational(b, name, "rope scaling factor", factor);
+  if (!divisor) return {};
+  return add_operation(b, OpKind::kRopeScaled, name, {x, positions},
+                       {{"head_dim", SemanticUnsigned{attributes.head_dim}},
+                        {"theta", *theta},
+                        {"convention", SemanticText{std::string(attributes.convention)}},
+                        {"factor", *divisor}});
+}
+
 ValueRef geglu(ProgramBuilder& b, const Named& name, ValueRef gate, ValueRef up) {
   return add_operation(b, OpKind::kGeglu, name, {gate, up});
 }

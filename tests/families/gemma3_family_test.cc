@@ -1,7 +1,7 @@
 // The gemma3 room: a synthetic F32 Gemma 3 GGUF (tests/support/synthetic_decoder.h:
 // 7 layers, sliding window 4 on layers 0-4 and 6, layer 5 global, rope bases
-// 10^4 / 10^6, heads 4 of 64 with 2 KV heads, dim 256, ffn 512, a tied
-// classifier), greedily decoded on cpu.reference and cpu.fast against the
+// 10^4 / 10^6 with linear scaling by 8 on the global layer (as the 4B),
+// heads 4 of 64 with 2 KV heads, dim 256, ffn 512, a tied classifier), greedily decoded on cpu.reference and cpu.fast against the
 // independent double-precision forward pass; the same weights as a Hugging
 // Face directory (norms stored as w, applied as 1 + w) give the same logits;
 // the config mappings (GGUF and config.json) and their refusals name the key
@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -48,7 +49,8 @@ DecoderShape gemma3_shape() {
   return DecoderShape{.arch = "gemma3", .dim = 256, .layers = 7, .heads = 4, .kv_heads = 2,
                       .head_dim = 64, .ffn = 512, .vocab = 280, .context = 128,
                       .theta = 1000000.0f, .eps = 1e-6f, .tied = true, .sliding_window = 4,
-                      .sliding_period = 6, .theta_local = 10000.0f, .output_norm_scale = 16.0f};
+                      .sliding_period = 6, .theta_local = 10000.0f, .output_norm_scale = 16.0f,
+                      .rope_scale = 8.0f};
 }
 
 class Gemma3FamilyTest : public ::testing::Test {
@@ -178,8 +180,9 @@ TEST_F(Gemma3FamilyTest, DecodesAsTheIndependentForwardPass) {
   expect_matches_reference(path, true);
 }
 
-// The test can fail: the reference without the window, or with one rope
-// base for every layer, gives other logits on the same weights.
+// The test can fail: the reference without the window, with one rope base
+// for every layer or without the rope scaling gives other logits on the same
+// weights.
 TEST_F(Gemma3FamilyTest, TheReferenceSeesTheWindowAndTheLocalRopeBase) {
   const DecoderShape shape = gemma3_shape();
   const DecoderTensors tensors = testing::synthetic_decoder_tensors(shape);
@@ -190,7 +193,9 @@ TEST_F(Gemma3FamilyTest, TheReferenceSeesTheWindowAndTheLocalRopeBase) {
   no_window.sliding_window = 0;
   DecoderShape one_base = shape;
   one_base.theta_local = shape.theta;
-  for (const DecoderShape& other : {no_window, one_base}) {
+  DecoderShape unscaled = shape;
+  unscaled.rope_scale = 1.0f;
+  for (const DecoderShape& other : {no_window, one_base, unscaled}) {
     const auto without = DecoderReference(other, tensors).logits(sequence);
     double difference = 0;
     for (size_t i = 0; i < with.size(); ++i) {
@@ -216,6 +221,7 @@ TEST_F(Gemma3FamilyTest, TheRoomMapsTheGgufConfig) {
   EXPECT_EQ(c.sliding_layers, (std::vector<bool>{true, true, true, true, true, false, true}));
   EXPECT_EQ(c.rope_theta, "1000000");
   EXPECT_EQ(c.rope_theta_local, "10000");
+  EXPECT_EQ(c.rope_scale, "8");
   EXPECT_EQ(c.norm_eps, "0.00000099999999748");
   EXPECT_TRUE(c.tied_output);
   EXPECT_EQ(c.vocab_size, 280u);
@@ -228,6 +234,7 @@ TEST_F(Gemma3FamilyTest, TheRoomMapsTheGgufConfig) {
   EXPECT_THAT(text, HasSubstr("operation.sliding_attention"));
   EXPECT_THAT(text, HasSubstr("operation.geglu"));
   EXPECT_THAT(text, HasSubstr("operation.scale"));
+  EXPECT_THAT(text, HasSubstr("operation.rope_scaled"));
 }
 
 TEST(Gemma3ConfigTest, TheEmbeddingScaleIsTheExactF32SquareRoot) {
@@ -282,7 +289,8 @@ TEST_F(Gemma3FamilyTest, UnsupportedFeaturesAreRefusedNamingTheKey) {
   FamilyRegistry registry = *builtin_families();
   const std::vector<std::pair<std::string, GgufValue>> refused{
       {"gemma3.final_logit_softcapping", GgufValue{30.0f}},
-      {"gemma3.rope.scaling.factor", GgufValue{8.0f}},
+      {"gemma3.rope.scaling.type", GgufValue{std::string("yarn")}},
+      {"gemma3.rope.scaling.factor", GgufValue{0.5f}},
       {"gemma3.attention.value_length", GgufValue{uint32_t{32}}},
       {"gemma3.attention.sliding_window_pattern", GgufValue{GgufArray{std::vector<bool>{true}}}}};
   for (const auto& [key, value] : refused) {
@@ -366,9 +374,10 @@ void write_hf_directory(const fs::path& dir, const DecoderShape& s, const Decode
           "rope_theta": {}, "rope_local_base_freq": {}, "sliding_window": {},
           "sliding_window_pattern": {}, "query_pre_attn_scalar": {},
           "hidden_activation": "gelu_pytorch_tanh", "final_logit_softcapping": null,
-          "attn_logit_softcapping": null, "rope_scaling": null}})",
+          "attn_logit_softcapping": null,
+          "rope_scaling": {{"rope_type": "linear", "factor": {}}}}})",
       s.dim, s.ffn, s.layers, s.heads, s.kv_heads, s.head_dim, s.vocab, s.context, s.eps,
-      s.theta, s.theta_local, s.sliding_window, s.sliding_period, s.head_dim);
+      s.theta, s.theta_local, s.sliding_window, s.sliding_period, s.head_dim, s.rope_scale);
 }
 
 // The Hugging Face directory (norms as w) computes what the GGUF (norms as
@@ -386,6 +395,7 @@ TEST_F(Gemma3FamilyTest, AHuggingFaceDirectoryReadsItsNormsAsOnePlusW) {
   const auto& c = std::any_cast<const Gemma3Config&>((*from_hf)->checkpoint.config);
   EXPECT_EQ(c.sliding_layers, (std::vector<bool>{true, true, true, true, true, false, true}));
   EXPECT_EQ(c.query_scale_base, 64u);
+  EXPECT_EQ(c.rope_scale, "8");
   EXPECT_TRUE(c.tied_output);
   (*from_gguf)->executor->reset_states();
   (*from_hf)->executor->reset_states();
@@ -418,7 +428,7 @@ TEST(Gemma3HfConfigTest, ConfigJsonIsMappedAndRefusedByKey) {
     auto json = parse(R"(, "layer_types": ["sliding_attention", "full_attention",
                          "sliding_attention"], "sliding_window": 512,
                          "query_pre_attn_scalar": 168, "rope_scaling": {"rope_type": "linear",
-                         "factor": 1.0}, "final_logit_softcapping": null)");
+                         "factor": 8.0}, "final_logit_softcapping": null)");
     ASSERT_TRUE(json) << json.error().to_string();
     auto config = room->config_from_hf(*json);
     ASSERT_TRUE(config) << config.error().to_string();
@@ -429,6 +439,7 @@ TEST(Gemma3HfConfigTest, ConfigJsonIsMappedAndRefusedByKey) {
     EXPECT_EQ(c.head_dim, 32u);
     EXPECT_EQ(c.rope_theta, "1000000");
     EXPECT_EQ(c.rope_theta_local, "10000");
+    EXPECT_EQ(c.rope_scale, "8");
     EXPECT_TRUE(c.tied_output);
     EXPECT_EQ(c.context_length, 131072u);
     EXPECT_EQ(room->hf_tensor_name("model.layers.2.post_feedforward_layernorm.weight", *config),
@@ -456,7 +467,8 @@ TEST(Gemma3HfConfigTest, ConfigJsonIsMappedAndRefusedByKey) {
   const std::pair<std::string, std::string> refused[] = {
       {R"(, "hidden_activation": "gelu")", "hidden_activation"},
       {R"(, "final_logit_softcapping": 30.0)", "final_logit_softcapping"},
-      {R"(, "rope_scaling": {"rope_type": "linear", "factor": 8.0})", "rope_scaling"},
+      {R"(, "rope_scaling": {"rope_type": "yarn", "factor": 8.0})", "rope_scaling"},
+      {R"(, "rope_scaling": {"type": "linear", "factor": 0.5})", "rope_scaling"},
       {R"(, "layer_types": ["sliding_attention"])", "layer_types"},
       {R"(, "layer_types": ["sliding_attention", "full", "full_attention"])", "layer_types"},
       {R"(, "num_key_value_heads": 3)", "num_key_value_heads"}};
@@ -519,6 +531,91 @@ TEST_F(Gemma3FamilyTest, WritesTheOracleFiles) {
   DecoderShape q8 = shape;
   q8.matrix_type = kGgmlTypeQ8_0;
   ASSERT_TRUE(testing::write_synthetic_decoder(fs::path(dir) / "gemma3-q8_0.gguf", q8, tensors));
+}
+
+// scripts/oracle/compare_gemma3.sh: with FERRITE_GEMMA3_ORACLE (the output
+// of llama_cpp_greedy_top.mjs) and FERRITE_GEMMA3_MODEL (the file it ran)
+// set, feeds each prompt and llama.cpp's greedy tokens to Ferrite (cpu.fast,
+// as `ferrite run` runs) and prints, per prompt, how many of Ferrite's
+// argmaxes equal llama.cpp's tokens and the largest and mean difference of
+// the log-probabilities of llama.cpp's five most likely ids (else skipped).
+TEST_F(Gemma3FamilyTest, ComparesWithLlamaCppTopLogProbabilities) {
+  const char* oracle = std::getenv("FERRITE_GEMMA3_ORACLE");
+  const char* model = std::getenv("FERRITE_GEMMA3_MODEL");
+  if (oracle == nullptr || model == nullptr) {
+    GTEST_SKIP() << "FERRITE_GEMMA3_ORACLE / FERRITE_GEMMA3_MODEL are not set (the oracle sets them)";
+  }
+  std::ifstream in(oracle);
+  ASSERT_TRUE(in) << oracle;
+  struct Run {
+    std::vector<uint32_t> prompt, tokens;
+    std::vector<std::vector<std::pair<uint32_t, double>>> top;
+  };
+  std::vector<Run> runs;
+  std::string line;
+  auto numbers = [](const std::string& text) {
+    std::vector<uint32_t> out;
+    std::istringstream words(text);
+    for (uint32_t v; words >> v;) out.push_back(v);
+    return out;
+  };
+  while (std::getline(in, line)) {
+    if (line.starts_with("prompt ")) runs.push_back({numbers(line.substr(7)), {}, {}});
+    if (runs.empty()) continue;
+    if (line.starts_with("tokens ")) runs.back().tokens = numbers(line.substr(7));
+    if (line.starts_with("top ")) {
+      std::istringstream words(line.substr(4));
+      std::string step, pair;
+      words >> step;
+      std::vector<std::pair<uint32_t, double>> top;
+      while (words >> pair) {
+        const size_t colon = pair.find(':');
+        top.emplace_back(static_cast<uint32_t>(std::stoul(pair.substr(0, colon))),
+                         std::stod(pair.substr(colon + 1)));
+      }
+      runs.back().top.push_back(std::move(top));
+    }
+  }
+  ASSERT_FALSE(runs.empty());
+  auto loaded = load(model, 8, true);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  for (const Run& run : runs) {
+    ASSERT_EQ(run.top.size(), run.tokens.size());
+    (*loaded)->executor->reset_states();
+    std::vector<uint32_t> input = run.prompt;
+    uint32_t position = 0;
+    uint64_t equal = 0, compared = 0;
+    double worst = 0, total = 0;
+    uint64_t worst_step = 0;
+    for (size_t s = 0; s < run.tokens.size(); ++s) {
+      auto logits = step(*(*loaded)->executor, input, position);
+      ASSERT_TRUE(logits) << logits.error().to_string();
+      position += static_cast<uint32_t>(input.size());
+      double top = -INFINITY, sum = 0;
+      for (float v : *logits) top = std::max(top, static_cast<double>(v));
+      for (float v : *logits) sum += std::exp(static_cast<double>(v) - top);
+      const double log_total = top + std::log(sum);
+      for (const auto& [id, expected] : run.top[s]) {
+        ASSERT_LT(id, logits->size());
+        const double difference =
+            std::fabs(static_cast<double>((*logits)[id]) - log_total - expected);
+        if (difference > worst) {
+          worst = difference;
+          worst_step = s;
+        }
+        total += difference;
+        ++compared;
+      }
+      if (argmax(*logits) == run.tokens[s]) ++equal;
+      input = {run.tokens[s]};
+    }
+    std::string prompt;
+    for (uint32_t id : run.prompt) prompt += (prompt.empty() ? "" : " ") + std::to_string(id);
+    std::cout << "gemma3 vs llama.cpp [" << prompt << "]: " << equal << " of " << run.tokens.size()
+              << " argmaxes equal (fed llama.cpp's tokens); top-5 log-probability |difference| "
+              << "max " << worst << " (step " << worst_step << "), mean "
+              << total / static_cast<double>(std::max<uint64_t>(compared, 1)) << "\n";
+  }
 }
 
 }  // namespace gemma3_family_test

@@ -52,7 +52,7 @@ double tolerance(const std::string& operation) {
       {"operation.token_embedding", 0.0}, {"operation.take_last_token", 0.0},
       {"operation.add_bias", 0.0},  {"operation.head_rms_norm", 1e-6},
       {"operation.rope_factors", 0.0}, {"operation.geglu", 2e-6},
-      {"operation.scale", 0.0},     {"operation.sliding_attention", 2e-6}};
+      {"operation.scale", 0.0},     {"operation.rope_scaled", 0.0},     {"operation.sliding_attention", 2e-6}};
   return kTolerance.at(operation);
 }
 
@@ -466,6 +466,22 @@ std::vector<Case> cases() {
       out.push_back(std::move(scaled));
     }
   }
+  for (const char* convention : {"interleaved", "half_split"}) {
+    for (uint64_t head_dim : {2, 8, 64}) {
+      for (const char* factor : {"8", "5/2"}) {
+        const uint64_t tokens = 3, heads = 2;
+        Case c{"operation.rope_scaled",
+               {{id("head_dim"), SemanticUnsigned{head_dim}},
+                {id("theta"), rational("1000000")},
+                {id("convention"), SemanticText{convention}},
+                {id("factor"), rational(factor)}},
+               {}, {}, tokens, fmt::format("{} head_dim {} factor {}", convention, head_dim, factor)};
+        c.inputs = {f32({tokens + 1, heads * head_dim}, random), u32({0, 9, 4000}, tokens + 1)};
+        c.outputs = {sentinel({tokens + 1, heads * head_dim})};
+        out.push_back(std::move(c));
+      }
+    }
+  }
   struct Window { uint64_t heads, kv_heads, head_dim, context, start, tokens, scale_base, window; };
   for (const Window& s : {Window{1, 1, 2, 8, 0, 1, 2, 1}, Window{4, 2, 8, 40, 5, 3, 8, 4},
                           Window{8, 4, 16, 40, 0, 4, 24, 2}, Window{6, 3, 20, 40, 30, 2, 20, 31},
@@ -612,7 +628,7 @@ TEST(ProviderConformanceTest, EveryProviderAgreesWithTheReferenceOnEveryOperatio
                          "operation.rope", "operation.swiglu", "operation.add",
                          "operation.add_bias", "operation.head_rms_norm",
                          "operation.rope_factors", "operation.geglu", "operation.scale",
-                         "operation.sliding_attention"}) {
+                         "operation.sliding_attention", "operation.rope_scaled"}) {
     EXPECT_GT(checked[op], 0u) << op;
     EXPECT_EQ(checked[op] % all_variants.size(), 0u) << op;
   }

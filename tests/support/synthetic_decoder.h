@@ -48,6 +48,8 @@ struct DecoderShape {
   // is tied, so this is what makes the logits' margins large).
   uint64_t sliding_window = 0, sliding_period = 6;
   float theta_local = 10000.0f, output_norm_scale = 1.0f;
+  // gemma3: linear RoPE scaling of the global layers (angles / rope_scale).
+  float rope_scale = 1.0f;
   bool gemma() const { return arch == "gemma3"; }
   bool sliding(uint64_t layer) const {
     return gemma() && sliding_window != 0 && layer % sliding_period < sliding_period - 1;
@@ -181,6 +183,10 @@ inline Result<void> write_synthetic_decoder(
     keys.push_back({a + ".attention.sliding_window_pattern", u32(s.sliding_period)});
     keys.push_back({a + ".rope.freq_base_swa", {s.theta_local}});
   }
+  if (s.gemma() && s.rope_scale != 1.0f) {
+    keys.push_back({a + ".rope.scaling.type", {std::string("linear")}});
+    keys.push_back({a + ".rope.scaling.factor", {s.rope_scale}});
+  }
   for (auto& entry : extra) keys.push_back(std::move(entry));
   for (auto& [key, value] : keys) {
     if (key != drop_key) file.metadata.push_back({key, std::move(value)});
@@ -265,8 +271,9 @@ class DecoderReference {
           k[t] = per_head_norm(k[t], w_.at(p + "attn_k_norm.weight"));
         }
         const double theta = s_.sliding(l) ? s_.theta_local : s_.theta;
-        rotate(q[t], t, theta);
-        rotate(k[t], t, theta);
+        const double scale = s_.gemma() && !s_.sliding(l) ? s_.rope_scale : 1.0;
+        rotate(q[t], t, theta, scale);
+        rotate(k[t], t, theta, scale);
       }
       for (uint64_t t = 0; t < n; ++t) {
         std::vector<double> att(s_.q_dim(), 0.0);
@@ -345,13 +352,13 @@ class DecoderReference {
   }
   // llama: adjacent pairs (llama.cpp's "norm" rope; its converter permuted
   // q/k); qwen2/qwen3: pairs (i, i + head_dim/2) ("neox").
-  void rotate(std::vector<double>& x, uint64_t pos, double theta) const {
+  void rotate(std::vector<double>& x, uint64_t pos, double theta, double scale) const {
     const uint64_t hd = s_.head_dim, half = hd / 2;
     for (uint64_t h = 0; h < x.size(); h += hd) {
       for (uint64_t i = 0; i < half; ++i) {
         double freq = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
         if (s_.rope_freqs) freq /= w_.at("rope_freqs.weight")[i];
-        const double angle = static_cast<double>(pos) * freq, c = std::cos(angle), sn = std::sin(angle);
+        const double angle = static_cast<double>(pos) * freq / scale, c = std::cos(angle), sn = std::sin(angle);
         const uint64_t a = s_.half_split() ? h + i : h + 2 * i;
         const uint64_t b = s_.half_split() ? h + i + half : h + 2 * i + 1;
         const double xa = x[a], xb = x[b];

@@ -70,6 +70,9 @@ ValueRef head_rms_norm(ProgramBuilder& b, const Named& name, ValueRef x, ValueRe
 // RoPE whose pair i turns at theta^(-2i/head_dim) / factors[i].
 ValueRef rope_factors(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef positions,
                       ValueRef factors, const RopeAttributes& attributes);
+// RoPE whose angles are divided by `factor` (linear scaling; exact text).
+ValueRef rope_scaled(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef positions,
+                     const RopeAttributes& attributes, std::string_view factor);
 // gelu_tanh(gate) * up (Gemma's GeGLU).
 ValueRef geglu(ProgramBuilder& b, const Named& name, ValueRef gate, ValueRef up);
 // x times `factor` (exact decimal or fraction text).

@@ -27,6 +27,9 @@
 //   rope_factors     [T,E], u32[T] positions, [P] factors → [T,E]: rope whose pair i
 //                    turns at theta^(-2i/head_dim) / factors[i] (P = head_dim/2;
 //                    GGUF `rope_freqs.weight`, Llama 3 rope scaling); rope's attributes
+//   rope_scaled      rope whose angles are divided by the rational attribute
+//                    factor (linear RoPE scaling: llama.cpp's freq_scale = 1/factor;
+//                    Gemma 3's global layers); rope's attributes and factor
 //   scale            [T,D] → [T,D] (may alias input 0): every value times the
 //                    rational attribute factor (Gemma's embedding scale sqrt(dim),
 //                    stated as the exact f32 value)
@@ -69,6 +72,7 @@ enum class OpKind : uint8_t {
   kRmsNorm,
   kRope,
   kRopeFactors,
+  kRopeScaled,
   kScale,
   kSlidingAttention,
   kSwiglu,
@@ -83,7 +87,8 @@ inline constexpr std::string_view kOpKindIds[] = {
     "operation.add",          "operation.add_bias",          "operation.attention",
     "operation.geglu",        "operation.head_rms_norm",     "operation.linear",
     "operation.rms_norm",     "operation.rope",              "operation.rope_factors",
-    "operation.scale",        "operation.sliding_attention", "operation.swiglu",
+    "operation.rope_scaled",  "operation.scale",             "operation.sliding_attention",
+    "operation.swiglu",
     "operation.take_last_token", "operation.token_embedding",
 };
 static_assert(std::size(kOpKindIds) == kOpKindCount, "every OpKind needs an id in kOpKindIds");

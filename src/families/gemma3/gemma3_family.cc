@@ -122,7 +122,8 @@ Result<void> Gemma3Config::validate() const {
   }
   for (const auto& [name, text] : {std::pair{"norm_eps", &norm_eps},
                                    {"rope_theta", &rope_theta},
-                                   {"rope_theta_local", &rope_theta_local}}) {
+                                   {"rope_theta_local", &rope_theta_local},
+                                   {"rope_scale", &rope_scale}}) {
     auto value = CanonicalRational::parse_decimal(*text);
     if (!value || value->numerator() <= 0) {
       return config_error(fmt::format("{} `{}` must be > 0", name, *text));
@@ -183,8 +184,14 @@ Result<PreparedModelFamily> build_gemma3_family(const Gemma3Config& c) {
     const ValueRef v = linear(b, at("attn_v", "v"), norm, w("attn_v"));
     q = head_rms_norm(b, at("attn_q_norm", "q_norm"), q, w("attn_q_norm"), c.norm_eps, c.head_dim);
     k = head_rms_norm(b, at("attn_k_norm", "k_norm"), k, w("attn_k_norm"), c.norm_eps, c.head_dim);
-    q = rope(b, at("rope_q", "q_rope"), q, positions, rope_attributes);
-    k = rope(b, at("rope_k", "k_rope"), k, positions, rope_attributes);
+    auto turn = [&](const char* node, const char* output, ValueRef in) {
+      if (sliding || c.rope_scale == "1") {
+        return rope(b, at(node, output), in, positions, rope_attributes);
+      }
+      return rope_scaled(b, at(node, output), in, positions, rope_attributes, c.rope_scale);
+    };
+    q = turn("rope_q", "q_rope", q);
+    k = turn("rope_k", "k_rope", k);
     const ValueRef att = sliding_attention(
         b, at("attention", "attention"), q, k, v, positions, caches[0], caches[1],
         {{c.n_heads, c.n_kv_heads, c.head_dim}, c.query_scale_base,
@@ -224,6 +231,7 @@ Result<PreparedModelFamily> build_gemma3_family(const Gemma3Config& c) {
                            {"norm_eps", c.norm_eps},
                            {"rope_theta", c.rope_theta},
                            {"rope_theta_local", c.rope_theta_local},
+                           {"rope_scale", c.rope_scale},
                            {"sliding_window", c.sliding_window},
                            {"layer_pattern", pattern},
                            {"query_scale_base", c.query_scale_base},
@@ -292,14 +300,25 @@ Result<Gemma3Config> gemma3_config_from_gguf(const GgufModel& m, const Checkpoin
     FERRITE_ASSIGN_OR_RETURN(double theta, m.get_float(key("rope.freq_base_swa")));
     c.rope_theta_local = decimal_text(theta);
   }
+  // Linear RoPE scaling of the global layers (the 4B/12B/27B: factor 8), as
+  // llama.cpp reads it: rope.scaling.factor, else rope.scale_linear; 0 or 1
+  // is none. Another scaling type is refused.
   for (const char* name : {"rope.scaling.factor", "rope.scale_linear"}) {
     if (m.find(key(name)) == nullptr) continue;
     FERRITE_ASSIGN_OR_RETURN(double factor, m.get_float(key(name)));
-    if (factor != 0.0 && factor != 1.0) {
-      return refuse(key(name), fmt::format("is {}: RoPE scaling (the 4B/12B/27B's linear "
-                                           "factor 8) is not supported yet",
-                                           factor));
+    if (!std::isfinite(factor) || factor < 0.0 || (factor > 0.0 && factor < 1.0)) {
+      return refuse(key(name), fmt::format("is {}: a linear RoPE scaling factor is >= 1", factor));
     }
+    if (factor > 1.0) c.rope_scale = decimal_text(factor);
+    break;
+  }
+  if (m.find(key("rope.scaling.type")) != nullptr) {
+    FERRITE_ASSIGN_OR_RETURN(std::string type, m.get_string(key("rope.scaling.type")));
+    if (type != "linear" && type != "none") {
+      return refuse(key("rope.scaling.type"),
+                    fmt::format("is `{}`: only linear RoPE scaling is supported", type));
+    }
+    if (type == "none") c.rope_scale = "1";
   }
   if (m.find(key("final_logit_softcapping")) != nullptr) {
     FERRITE_ASSIGN_OR_RETURN(double cap, m.get_float(key("final_logit_softcapping")));
@@ -381,11 +400,18 @@ Result<Gemma3Config> gemma3_config_from_hf(const HfConfig& json) {
   }
   FERRITE_ASSIGN_OR_RETURN(std::optional<HfConfig> scaling, json.object("rope_scaling"));
   if (scaling) {
+    // {"rope_type": "linear", "factor": 8.0} (older files: "type").
+    FERRITE_ASSIGN_OR_RETURN(std::string type, scaling->text("rope_type", ""));
+    if (type.empty()) FERRITE_ASSIGN_OR_RETURN(type, scaling->text("type", "linear"));
     FERRITE_ASSIGN_OR_RETURN(double factor, scaling->positive_number("factor", 1.0));
-    if (factor != 1.0) {
+    if (type != "linear" && type != "default") {
       return json.invalid("rope_scaling",
-                          fmt::format("has factor {}: RoPE scaling is not supported yet", factor));
+                          fmt::format("has type `{}`: only linear RoPE scaling is supported", type));
     }
+    if (factor < 1.0) {
+      return json.invalid("rope_scaling", fmt::format("has factor {} (must be >= 1)", factor));
+    }
+    if (type == "linear" && factor > 1.0) c.rope_scale = decimal_text(factor);
   }
   FERRITE_ASSIGN_OR_RETURN(c.sliding_window, json.positive_integer("sliding_window", 4096));
   FERRITE_ASSIGN_OR_RETURN(std::vector<std::string> layer_types, json.text_array("layer_types"));

@@ -8,7 +8,8 @@
 // f32 value of sqrtf(dim) stated exactly), then per layer
 //   RMSNorm(attn_norm) → q/k/v linear → per-head RMSNorm of q and k
 //   (attn_q_norm, attn_k_norm) → half-split RoPE (theta `rope_theta_local`
-//   on sliding-window layers, `rope_theta` on global ones) →
+//   on sliding-window layers, `rope_theta` on global ones, whose angles are
+//   divided by `rope_scale` when it is not 1: operation `rope_scaled`) →
 //   sliding_attention (scores × 1/sqrt(query_scale_base); window
 //   `sliding_window` on local layers, none on global ones) → output linear →
 //   RMSNorm(post_attention_norm) → residual add → RMSNorm(ffn_norm) →
@@ -35,9 +36,9 @@
 //     attention.sliding_window (absent or 0: every layer global),
 //     attention.sliding_window_pattern (a period n: layer i is global when
 //     i % n == n - 1, default 6; or one bool per layer, true = sliding);
-//     attention.value_length must equal key_length; a final logit
-//     soft-cap other than 0 and a rope scaling factor other than 1 are
-//     refused. The query scale base is key_length (llama.cpp's rule; its
+//     rope.scaling.factor (or rope.scale_linear; 0 or 1: none) with
+//     rope.scaling.type linear when stated; attention.value_length must
+//     equal key_length; a final logit soft-cap other than 0 is refused. The query scale base is key_length (llama.cpp's rule; its
 //     62-layer 27B uses embedding_length / head_count).
 //   * config.json: hidden_size, intermediate_size, num_hidden_layers,
 //     num_attention_heads, vocab_size required; num_key_value_heads (4),
@@ -45,8 +46,8 @@
 //     rope_theta (1e6), rope_local_base_freq (10000), sliding_window (4096),
 //     layer_types (else sliding_window_pattern, 6), query_pre_attn_scalar
 //     (head_dim), tie_word_embeddings (true); hidden_activation must be
-//     gelu_pytorch_tanh; soft-capping, rope_scaling other than a factor of
-//     1 and rope_parameters are refused.
+//     gelu_pytorch_tanh; rope_scaling of type linear (its factor) or none;
+//     soft-capping and rope_parameters are refused.
 // Errors: kInvalidModelConfig / kSerialization naming the key or tensor.
 //
 // Example:
@@ -76,6 +77,7 @@ struct Gemma3Config {
   std::string norm_eps = "1/1000000";    // exact decimal or fraction text
   std::string rope_theta = "1000000";    // global layers
   std::string rope_theta_local = "10000";  // sliding-window layers
+  std::string rope_scale = "1";          // global layers' linear RoPE scaling factor (1: none)
   uint64_t sliding_window = 0;           // 0: no sliding-window layers
   std::vector<bool> sliding_layers;      // per layer: true = sliding window
   uint64_t query_scale_base = 0;         // attention scores × 1/sqrt(this)

@@ -238,8 +238,11 @@ Result<BoundKernel> rms_norm(const Context& ctx, const KernelNode& node) {
 // once per token and shared by every head.
 // With `factors` (rope_factors, input 2), pair i's frequency is divided by
 // factors[i], in double as cpu.reference does.
-Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors) {
+Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors, bool scaled = false) {
   FERRITE_ASSIGN_OR_RETURN(const RopeShape shape, rope_shape(node));
+  // rope_scaled: every angle divided by `factor` (1 otherwise, unused).
+  double divisor = 1.0;
+  if (scaled) FERRITE_ASSIGN_OR_RETURN(divisor, rational_attribute(node, "factor"));
   if (with_factors) FERRITE_RETURN_IF_ERROR(rope_factor_count(node, shape));
   const KernelTensor factors = with_factors ? node.inputs[2] : KernelTensor{};
   const uint64_t head_dim = shape.head_dim, capacity = shape.capacity, width = shape.width;
@@ -261,7 +264,7 @@ Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors) {
     for (uint64_t t = 0; t < tokens; ++t) {
       const double pos = positions.as<uint32_t>()[t];
       for (uint64_t i = 0; i < half; ++i) {
-        const double angle = pos * frequencies[i];
+        const double angle = scaled ? pos * frequencies[i] / divisor : pos * frequencies[i];
         cs[2 * i] = std::cos(angle);
         cs[2 * i + 1] = std::sin(angle);
       }
@@ -286,6 +289,9 @@ Result<BoundKernel> rope(const Context&, const KernelNode& node) {
 }
 Result<BoundKernel> rope_factors(const Context&, const KernelNode& node) {
   return rope_kernel(node, true);
+}
+Result<BoundKernel> rope_scaled(const Context&, const KernelNode& node) {
+  return rope_kernel(node, false, true);
 }
 
 Result<BoundKernel> add_bias(const Context&, const KernelNode& node) {
@@ -481,7 +487,7 @@ std::optional<ProviderWorkspaceRequirement> fast_scratch(std::string_view op) {
     const uint64_t pair_bytes = sizeof(fast::ActivationPair);
     shape.terms = {{pair_bytes, {input_dimension(0, 0), input_dimension(0, 1, 64)}},
                    {kLinearLanes * fast::kUnpackBytesPerPair, {input_dimension(0, 1, 64)}}};
-  } else if (op == "rope" || op == "rope_factors") {
+  } else if (op == "rope" || op == "rope_factors" || op == "rope_scaled") {
     // Frequencies and (cos, sin): 3 doubles per pair of a head.
     shape.terms = {{3 * sizeof(double),
                     {WorkspaceShapeFactor{.source = WorkspaceShapeSource::kAttribute,
@@ -534,7 +540,8 @@ Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFast
       {OpKind::kRope, rope},     {OpKind::kSwiglu, swiglu},
       {OpKind::kAddBias, add_bias}, {OpKind::kHeadRmsNorm, head_rms_norm},
       {OpKind::kRopeFactors, rope_factors}, {OpKind::kGeglu, geglu},
-      {OpKind::kScale, scale},   {OpKind::kSlidingAttention, sliding_attention}};
+      {OpKind::kScale, scale},   {OpKind::kSlidingAttention, sliding_attention},
+      {OpKind::kRopeScaled, rope_scaled}};
   for (auto& op : operations) {
     auto factory = factories.find(*find_op_kind(op.id));
     if (factory == factories.end()) continue;  // see the header: reference only

@@ -103,8 +103,11 @@ Result<BoundKernel> linear(const KernelNode& node) {
 
 // RoPE; with `factors` (rope_factors, input 2) pair i's frequency is divided
 // by factors[i].
-Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors) {
+Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors, bool scaled = false) {
   FERRITE_ASSIGN_OR_RETURN(const RopeShape shape, rope_shape(node));
+  // rope_scaled: every angle divided by `factor` (1 otherwise, unused).
+  double divisor = 1.0;
+  if (scaled) FERRITE_ASSIGN_OR_RETURN(divisor, rational_attribute(node, "factor"));
   if (with_factors) FERRITE_RETURN_IF_ERROR(rope_factor_count(node, shape));
   const KernelTensor factors = with_factors ? node.inputs[2] : KernelTensor{};
   const uint64_t head_dim = shape.head_dim, capacity = shape.capacity, width = shape.width;
@@ -123,7 +126,7 @@ Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors) {
           double freq = std::pow(theta, -2.0 * static_cast<double>(i) /
                                             static_cast<double>(head_dim));
           if (with_factors) freq /= static_cast<double>(factors.as<float>()[i]);
-          const double angle = pos * freq;
+          const double angle = scaled ? pos * freq / divisor : pos * freq;
           const double c = std::cos(angle), s = std::sin(angle);
           const uint64_t a = interleaved ? head + 2 * i : head + i;
           const uint64_t b = interleaved ? head + 2 * i + 1 : head + i + half;
@@ -139,6 +142,7 @@ Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors) {
 
 Result<BoundKernel> rope(const KernelNode& node) { return rope_kernel(node, false); }
 Result<BoundKernel> rope_factors(const KernelNode& node) { return rope_kernel(node, true); }
+Result<BoundKernel> rope_scaled(const KernelNode& node) { return rope_kernel(node, false, true); }
 
 Result<BoundKernel> add_bias(const KernelNode& node) {
   FERRITE_ASSIGN_OR_RETURN(const RowShape shape, add_bias_shape(node));
@@ -335,6 +339,7 @@ Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
       {OpKind::kRmsNorm, rms_norm},
       {OpKind::kRope, rope},
       {OpKind::kRopeFactors, rope_factors},
+      {OpKind::kRopeScaled, rope_scaled},
       {OpKind::kScale, scale},
       {OpKind::kSlidingAttention, sliding_attention},
       {OpKind::kSwiglu, swiglu},
