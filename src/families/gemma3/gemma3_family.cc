@@ -402,7 +402,9 @@ Result<Gemma3Config> gemma3_config_from_hf(const HfConfig& json) {
   if (scaling) {
     // {"rope_type": "linear", "factor": 8.0} (older files: "type").
     FERRITE_ASSIGN_OR_RETURN(std::string type, scaling->text("rope_type", ""));
-    if (type.empty()) FERRITE_ASSIGN_OR_RETURN(type, scaling->text("type", "linear"));
+    if (type.empty()) {
+      FERRITE_ASSIGN_OR_RETURN(type, scaling->text("type", "linear"));
+    }
     FERRITE_ASSIGN_OR_RETURN(double factor, scaling->positive_number("factor", 1.0));
     if (type != "linear" && type != "default") {
       return json.invalid("rope_scaling",

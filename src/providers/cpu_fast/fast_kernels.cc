@@ -242,7 +242,9 @@ Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors, bool 
   FERRITE_ASSIGN_OR_RETURN(const RopeShape shape, rope_shape(node));
   // rope_scaled: every angle divided by `factor` (1 otherwise, unused).
   double divisor = 1.0;
-  if (scaled) FERRITE_ASSIGN_OR_RETURN(divisor, rational_attribute(node, "factor"));
+  if (scaled) {
+    FERRITE_ASSIGN_OR_RETURN(divisor, rational_attribute(node, "factor"));
+  }
   if (with_factors) FERRITE_RETURN_IF_ERROR(rope_factor_count(node, shape));
   const KernelTensor factors = with_factors ? node.inputs[2] : KernelTensor{};
   const uint64_t head_dim = shape.head_dim, capacity = shape.capacity, width = shape.width;
