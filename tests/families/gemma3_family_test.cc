@@ -39,6 +39,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using testing::DecoderReference;
 using testing::DecoderShape;
+using testing::DecoderTensor;
 using testing::DecoderTensors;
 
 // The test model: the window (4) is shorter than the prompt (5 tokens) and

@@ -244,7 +244,8 @@ FamilyRoom llama_family_room() {
           },
       .tensor_fallbacks = {{"output.weight", "token_embd.weight"}},
       .tensor_slices = {},
-      .check_tensors = check_tensors};
+      .check_tensors = check_tensors,
+      .hf_tensor_offset = {}};
 }
 
 Result<void> register_family_llama(FamilyRegistry& registry) {

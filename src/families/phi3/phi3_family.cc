@@ -135,7 +135,8 @@ FamilyRoom phi3_family_room() {
           },
       .tensor_fallbacks = {{"output.weight", "token_embd.weight"}},
       .tensor_slices = phi3_slices,
-      .check_tensors = check_llama_tensors};
+      .check_tensors = check_llama_tensors,
+      .hf_tensor_offset = {}};
 }
 
 Result<void> register_family_phi3(FamilyRegistry& registry) {

@@ -68,7 +68,8 @@ FamilyRoom qwen2_family_room() {
           },
       .tensor_fallbacks = {{"output.weight", "token_embd.weight"}},
       .tensor_slices = {},
-      .check_tensors = check_llama_tensors};
+      .check_tensors = check_llama_tensors,
+      .hf_tensor_offset = {}};
 }
 
 Result<void> register_family_qwen2(FamilyRegistry& registry) {
