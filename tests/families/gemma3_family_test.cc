@@ -472,16 +472,27 @@ TEST(Gemma3HfConfigTest, ConfigJsonIsMappedAndRefusedByKey) {
       {R"(, "rope_scaling": {"type": "linear", "factor": 0.5})", "rope_scaling"},
       {R"(, "layer_types": ["sliding_attention"])", "layer_types"},
       {R"(, "layer_types": ["sliding_attention", "full", "full_attention"])", "layer_types"},
-      {R"(, "num_key_value_heads": 3)", "num_key_value_heads"}};
+      {R"(, "attn_logit_softcapping": 50.0)", "attn_logit_softcapping"},
+      {R"(, "rope_parameters": {"rope_theta": 10000.0})", "rope_parameters"}};
   for (const auto& [extra, key] : refused) {
     SCOPED_TRACE(extra);
-    // (A later duplicate key wins in nlohmann::json; num_key_value_heads
-    // repeats the one in `keys`.)
     auto json = parse(extra);
     ASSERT_TRUE(json) << json.error().to_string();
     auto config = room->config_from_hf(*json);
     ASSERT_FALSE(config);
     EXPECT_THAT(config.error().to_string(), HasSubstr(key));
+  }
+  {
+    // KV heads that do not divide the heads.
+    auto json = HfConfig::parse(
+        R"({"architectures": ["Gemma3ForCausalLM"], "hidden_size": 64, "intermediate_size": 96,
+            "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 3,
+            "head_dim": 32, "vocab_size": 280})",
+        "config.json");
+    ASSERT_TRUE(json) << json.error().to_string();
+    auto config = room->config_from_hf(*json);
+    ASSERT_FALSE(config);
+    EXPECT_THAT(config.error().to_string(), HasSubstr("num_key_value_heads"));
   }
   // The vision-language checkpoint is refused, saying what is read instead.
   auto vision = parse("", "Gemma3ForConditionalGeneration");

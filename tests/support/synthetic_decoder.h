@@ -187,10 +187,10 @@ inline Result<void> write_synthetic_decoder(
     keys.push_back({a + ".rope.scaling.type", {std::string("linear")}});
     keys.push_back({a + ".rope.scaling.factor", {s.rope_scale}});
   }
-  for (auto& entry : extra) keys.push_back(std::move(entry));
   for (auto& [key, value] : keys) {
     if (key != drop_key) file.metadata.push_back({key, std::move(value)});
   }
+  for (auto& entry : extra) file.metadata.push_back(std::move(entry));
   add_synthetic_vocabulary(file, s.vocab);
   DecoderTensors stored = tensors;
   if (s.arch == "phi3") {

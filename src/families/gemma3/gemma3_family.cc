@@ -90,8 +90,12 @@ std::string Gemma3Config::embedding_scale() const {
   const float root = std::sqrt(static_cast<float>(dim));
   int exponent = 0;
   const double mantissa = std::frexp(static_cast<double>(root), &exponent);
-  const auto numerator = static_cast<uint64_t>(std::ldexp(mantissa, 24));
-  const int shift = 24 - exponent;  // dim ≤ 65536: root ≤ 256, exponent ≤ 9
+  auto numerator = static_cast<uint64_t>(std::ldexp(mantissa, 24));
+  int shift = 24 - exponent;  // dim ≤ 65536: root ≤ 256, exponent ≤ 9
+  while (shift > 0 && numerator % 2 == 0) {  // lowest terms: "16", not "8388608/524288"
+    numerator /= 2;
+    --shift;
+  }
   if (shift <= 0) return fmt::format("{}", numerator << -shift);
   return fmt::format("{}/{}", numerator, uint64_t{1} << shift);
 }
