@@ -30,7 +30,7 @@ status=0
 for name in gemma3.gguf gemma3-q8_0.gguf; do
   model="$files/$name"
   replies="$files/$name.llama-cpp.txt"
-  (cd "$oracle" && timeout 900 node gemma3_greedy_top.mjs "$model" "$steps" "${prompts[@]}" \
+  (cd "$oracle" && timeout 3000 node gemma3_greedy_top.mjs "$model" "$steps" "${prompts[@]}" \
      2>/dev/null >"$replies" || true)
   for prompt in "${prompts[@]}"; do
     reply="$(grep -A2 -x "prompt $prompt" "$replies" || true)"
