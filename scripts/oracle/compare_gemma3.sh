@@ -55,8 +55,13 @@ for name in gemma3.gguf gemma3-q8_0.gguf; do
       status=1
     fi
   done
-  FERRITE_GEMMA3_ORACLE="$replies" FERRITE_GEMMA3_MODEL="$model" "$build/tests/ferrite_tests" \
-    --gtest_filter='Gemma3FamilyTest.ComparesWithLlamaCppTopLogProbabilities' 2>&1 |
-    sed -n "s/^gemma3 vs llama.cpp/  $name teacher-forced/p"
+  for provider in fast reference; do
+    FERRITE_GEMMA3_ORACLE="$replies" FERRITE_GEMMA3_MODEL="$model" FERRITE_GEMMA3_PROVIDER="$provider" \
+      "$build/tests/ferrite_tests" \
+      --gtest_filter='Gemma3FamilyTest.ComparesWithLlamaCppTopLogProbabilities' 2>&1 |
+      sed -n "s/^gemma3 vs llama.cpp/  $name teacher-forced/p"
+  done
+  # FERRITE_GEMMA3_KEEP=DIR keeps llama.cpp's replies and the files.
+  if [ -n "${FERRITE_GEMMA3_KEEP:-}" ]; then mkdir -p "$FERRITE_GEMMA3_KEEP" && cp "$replies" "$model" "$FERRITE_GEMMA3_KEEP/"; fi
 done
 exit "$status"
