@@ -642,5 +642,64 @@ TEST_F(Gemma3FamilyTest, ComparesWithLlamaCppTopLogProbabilities) {
   }
 }
 
+// The oracle's investigation: with FERRITE_GEMMA3_ORACLE (llama.cpp's reply
+// on the F32 gemma3.gguf) set, the double-precision reference fed
+// llama.cpp's tokens, once with the exact tanh GELU and once emulating
+// llama.cpp's f16 GELU table, and the largest difference of llama.cpp's
+// top-5 log-probabilities from each (else skipped). If the table explains
+// the F32 differences, the second is far smaller.
+TEST_F(Gemma3FamilyTest, LlamaCppsF16GeluTableExplainsTheF32Differences) {
+  const char* oracle = std::getenv("FERRITE_GEMMA3_ORACLE");
+  const char* model = std::getenv("FERRITE_GEMMA3_MODEL");
+  if (oracle == nullptr || model == nullptr || std::string(model).ends_with("q8_0.gguf")) {
+    GTEST_SKIP() << "FERRITE_GEMMA3_ORACLE / FERRITE_GEMMA3_MODEL (F32) are not set";
+  }
+  std::ifstream in(oracle);
+  ASSERT_TRUE(in) << oracle;
+  const DecoderShape shape = gemma3_shape();
+  DecoderShape table = shape;
+  table.gelu_f16 = true;
+  const DecoderTensors tensors = testing::synthetic_decoder_tensors(shape);
+  const DecoderReference exact(shape, tensors), emulated(table, tensors);
+  std::vector<uint32_t> sequence;
+  std::string line;
+  double worst[2] = {0, 0};
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string kind;
+    words >> kind;
+    if (kind == "prompt") {
+      sequence.clear();
+      for (uint32_t v; words >> v;) sequence.push_back(v);
+    } else if (kind == "tokens") {
+      // (Replayed with the top lines, which come next.)
+    } else if (kind == "top") {
+      std::string step, pair;
+      words >> step;
+      std::vector<std::pair<uint32_t, double>> top;
+      while (words >> pair) {
+        const size_t colon = pair.find(':');
+        top.emplace_back(static_cast<uint32_t>(std::stoul(pair.substr(0, colon))),
+                         std::stod(pair.substr(colon + 1)));
+      }
+      ASSERT_FALSE(top.empty());
+      const DecoderReference* references[2] = {&exact, &emulated};
+      for (int r = 0; r < 2; ++r) {
+        const std::vector<double> logits = references[r]->logits(sequence);
+        double high = -INFINITY, sum = 0;
+        for (double v : logits) high = std::max(high, v);
+        for (double v : logits) sum += std::exp(v - high);
+        const double log_total = high + std::log(sum);
+        for (const auto& [id, expected] : top) {
+          worst[r] = std::max(worst[r], std::fabs(logits[id] - log_total - expected));
+        }
+      }
+      sequence.push_back(top.front().first);  // llama.cpp's greedy token
+    }
+  }
+  std::cout << "gemma3 reference vs llama.cpp, top-5 log-probability |difference| max: exact "
+            << "tanh GELU " << worst[0] << ", llama.cpp's f16 GELU table " << worst[1] << "\n";
+}
+
 }  // namespace gemma3_family_test
 }  // namespace ferrite

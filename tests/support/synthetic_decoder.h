@@ -50,6 +50,10 @@ struct DecoderShape {
   float theta_local = 10000.0f, output_norm_scale = 1.0f;
   // gemma3: linear RoPE scaling of the global layers (angles / rope_scale).
   float rope_scale = 1.0f;
+  // gemma3, for the oracle's investigation only: the reference computes
+  // GeGLU as llama.cpp's CPU backend does (GGML_GELU_FP16: the gate rounded
+  // to f16, GELU read from a table of f16 values; 0 below -10, x above 10).
+  bool gelu_f16 = false;
   bool gemma() const { return arch == "gemma3"; }
   bool sliding(uint64_t layer) const {
     return gemma() && sliding_window != 0 && layer % sliding_period < sliding_period - 1;
@@ -305,7 +309,17 @@ class DecoderReference {
         const auto up = matvec(p + "ffn_up.weight", h2, s_.ffn);
         for (uint64_t i = 0; i < s_.ffn; ++i) {
           const double g = gate[i];
-          if (s_.gemma()) {
+          if (s_.gemma() && s_.gelu_f16) {
+            const auto x = static_cast<float>(g);
+            float gelu = x <= -10.0f ? 0.0f : x;
+            if (x > -10.0f && x < 10.0f) {
+              const float h = f16_bits_to_f32(f32_to_f16_bits(x));
+              const float v =
+                  0.5f * h * (1.0f + std::tanh(0.7978845608f * h * (1.0f + 0.044715f * h * h)));
+              gelu = f16_bits_to_f32(f32_to_f16_bits(v));
+            }
+            gate[i] = static_cast<double>(gelu) * up[i];
+          } else if (s_.gemma()) {
             // GELU, tanh approximation (Hugging Face's gelu_pytorch_tanh).
             const double inner = std::sqrt(2.0 / 3.14159265358979323846) * (g + 0.044715 * g * g * g);
             gate[i] = 0.5 * g * (1.0 + std::tanh(inner)) * up[i];
