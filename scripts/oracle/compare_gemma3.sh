@@ -8,7 +8,10 @@
 #     with llama.cpp's smallest top-1 margin (as compare_families.sh);
 #   * teacher-forced: Ferrite fed llama.cpp's tokens, how many of its argmaxes
 #     equal them, and the largest / mean difference of the log-probabilities
-#     of llama.cpp's five most likely ids per step.
+#     of llama.cpp's five most likely ids per step (cpu.fast and
+#     cpu.reference), and of its top-1 minus top-2 margin;
+#   * F32: the double-precision reference with the exact tanh GELU and with
+#     llama.cpp's f16 GELU table emulated, against the same log-probabilities.
 # Not part of CI.
 #   bash scripts/oracle/compare_gemma3.sh [STEPS]
 set -euo pipefail
@@ -61,6 +64,10 @@ for name in gemma3.gguf gemma3-q8_0.gguf; do
       --gtest_filter='Gemma3FamilyTest.ComparesWithLlamaCppTopLogProbabilities' 2>&1 |
       sed -n "s/^gemma3 vs llama.cpp/  $name teacher-forced/p"
   done
+  # The F32 file: does llama.cpp's f16 GELU table explain the differences?
+  FERRITE_GEMMA3_ORACLE="$replies" FERRITE_GEMMA3_MODEL="$model" "$build/tests/ferrite_tests" \
+    --gtest_filter='Gemma3FamilyTest.LlamaCppsF16GeluTableExplainsTheF32Differences' 2>&1 |
+    sed -n "s/^gemma3 reference vs llama.cpp/  $name reference vs llama.cpp/p"
   # FERRITE_GEMMA3_KEEP=DIR keeps llama.cpp's replies and the files.
   if [ -n "${FERRITE_GEMMA3_KEEP:-}" ]; then mkdir -p "$FERRITE_GEMMA3_KEEP" && cp "$replies" "$model" "$FERRITE_GEMMA3_KEEP/"; fi
 done
