@@ -29,6 +29,7 @@ struct TensorView {
   std::vector<uint64_t> shape;  // row-major, outermost first; kBlocks: the block grid
   SourceType type = SourceType::kF32;
   const GgmlBlockFormat* blocks = nullptr;  // kBlocks only
+  float offset = 0.0f;  // added to every f32 value served (FamilyRoom::hf_tensor_offset)
 };
 
 // Serves components from named views; owns the mapped files through `keep`.
@@ -155,6 +156,9 @@ class NamedTensorSource final : public WeightSource {
       return make_error(ErrorCode::kSerialization,
                         "tensor `{}` has {} bytes, expected {} f32 values", used,
                         view->bytes.size(), out.size());
+    }
+    if (view->offset != 0.0f) {
+      for (float& value : out) value += view->offset;
     }
     return {};
   }
@@ -329,7 +333,8 @@ Result<Checkpoint> open_safetensors(const FamilyRegistry& registry,
                         t.name, t.dtype);
     }
     FERRITE_ASSIGN_OR_RETURN(auto bytes, shared->tensor_data(t));
-    source->tensors[std::move(*gguf)] = TensorView{bytes, t.shape, type};
+    const float offset = room->hf_tensor_offset ? room->hf_tensor_offset(*gguf) : 0.0f;
+    source->tensors[std::move(*gguf)] = TensorView{bytes, t.shape, type, nullptr, offset};
   }
   source->keep = shared;
   FERRITE_RETURN_IF_ERROR(finish_weights(*room, out, std::move(source), dir.string()));

@@ -108,4 +108,38 @@ Result<bool> HfConfig::boolean(std::string_view key, bool fallback) const {
   return value->get<bool>();
 }
 
+Result<std::string> HfConfig::text(std::string_view key, std::string fallback) const {
+  const nlohmann::json* value = member(key);
+  if (value == nullptr) return fallback;
+  if (!value->is_string()) {
+    return wrong_type(key, fmt::format("must be a string, found {}", json_value_kind(*value)));
+  }
+  return value->get<std::string>();
+}
+
+Result<std::vector<std::string>> HfConfig::text_array(std::string_view key) const {
+  const nlohmann::json* value = member(key);
+  std::vector<std::string> out;
+  if (value == nullptr) return out;
+  if (!value->is_array()) {
+    return wrong_type(key, fmt::format("must be an array, found {}", json_value_kind(*value)));
+  }
+  for (const auto& entry : *value) {
+    if (!entry.is_string()) {
+      return wrong_type(key, fmt::format("must hold strings, found {}", json_value_kind(entry)));
+    }
+    out.push_back(entry.get<std::string>());
+  }
+  return out;
+}
+
+Result<std::optional<HfConfig>> HfConfig::object(std::string_view key) const {
+  const nlohmann::json* value = member(key);
+  if (value == nullptr) return std::optional<HfConfig>();
+  if (!value->is_object()) {
+    return wrong_type(key, fmt::format("must be an object, found {}", json_value_kind(*value)));
+  }
+  return std::optional<HfConfig>(HfConfig(*value, fmt::format("{} (`{}`)", source_, key)));
+}
+
 }  // namespace ferrite

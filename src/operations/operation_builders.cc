@@ -97,6 +97,41 @@ ValueRef rope_factors(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef
                         {"convention", SemanticText{std::string(attributes.convention)}}});
 }
 
+ValueRef rope_scaled(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef positions,
+                     const RopeAttributes& attributes, std::string_view factor) {
+  auto theta = rational(b, name, "rope theta", attributes.theta);
+  if (!theta) return {};
+  auto divisor = rational(b, name, "rope scaling factor", factor);
+  if (!divisor) return {};
+  return add_operation(b, OpKind::kRopeScaled, name, {x, positions},
+                       {{"head_dim", SemanticUnsigned{attributes.head_dim}},
+                        {"theta", *theta},
+                        {"convention", SemanticText{std::string(attributes.convention)}},
+                        {"factor", *divisor}});
+}
+
+ValueRef geglu(ProgramBuilder& b, const Named& name, ValueRef gate, ValueRef up) {
+  return add_operation(b, OpKind::kGeglu, name, {gate, up});
+}
+
+ValueRef scale(ProgramBuilder& b, const Named& name, ValueRef x, std::string_view factor) {
+  auto value = rational(b, name, "scale factor", factor);
+  if (!value) return {};
+  return add_operation(b, OpKind::kScale, name, {x}, {{"factor", *value}});
+}
+
+ValueRef sliding_attention(ProgramBuilder& b, const Named& name, ValueRef q, ValueRef k,
+                           ValueRef v, ValueRef positions, ValueRef k_cache, ValueRef v_cache,
+                           const SlidingAttentionAttributes& attributes) {
+  return add_operation(b, OpKind::kSlidingAttention, name,
+                       {q, k, v, positions, k_cache, v_cache},
+                       {{"n_heads", SemanticUnsigned{attributes.heads.n_heads}},
+                        {"n_kv_heads", SemanticUnsigned{attributes.heads.n_kv_heads}},
+                        {"head_dim", SemanticUnsigned{attributes.heads.head_dim}},
+                        {"scale_base", SemanticUnsigned{attributes.scale_base}},
+                        {"window", SemanticUnsigned{attributes.window}}});
+}
+
 ValueRef add(ProgramBuilder& b, const Named& name, ValueRef a, ValueRef c) {
   return add_operation(b, OpKind::kAdd, name, {a, c});
 }

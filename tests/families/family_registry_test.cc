@@ -28,12 +28,13 @@ struct OpenedStories {
 TEST(FamilyRegistryTest, BuiltinFamiliesFindLlamaByArchitecture) {
   auto families = builtin_families();
   ASSERT_TRUE(families) << families.error().to_string();
-  EXPECT_EQ(families->names(), (std::vector<std::string>{"llama", "phi3", "qwen2", "qwen3"}));
+  EXPECT_EQ(families->names(), (std::vector<std::string>{"gemma3", "llama", "phi3", "qwen2", "qwen3"}));
   ASSERT_NE(families->find_gguf_architecture("llama"), nullptr);
   EXPECT_EQ(families->find_gguf_architecture("llama")->name, "llama");
   EXPECT_EQ(families->find_hf_architecture("LlamaForCausalLM")->name, "llama");
   EXPECT_EQ(families->find_gguf_architecture("qwen2")->name, "qwen2");
-  EXPECT_EQ(families->find_gguf_architecture("gemma3"), nullptr);
+  EXPECT_EQ(families->find_gguf_architecture("gemma3")->name, "gemma3");
+  EXPECT_EQ(families->find_gguf_architecture("gemma2"), nullptr);
   EXPECT_EQ(families->readers_of("llama2.c").size(), 1u);
 }
 

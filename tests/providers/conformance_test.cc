@@ -52,7 +52,8 @@ double tolerance(const std::string& operation) {
       {"operation.swiglu", 1e-6},   {"operation.rope", 0.0},       {"operation.add", 0.0},
       {"operation.token_embedding", 0.0}, {"operation.take_last_token", 0.0},
       {"operation.add_bias", 0.0},  {"operation.head_rms_norm", 1e-6},
-      {"operation.rope_factors", 0.0}};
+      {"operation.rope_factors", 0.0}, {"operation.geglu", 2e-6},
+      {"operation.scale", 0.0},     {"operation.rope_scaled", 0.0},     {"operation.sliding_attention", 2e-6}};
   return kTolerance.at(operation);
 }
 
@@ -451,6 +452,63 @@ std::vector<Case> cases() {
     c.outputs = {sentinel({s.tokens + 1, qd})};
     out.push_back(std::move(c));
   }
+  // Gemma's operations: GeGLU around the tanh's saturation (gates up to
+  // ±6), the embedding scale (the f32 sqrt(640) as an exact fraction), and
+  // sliding-window attention: windows shorter than, equal to and longer than
+  // the visible rows, positions past the window, a scale base that is not
+  // head_dim, and window 0 (every earlier key).
+  for (uint64_t width : {1, 7, 64, 100}) {
+    for (uint64_t tokens : {1, 4}) {
+      Case glu{"operation.geglu", {}, {}, {}, tokens, fmt::format("width {} tokens {}", width, tokens)};
+      glu.inputs = {f32({tokens + 1, width}, random, 6.0f), f32({tokens + 1, width}, random, 2.0f)};
+      glu.outputs = {sentinel({tokens + 1, width})};
+      out.push_back(std::move(glu));
+      Case scaled{"operation.scale", {{id("factor"), rational("13263554/524288")}}, {}, {}, tokens,
+                  fmt::format("width {} tokens {}", width, tokens)};
+      scaled.inputs = {f32({tokens + 1, width}, random)};
+      scaled.outputs = {sentinel({tokens + 1, width})};
+      out.push_back(std::move(scaled));
+    }
+  }
+  for (const char* convention : {"interleaved", "half_split"}) {
+    for (uint64_t head_dim : {2, 8, 64}) {
+      for (const char* factor : {"8", "5/2"}) {
+        const uint64_t tokens = 3, heads = 2;
+        Case c{"operation.rope_scaled",
+               {{id("head_dim"), SemanticUnsigned{head_dim}},
+                {id("theta"), rational("1000000")},
+                {id("convention"), SemanticText{convention}},
+                {id("factor"), rational(factor)}},
+               {}, {}, tokens, fmt::format("{} head_dim {} factor {}", convention, head_dim, factor)};
+        c.inputs = {f32({tokens + 1, heads * head_dim}, random), u32({0, 9, 4000}, tokens + 1)};
+        c.outputs = {sentinel({tokens + 1, heads * head_dim})};
+        out.push_back(std::move(c));
+      }
+    }
+  }
+  struct Window { uint64_t heads, kv_heads, head_dim, context, start, tokens, scale_base, window; };
+  for (const Window& s : {Window{1, 1, 2, 8, 0, 1, 2, 1}, Window{4, 2, 8, 40, 5, 3, 8, 4},
+                          Window{8, 4, 16, 40, 0, 4, 24, 2}, Window{6, 3, 20, 40, 30, 2, 20, 31},
+                          Window{8, 4, 64, 96, 70, 3, 256, 16}, Window{12, 4, 64, 64, 1, 2, 64, 0},
+                          Window{8, 4, 64, 96, 60, 4, 64, 200}}) {
+    const uint64_t qd = s.heads * s.head_dim, kd = s.kv_heads * s.head_dim;
+    Case c{"operation.sliding_attention",
+           {{id("n_heads"), SemanticUnsigned{s.heads}},
+            {id("n_kv_heads"), SemanticUnsigned{s.kv_heads}},
+            {id("head_dim"), SemanticUnsigned{s.head_dim}},
+            {id("scale_base"), SemanticUnsigned{s.scale_base}},
+            {id("window"), SemanticUnsigned{s.window}}},
+           {}, {}, s.tokens,
+           fmt::format("heads {}/{} head_dim {} start {} tokens {} scale_base {} window {}",
+                       s.heads, s.kv_heads, s.head_dim, s.start, s.tokens, s.scale_base, s.window)};
+    std::vector<uint32_t> positions;
+    for (uint64_t t = 0; t < s.tokens; ++t) positions.push_back(static_cast<uint32_t>(s.start + t));
+    c.inputs = {f32({s.tokens + 1, qd}, random), f32({s.tokens + 1, kd}, random),
+                f32({s.tokens + 1, kd}, random), u32(positions, s.tokens + 1),
+                f32({kd}, random, 1.0f, s.context), f32({kd}, random, 1.0f, s.context)};
+    c.outputs = {sentinel({s.tokens + 1, qd})};
+    out.push_back(std::move(c));
+  }
   return out;
 }
 
@@ -573,7 +631,8 @@ TEST(ProviderConformanceTest, EveryProviderAgreesWithTheReferenceOnEveryOperatio
   for (const char* op : {"operation.linear", "operation.attention", "operation.rms_norm",
                          "operation.rope", "operation.swiglu", "operation.add",
                          "operation.add_bias", "operation.head_rms_norm",
-                         "operation.rope_factors"}) {
+                         "operation.rope_factors", "operation.geglu", "operation.scale",
+                         "operation.sliding_attention", "operation.rope_scaled"}) {
     EXPECT_GT(checked[op], 0u) << op;
     EXPECT_EQ(checked[op] % all_variants.size(), 0u) << op;
   }

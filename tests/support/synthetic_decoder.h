@@ -1,6 +1,8 @@
 // tests/support/synthetic_decoder.h — small GGUF decoders of every Llama-like
 // family (llama, qwen2, qwen3, phi3 — whose fused attn_qkv and gate+up
-// ffn_up the writer makes from the separate matrices), and an independent double-precision forward
+// ffn_up the writer makes from the separate matrices — and gemma3: scaled
+// embeddings, q/k norms, post-attention and post-FFN norms, GeGLU,
+// sliding-window layers with their own rope base), and an independent double-precision forward
 // pass of them, written from the architectures' definitions (llama.cpp's
 // graphs), sharing no code with Ferrite's kernels.
 //
@@ -34,7 +36,7 @@
 namespace ferrite::testing {
 
 struct DecoderShape {
-  std::string arch = "llama";  // llama, qwen2, qwen3, phi3
+  std::string arch = "llama";  // llama, qwen2, qwen3, phi3, gemma3
   uint64_t dim = 64, layers = 2, heads = 4, kv_heads = 2, head_dim = 16, ffn = 96, vocab = 280,
            context = 64;
   float theta = 10000.0f, eps = 1e-5f;
@@ -49,6 +51,22 @@ struct DecoderShape {
   // the residual stream without overturning that choice.
   uint64_t peaked_stride = 0;
   float residual_scale = 1.0f;
+  // gemma3: the window of the sliding layers (0: none), every
+  // `sliding_period`-th layer global (layer i when i % period == period - 1),
+  // the local layers' rope base, and the output norm's scale (the classifier
+  // is tied, so this is what makes the logits' margins large).
+  uint64_t sliding_window = 0, sliding_period = 6;
+  float theta_local = 10000.0f, output_norm_scale = 1.0f;
+  // gemma3: linear RoPE scaling of the global layers (angles / rope_scale).
+  float rope_scale = 1.0f;
+  // gemma3, for the oracle's investigation only: the reference computes
+  // GeGLU as llama.cpp's CPU backend does (GGML_GELU_FP16: the gate rounded
+  // to f16, GELU read from a table of f16 values; 0 below -10, x above 10).
+  bool gelu_f16 = false;
+  bool gemma() const { return arch == "gemma3"; }
+  bool sliding(uint64_t layer) const {
+    return gemma() && sliding_window != 0 && layer % sliding_period < sliding_period - 1;
+  }
   // The GGUF type of every matrix (2-D tensor) as written: F32, or a block
   // type such as Q8_0 (the oracle's files; the reference reads the f32
   // values, so only the F32 files are compared with it).
@@ -77,7 +95,7 @@ inline DecoderTensors synthetic_decoder_tensors(const DecoderShape& s) {
     out[name] = {{n}, std::move(v)};
   };
   matrix("token_embd.weight", s.vocab, s.dim);
-  vector("output_norm.weight", s.dim, 1.0f, 0.25f);
+  vector("output_norm.weight", s.dim, s.output_norm_scale, 0.25f * s.output_norm_scale);
   if (!s.tied) matrix("output.weight", s.vocab, s.dim, s.output_scale);
   if (s.rope_freqs) {
     // Llama 3's shape: 1 for the fast pairs, up to 8 for the slow ones.
@@ -99,7 +117,7 @@ inline DecoderTensors synthetic_decoder_tensors(const DecoderShape& s) {
       vector(p + "attn_k.bias", s.kv_dim(), 0.0f, 0.5f);
       vector(p + "attn_v.bias", s.kv_dim(), 0.0f, 0.5f);
     }
-    if (s.qk_norm) {
+    if (s.qk_norm || s.gemma()) {
       vector(p + "attn_q_norm.weight", s.head_dim, 1.0f, 0.25f);
       vector(p + "attn_k_norm.weight", s.head_dim, 1.0f, 0.25f);
     }
@@ -107,6 +125,11 @@ inline DecoderTensors synthetic_decoder_tensors(const DecoderShape& s) {
     matrix(p + "ffn_gate.weight", s.ffn, s.dim);
     matrix(p + "ffn_up.weight", s.ffn, s.dim);
     matrix(p + "ffn_down.weight", s.dim, s.ffn);
+    if (s.gemma()) {
+      // (GGUF's Gemma norms hold 1 + w: llama.cpp's converter adds the 1.)
+      vector(p + "post_attention_norm.weight", s.dim, 1.0f, 0.25f);
+      vector(p + "post_ffw_norm.weight", s.dim, 1.0f, 0.25f);
+    }
   }
   if (s.peaked_stride != 0) {
     const std::vector<float>& e = out.at("token_embd.weight").values;
@@ -156,10 +179,12 @@ inline void add_synthetic_vocabulary(GgufFileSpec& file, uint64_t vocab) {
   file.metadata.push_back({"tokenizer.ggml.unknown_token_id", {uint32_t{0}}});
 }
 
-// `drop_key`: a metadata key left out (for the config-mapping tests).
-inline Result<void> write_synthetic_decoder(const std::filesystem::path& path,
-                                            const DecoderShape& s, const DecoderTensors& tensors,
-                                            const std::string& drop_key = "") {
+// `drop_key`: a metadata key left out, `extra`: keys added (for the
+// config-mapping tests).
+inline Result<void> write_synthetic_decoder(
+    const std::filesystem::path& path, const DecoderShape& s, const DecoderTensors& tensors,
+    const std::string& drop_key = "",
+    std::vector<std::pair<std::string, GgufValue>> extra = {}) {
   GgufFileSpec file;
   const std::string a = s.arch;
   auto u32 = [](uint64_t v) { return GgufValue{static_cast<uint32_t>(v)}; };
@@ -178,13 +203,23 @@ inline Result<void> write_synthetic_decoder(const std::filesystem::path& path,
       {a + ".rope.dimension_count", u32(s.head_dim)},
       {a + ".rope.freq_base", {s.theta}},
       {a + ".attention.layer_norm_rms_epsilon", {s.eps}}};
-  if (s.head_dim * s.heads != s.dim) {
+  if (s.head_dim * s.heads != s.dim || s.gemma()) {
     keys.push_back({a + ".attention.key_length", u32(s.head_dim)});
     keys.push_back({a + ".attention.value_length", u32(s.head_dim)});
+  }
+  if (s.gemma() && s.sliding_window != 0) {
+    keys.push_back({a + ".attention.sliding_window", u32(s.sliding_window)});
+    keys.push_back({a + ".attention.sliding_window_pattern", u32(s.sliding_period)});
+    keys.push_back({a + ".rope.freq_base_swa", {s.theta_local}});
+  }
+  if (s.gemma() && s.rope_scale != 1.0f) {
+    keys.push_back({a + ".rope.scaling.type", {std::string("linear")}});
+    keys.push_back({a + ".rope.scaling.factor", {s.rope_scale}});
   }
   for (auto& [key, value] : keys) {
     if (key != drop_key) file.metadata.push_back({key, std::move(value)});
   }
+  for (auto& entry : extra) file.metadata.push_back(std::move(entry));
   add_synthetic_vocabulary(file, s.vocab);
   DecoderTensors stored = tensors;
   if (s.arch == "phi3") {
@@ -242,6 +277,10 @@ class DecoderReference {
     for (uint64_t t = 0; t < n; ++t) {
       const auto& e = w_.at("token_embd.weight");
       x[t].assign(e.begin() + tokens[t] * s_.dim, e.begin() + (tokens[t] + 1) * s_.dim);
+      // Gemma scales the embeddings by sqrt(dim) (llama.cpp: the f32 sqrtf).
+      if (s_.gemma()) {
+        for (double& v : x[t]) v *= static_cast<double>(std::sqrt(static_cast<float>(s_.dim)));
+      }
     }
     for (uint64_t l = 0; l < s_.layers; ++l) {
       const std::string p = fmt::format("blk.{}.", l);
@@ -256,38 +295,66 @@ class DecoderReference {
           add_to(k[t], w_.at(p + "attn_k.bias"));
           add_to(v[t], w_.at(p + "attn_v.bias"));
         }
-        if (s_.qk_norm) {
+        if (s_.qk_norm || s_.gemma()) {
           q[t] = per_head_norm(q[t], w_.at(p + "attn_q_norm.weight"));
           k[t] = per_head_norm(k[t], w_.at(p + "attn_k_norm.weight"));
         }
-        rotate(q[t], t);
-        rotate(k[t], t);
+        const double theta = s_.sliding(l) ? s_.theta_local : s_.theta;
+        const double scale = s_.gemma() && !s_.sliding(l) ? s_.rope_scale : 1.0;
+        rotate(q[t], t, theta, scale);
+        rotate(k[t], t, theta, scale);
       }
       for (uint64_t t = 0; t < n; ++t) {
         std::vector<double> att(s_.q_dim(), 0.0);
         const uint64_t group = s_.heads / s_.kv_heads;
         for (uint64_t h = 0; h < s_.heads; ++h) {
           const uint64_t kvh = h / group;
-          std::vector<double> score(t + 1);
+          // Sliding layers see the last `sliding_window` positions.
+          const uint64_t first =
+              s_.sliding(l) && t + 1 > s_.sliding_window ? t + 1 - s_.sliding_window : 0;
+          std::vector<double> score(t + 1, -INFINITY);
           double top = -INFINITY;
-          for (uint64_t u = 0; u <= t; ++u) {
+          for (uint64_t u = first; u <= t; ++u) {
             double dot = 0;
             for (uint64_t i = 0; i < hd; ++i) dot += q[t][h * hd + i] * k[u][kvh * hd + i];
             score[u] = dot / std::sqrt(static_cast<double>(hd));
             top = std::max(top, score[u]);
           }
           double total = 0;
-          for (double& sc : score) total += (sc = std::exp(sc - top));
-          for (uint64_t u = 0; u <= t; ++u) {
+          for (uint64_t u = first; u <= t; ++u) total += (score[u] = std::exp(score[u] - top));
+          for (uint64_t u = first; u <= t; ++u) {
             for (uint64_t i = 0; i < hd; ++i) att[h * hd + i] += score[u] / total * v[u][kvh * hd + i];
           }
         }
-        add_to(x[t], matvec(p + "attn_output.weight", att, s_.dim));
+        auto att_out = matvec(p + "attn_output.weight", att, s_.dim);
+        if (s_.gemma()) att_out = norm(att_out, w_.at(p + "post_attention_norm.weight"));
+        add_to(x[t], att_out);
         const auto h2 = norm(x[t], w_.at(p + "ffn_norm.weight"));
         auto gate = matvec(p + "ffn_gate.weight", h2, s_.ffn);
         const auto up = matvec(p + "ffn_up.weight", h2, s_.ffn);
-        for (uint64_t i = 0; i < s_.ffn; ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
-        add_to(x[t], matvec(p + "ffn_down.weight", gate, s_.dim));
+        for (uint64_t i = 0; i < s_.ffn; ++i) {
+          const double g = gate[i];
+          if (s_.gemma() && s_.gelu_f16) {
+            const auto x = static_cast<float>(g);
+            float gelu = x <= -10.0f ? 0.0f : x;
+            if (x > -10.0f && x < 10.0f) {
+              const float h = f16_bits_to_f32(f32_to_f16_bits(x));
+              const float v =
+                  0.5f * h * (1.0f + std::tanh(0.7978845608f * h * (1.0f + 0.044715f * h * h)));
+              gelu = f16_bits_to_f32(f32_to_f16_bits(v));
+            }
+            gate[i] = static_cast<double>(gelu) * up[i];
+          } else if (s_.gemma()) {
+            // GELU, tanh approximation (Hugging Face's gelu_pytorch_tanh).
+            const double inner = std::sqrt(2.0 / 3.14159265358979323846) * (g + 0.044715 * g * g * g);
+            gate[i] = 0.5 * g * (1.0 + std::tanh(inner)) * up[i];
+          } else {
+            gate[i] = g / (1.0 + std::exp(-g)) * up[i];
+          }
+        }
+        auto down = matvec(p + "ffn_down.weight", gate, s_.dim);
+        if (s_.gemma()) down = norm(down, w_.at(p + "post_ffw_norm.weight"));
+        add_to(x[t], down);
       }
     }
     return matvec("output.weight", norm(x[n - 1], w_.at("output_norm.weight")), s_.vocab);
@@ -324,13 +391,13 @@ class DecoderReference {
   }
   // llama: adjacent pairs (llama.cpp's "norm" rope; its converter permuted
   // q/k); qwen2/qwen3: pairs (i, i + head_dim/2) ("neox").
-  void rotate(std::vector<double>& x, uint64_t pos) const {
+  void rotate(std::vector<double>& x, uint64_t pos, double theta, double scale) const {
     const uint64_t hd = s_.head_dim, half = hd / 2;
     for (uint64_t h = 0; h < x.size(); h += hd) {
       for (uint64_t i = 0; i < half; ++i) {
-        double freq = std::pow(static_cast<double>(s_.theta), -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+        double freq = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
         if (s_.rope_freqs) freq /= w_.at("rope_freqs.weight")[i];
-        const double angle = static_cast<double>(pos) * freq, c = std::cos(angle), sn = std::sin(angle);
+        const double angle = static_cast<double>(pos) * freq / scale, c = std::cos(angle), sn = std::sin(angle);
         const uint64_t a = s_.half_split() ? h + i : h + 2 * i;
         const uint64_t b = s_.half_split() ? h + i + half : h + 2 * i + 1;
         const double xa = x[a], xb = x[b];

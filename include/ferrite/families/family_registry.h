@@ -101,6 +101,12 @@ struct FamilyRoom {
   // program is built, so a small file declaring many layers fails fast. May
   // complete the config (e.g. a tied classifier's storage format).
   std::function<Result<void>(std::any& config, const CheckpointTensors& served)> check_tensors;
+  // A value added to every element of a Hugging Face tensor served under
+  // this GGUF name, in f32 after the conversion (empty or 0: none). Gemma's
+  // RMSNorm weights are stored as w and applied as 1 + w; GGUF files store
+  // 1 + w (llama.cpp's converter adds the 1), so the gemma3 room serves the
+  // Hugging Face ones with 1 added and both read the same program.
+  std::function<float(std::string_view gguf_name)> hf_tensor_offset;
 };
 
 class FamilyRegistry {

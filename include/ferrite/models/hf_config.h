@@ -47,6 +47,15 @@ class HfConfig {
   // A finite positive number (integer or float); `fallback` when absent.
   Result<double> positive_number(std::string_view key, double fallback) const;
   Result<bool> boolean(std::string_view key, bool fallback) const;
+  // Whether `key` is present and not null.
+  bool has(std::string_view key) const { return member(key) != nullptr; }
+  // A string; `fallback` when absent.
+  Result<std::string> text(std::string_view key, std::string fallback) const;
+  // An array of strings (e.g. `layer_types`); empty when absent.
+  Result<std::vector<std::string>> text_array(std::string_view key) const;
+  // A nested object (e.g. `rope_scaling`) as its own config whose messages
+  // name `<key>.<inner key>`; nullopt when absent.
+  Result<std::optional<HfConfig>> object(std::string_view key) const;
 
   // kInvalidModelConfig "<file>: `key` <message>" with fields file and key.
   Error invalid(std::string_view key, std::string message,

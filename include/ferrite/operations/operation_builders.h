@@ -70,6 +70,23 @@ ValueRef head_rms_norm(ProgramBuilder& b, const Named& name, ValueRef x, ValueRe
 // RoPE whose pair i turns at theta^(-2i/head_dim) / factors[i].
 ValueRef rope_factors(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef positions,
                       ValueRef factors, const RopeAttributes& attributes);
+// RoPE whose angles are divided by `factor` (linear scaling; exact text).
+ValueRef rope_scaled(ProgramBuilder& b, const Named& name, ValueRef x, ValueRef positions,
+                     const RopeAttributes& attributes, std::string_view factor);
+// gelu_tanh(gate) * up (Gemma's GeGLU).
+ValueRef geglu(ProgramBuilder& b, const Named& name, ValueRef gate, ValueRef up);
+// x times `factor` (exact decimal or fraction text).
+ValueRef scale(ProgramBuilder& b, const Named& name, ValueRef x, std::string_view factor);
+// attention with scores scaled by 1/sqrt(scale_base) and, for window > 0, a
+// query at position p seeing the keys at positions p - window + 1 .. p.
+struct SlidingAttentionAttributes {
+  AttentionAttributes heads;
+  uint64_t scale_base = 0;
+  uint64_t window = 0;
+};
+ValueRef sliding_attention(ProgramBuilder& b, const Named& name, ValueRef q, ValueRef k,
+                           ValueRef v, ValueRef positions, ValueRef k_cache, ValueRef v_cache,
+                           const SlidingAttentionAttributes& attributes);
 ValueRef add(ProgramBuilder& b, const Named& name, ValueRef a, ValueRef c);
 ValueRef take_last_token(ProgramBuilder& b, const Named& name, ValueRef x);
 

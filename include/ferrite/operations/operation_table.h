@@ -16,6 +16,8 @@
 //   attention        q [T,QD], k [T,KD], v [T,KD], u32[T] positions,
 //                    k_cache [KD] rw, v_cache [KD] rw → [T,QD]
 //                    attributes n_heads, n_kv_heads, head_dim
+//   geglu            gate [T,F], up [T,F] → [T,F]: gelu_tanh(gate) * up (Gemma's
+//                    GeGLU; GELU with the tanh approximation)
 //   head_rms_norm    [T,E], [H] → [T,E]: RMSNorm of every head_dim-wide head
 //                    (Qwen3/Gemma q and k norms), attributes epsilon, head_dim (= H)
 //   linear           [T,K], [N,K] (weights stored [out, in]) → [T,N]
@@ -25,6 +27,16 @@
 //   rope_factors     [T,E], u32[T] positions, [P] factors → [T,E]: rope whose pair i
 //                    turns at theta^(-2i/head_dim) / factors[i] (P = head_dim/2;
 //                    GGUF `rope_freqs.weight`, Llama 3 rope scaling); rope's attributes
+//   rope_scaled      rope whose angles are divided by the rational attribute
+//                    factor (linear RoPE scaling: llama.cpp's freq_scale = 1/factor;
+//                    Gemma 3's global layers); rope's attributes and factor
+//   scale            [T,D] → [T,D] (may alias input 0): every value times the
+//                    rational attribute factor (Gemma's embedding scale sqrt(dim),
+//                    stated as the exact f32 value)
+//   sliding_attention attention's operands; attributes n_heads, n_kv_heads,
+//                    head_dim, scale_base (scores scaled by 1/sqrt(scale_base)) and
+//                    window (a query at position p sees keys at p - window + 1 .. p;
+//                    0: every earlier key) — Gemma's local layers
 //   swiglu           gate [T,F], up [T,F] → [T,F]
 //   take_last_token  [T,D] → [1,D]
 //   token_embedding  u32[T], [V,D] → [T,D]
@@ -54,11 +66,15 @@ enum class OpKind : uint8_t {
   kAdd,
   kAddBias,
   kAttention,
+  kGeglu,
   kHeadRmsNorm,
   kLinear,
   kRmsNorm,
   kRope,
   kRopeFactors,
+  kRopeScaled,
+  kScale,
+  kSlidingAttention,
   kSwiglu,
   kTakeLastToken,
   kTokenEmbedding,
@@ -68,9 +84,12 @@ enum class OpKind : uint8_t {
 inline constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::kCount);
 
 inline constexpr std::string_view kOpKindIds[] = {
-    "operation.add",    "operation.add_bias",  "operation.attention",       "operation.head_rms_norm",
-    "operation.linear", "operation.rms_norm",  "operation.rope",            "operation.rope_factors",
-    "operation.swiglu", "operation.take_last_token", "operation.token_embedding",
+    "operation.add",          "operation.add_bias",          "operation.attention",
+    "operation.geglu",        "operation.head_rms_norm",     "operation.linear",
+    "operation.rms_norm",     "operation.rope",              "operation.rope_factors",
+    "operation.rope_scaled",  "operation.scale",             "operation.sliding_attention",
+    "operation.swiglu",
+    "operation.take_last_token", "operation.token_embedding",
 };
 static_assert(std::size(kOpKindIds) == kOpKindCount, "every OpKind needs an id in kOpKindIds");
 

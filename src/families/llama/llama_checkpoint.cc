@@ -248,7 +248,8 @@ FamilyRoom llama_config_room(std::string name, std::string hf_architecture,
           },
       .tensor_fallbacks = {{"output.weight", "token_embd.weight"}},
       .tensor_slices = {},
-      .check_tensors = check_tensors};
+      .check_tensors = check_tensors,
+      .hf_tensor_offset = {}};
 }
 
 FamilyRoom llama_family_room() {

@@ -238,8 +238,13 @@ Result<BoundKernel> rms_norm(const Context& ctx, const KernelNode& node) {
 // once per token and shared by every head.
 // With `factors` (rope_factors, input 2), pair i's frequency is divided by
 // factors[i], in double as cpu.reference does.
-Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors) {
+Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors, bool scaled = false) {
   FERRITE_ASSIGN_OR_RETURN(const RopeShape shape, rope_shape(node));
+  // rope_scaled: every angle divided by `factor` (1 otherwise, unused).
+  double divisor = 1.0;
+  if (scaled) {
+    FERRITE_ASSIGN_OR_RETURN(divisor, rational_attribute(node, "factor"));
+  }
   if (with_factors) FERRITE_RETURN_IF_ERROR(rope_factor_count(node, shape));
   const KernelTensor factors = with_factors ? node.inputs[2] : KernelTensor{};
   const uint64_t head_dim = shape.head_dim, capacity = shape.capacity, width = shape.width;
@@ -261,7 +266,7 @@ Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors) {
     for (uint64_t t = 0; t < tokens; ++t) {
       const double pos = positions.as<uint32_t>()[t];
       for (uint64_t i = 0; i < half; ++i) {
-        const double angle = pos * frequencies[i];
+        const double angle = scaled ? pos * frequencies[i] / divisor : pos * frequencies[i];
         cs[2 * i] = std::cos(angle);
         cs[2 * i + 1] = std::sin(angle);
       }
@@ -286,6 +291,9 @@ Result<BoundKernel> rope(const Context&, const KernelNode& node) {
 }
 Result<BoundKernel> rope_factors(const Context&, const KernelNode& node) {
   return rope_kernel(node, true);
+}
+Result<BoundKernel> rope_scaled(const Context&, const KernelNode& node) {
+  return rope_kernel(node, false, true);
 }
 
 Result<BoundKernel> add_bias(const Context&, const KernelNode& node) {
@@ -325,8 +333,11 @@ Result<BoundKernel> head_rms_norm(const Context& ctx, const KernelNode& node) {
 
 // Per token: append k and v at the token's position, then every head
 // attends causally over rows 0..position, heads split across threads.
-Result<BoundKernel> attention(const Context& ctx, const KernelNode& node) {
-  FERRITE_ASSIGN_OR_RETURN(const AttentionShape shape, attention_shape(node));
+// Rows first_visible_row(pos, window) .. pos, scores scaled by
+// 1/sqrt(scale_base) (attention: head_dim, window 0).
+Result<BoundKernel> attention_kernel(const Context& ctx, const KernelNode& node,
+                                     const AttentionShape& shape, uint64_t scale_base,
+                                     uint64_t window) {
   const uint64_t n_heads = shape.n_heads, n_kv_heads = shape.n_kv_heads,
                  head_dim = shape.head_dim, capacity = shape.capacity, q_width = shape.q_width,
                  kv_width = shape.kv_width, context = shape.context;
@@ -347,42 +358,85 @@ Result<BoundKernel> attention(const Context& ctx, const KernelNode& node) {
   return BoundKernel{[=, &node_id = *id](uint64_t tokens) -> Result<void> {
     tokens = std::min(tokens, capacity);
     const uint64_t group = n_heads / n_kv_heads;
-    const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+    const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(scale_base)));
     const float* kc = k_cache.as<float>();
     const float* vc = v_cache.as<float>();
     for (uint64_t t = 0; t < tokens; ++t) {
       FERRITE_ASSIGN_OR_RETURN(const uint32_t pos,
                                append_kv_row(node_id, shape, k, v, positions, k_cache, v_cache, t));
+      const uint64_t first = first_visible_row(pos, window);
       auto heads = [&](uint64_t begin, uint64_t end) {
         for (uint64_t h = begin; h < end; ++h) {
           const uint64_t kv = (h / group) * head_dim;
           const float* query = q.as<float>() + t * q_width + h * head_dim;
           float* s = scores + h * context;
           float max_score = -INFINITY;
-          for (uint64_t p = 0; p <= pos; ++p) {
+          for (uint64_t p = first; p <= pos; ++p) {
             s[p] = fast::dot(ctx->isa, query, kc + p * kv_width + kv, head_dim) * scale;
             max_score = std::max(max_score, s[p]);
           }
           float total = 0;
-          for (uint64_t p = 0; p <= pos; ++p) {
+          for (uint64_t p = first; p <= pos; ++p) {
             s[p] = std::exp(s[p] - max_score);
             total += s[p];
           }
           float* result = out.as<float>() + t * q_width + h * head_dim;
           std::fill_n(result, head_dim, 0.0f);
-          for (uint64_t p = 0; p <= pos; ++p) {
+          for (uint64_t p = first; p <= pos; ++p) {
             fast::axpy(ctx->isa, s[p], vc + p * kv_width + kv, result, head_dim);
           }
           for (uint64_t i = 0; i < head_dim; ++i) result[i] /= total;
         }
       };
       // Work grows with the position; one thread is enough for short rows.
-      if ((pos + 1) * q_width < kParallelMultiplyAdds / 4) {
+      if ((pos + 1 - first) * q_width < kParallelMultiplyAdds / 4) {
         heads(0, n_heads);
       } else {
         ctx->pool.parallel_for(n_heads, heads);
       }
     }
+    return {};
+  }};
+}
+
+Result<BoundKernel> attention(const Context& ctx, const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(const AttentionShape shape, attention_shape(node));
+  return attention_kernel(ctx, node, shape, shape.head_dim, 0);
+}
+
+Result<BoundKernel> sliding_attention(const Context& ctx, const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(const SlidingAttentionShape shape, sliding_attention_shape(node));
+  return attention_kernel(ctx, node, shape.heads, shape.scale_base, shape.window);
+}
+
+// GELU (tanh approximation) in f32, times up.
+Result<BoundKernel> geglu(const Context&, const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(const RowShape shape, elementwise_shape(node));
+  const KernelTensor gate = node.inputs[0], up = node.inputs[1], y = node.outputs[0];
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    const uint64_t n = std::min(tokens, shape.capacity) * shape.width;
+    const float* g = gate.as<float>();
+    const float* u = up.as<float>();
+    float* o = y.as<float>();
+    constexpr float kRoot2OverPi = 0.7978845608028654f;
+    for (uint64_t i = 0; i < n; ++i) {
+      const float x = g[i];
+      o[i] = 0.5f * x * (1.0f + std::tanh(kRoot2OverPi * (x + 0.044715f * x * x * x))) * u[i];
+    }
+    return {};
+  }};
+}
+
+Result<BoundKernel> scale(const Context&, const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(double factor, rational_attribute(node, "factor"));
+  FERRITE_ASSIGN_OR_RETURN(const RowShape shape, elementwise_shape(node));
+  const KernelTensor x = node.inputs[0], y = node.outputs[0];
+  const float f = static_cast<float>(factor);
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    const uint64_t n = std::min(tokens, shape.capacity) * shape.width;
+    const float* in = x.as<float>();
+    float* o = y.as<float>();
+    for (uint64_t i = 0; i < n; ++i) o[i] = in[i] * f;
     return {};
   }};
 }
@@ -435,13 +489,13 @@ std::optional<ProviderWorkspaceRequirement> fast_scratch(std::string_view op) {
     const uint64_t pair_bytes = sizeof(fast::ActivationPair);
     shape.terms = {{pair_bytes, {input_dimension(0, 0), input_dimension(0, 1, 64)}},
                    {kLinearLanes * fast::kUnpackBytesPerPair, {input_dimension(0, 1, 64)}}};
-  } else if (op == "rope" || op == "rope_factors") {
+  } else if (op == "rope" || op == "rope_factors" || op == "rope_scaled") {
     // Frequencies and (cos, sin): 3 doubles per pair of a head.
     shape.terms = {{3 * sizeof(double),
                     {WorkspaceShapeFactor{.source = WorkspaceShapeSource::kAttribute,
                                           .attribute = "head_dim",
                                           .divisor = 2}}}};
-  } else if (op == "attention") {
+  } else if (op == "attention" || op == "sliding_attention") {
     // One f32 score row of the context (the K cache's rows) per head.
     shape.terms = {{sizeof(float),
                     {WorkspaceShapeFactor{.source = WorkspaceShapeSource::kAttribute,
@@ -487,7 +541,9 @@ Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFast
       {OpKind::kLinear, linear}, {OpKind::kRmsNorm, rms_norm},
       {OpKind::kRope, rope},     {OpKind::kSwiglu, swiglu},
       {OpKind::kAddBias, add_bias}, {OpKind::kHeadRmsNorm, head_rms_norm},
-      {OpKind::kRopeFactors, rope_factors}};
+      {OpKind::kRopeFactors, rope_factors}, {OpKind::kGeglu, geglu},
+      {OpKind::kScale, scale},   {OpKind::kSlidingAttention, sliding_attention},
+      {OpKind::kRopeScaled, rope_scaled}};
   for (auto& op : operations) {
     auto factory = factories.find(*find_op_kind(op.id));
     if (factory == factories.end()) continue;  // see the header: reference only

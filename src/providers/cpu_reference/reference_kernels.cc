@@ -103,8 +103,13 @@ Result<BoundKernel> linear(const KernelNode& node) {
 
 // RoPE; with `factors` (rope_factors, input 2) pair i's frequency is divided
 // by factors[i].
-Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors) {
+Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors, bool scaled = false) {
   FERRITE_ASSIGN_OR_RETURN(const RopeShape shape, rope_shape(node));
+  // rope_scaled: every angle divided by `factor` (1 otherwise, unused).
+  double divisor = 1.0;
+  if (scaled) {
+    FERRITE_ASSIGN_OR_RETURN(divisor, rational_attribute(node, "factor"));
+  }
   if (with_factors) FERRITE_RETURN_IF_ERROR(rope_factor_count(node, shape));
   const KernelTensor factors = with_factors ? node.inputs[2] : KernelTensor{};
   const uint64_t head_dim = shape.head_dim, capacity = shape.capacity, width = shape.width;
@@ -123,7 +128,7 @@ Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors) {
           double freq = std::pow(theta, -2.0 * static_cast<double>(i) /
                                             static_cast<double>(head_dim));
           if (with_factors) freq /= static_cast<double>(factors.as<float>()[i]);
-          const double angle = pos * freq;
+          const double angle = scaled ? pos * freq / divisor : pos * freq;
           const double c = std::cos(angle), s = std::sin(angle);
           const uint64_t a = interleaved ? head + 2 * i : head + i;
           const uint64_t b = interleaved ? head + 2 * i + 1 : head + i + half;
@@ -139,6 +144,7 @@ Result<BoundKernel> rope_kernel(const KernelNode& node, bool with_factors) {
 
 Result<BoundKernel> rope(const KernelNode& node) { return rope_kernel(node, false); }
 Result<BoundKernel> rope_factors(const KernelNode& node) { return rope_kernel(node, true); }
+Result<BoundKernel> rope_scaled(const KernelNode& node) { return rope_kernel(node, false, true); }
 
 Result<BoundKernel> add_bias(const KernelNode& node) {
   FERRITE_ASSIGN_OR_RETURN(const RowShape shape, add_bias_shape(node));
@@ -175,8 +181,10 @@ Result<BoundKernel> head_rms_norm(const KernelNode& node) {
   }};
 }
 
-Result<BoundKernel> attention(const KernelNode& node) {
-  FERRITE_ASSIGN_OR_RETURN(const AttentionShape shape, attention_shape(node));
+// Causal attention over the cache rows first_visible_row(pos, window) ..
+// pos, scores scaled by 1/sqrt(scale_base) (attention: head_dim, window 0).
+Result<BoundKernel> attention_kernel(const KernelNode& node, const AttentionShape& shape,
+                                     uint64_t scale_base, uint64_t window) {
   const uint64_t n_heads = shape.n_heads, n_kv_heads = shape.n_kv_heads,
                  head_dim = shape.head_dim, capacity = shape.capacity, q_width = shape.q_width,
                  kv_width = shape.kv_width, context = shape.context;
@@ -199,15 +207,16 @@ Result<BoundKernel> attention(const KernelNode& node) {
   return BoundKernel{[=, &node_id = *id](uint64_t tokens) -> Result<void> {
     tokens = std::min(tokens, capacity);
     const uint64_t group = n_heads / n_kv_heads;
-    const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+    const double scale = 1.0 / std::sqrt(static_cast<double>(scale_base));
     for (uint64_t t = 0; t < tokens; ++t) {
       FERRITE_ASSIGN_OR_RETURN(const uint32_t pos,
                                append_kv_row(node_id, shape, k, v, positions, k_cache, v_cache, t));
+      const uint64_t first = first_visible_row(pos, window);
       for (uint64_t h = 0; h < n_heads; ++h) {
         const uint64_t kv = (h / group) * head_dim;
         const float* query = q.as<float>() + t * q_width + h * head_dim;
         double max_score = -INFINITY;
-        for (uint64_t p = 0; p <= pos; ++p) {
+        for (uint64_t p = first; p <= pos; ++p) {
           const float* key = k_cache.as<float>() + p * kv_width + kv;
           double dot = 0;
           for (uint64_t i = 0; i < head_dim; ++i) dot += static_cast<double>(query[i]) * key[i];
@@ -215,19 +224,59 @@ Result<BoundKernel> attention(const KernelNode& node) {
           max_score = std::max(max_score, scores[p]);
         }
         double total = 0;
-        for (uint64_t p = 0; p <= pos; ++p) {
+        for (uint64_t p = first; p <= pos; ++p) {
           scores[p] = std::exp(scores[p] - max_score);
           total += scores[p];
         }
         float* result = out.as<float>() + t * q_width + h * head_dim;
         for (uint64_t i = 0; i < head_dim; ++i) {
           double acc = 0;
-          for (uint64_t p = 0; p <= pos; ++p) {
+          for (uint64_t p = first; p <= pos; ++p) {
             acc += scores[p] * v_cache.as<float>()[p * kv_width + kv + i];
           }
           result[i] = static_cast<float>(acc / total);
         }
       }
+    }
+    return {};
+  }};
+}
+
+Result<BoundKernel> attention(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(const AttentionShape shape, attention_shape(node));
+  return attention_kernel(node, shape, shape.head_dim, 0);
+}
+
+Result<BoundKernel> sliding_attention(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(const SlidingAttentionShape shape, sliding_attention_shape(node));
+  return attention_kernel(node, shape.heads, shape.scale_base, shape.window);
+}
+
+// GELU with the tanh approximation, in double:
+// 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))).
+Result<BoundKernel> geglu(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(const RowShape shape, elementwise_shape(node));
+  const KernelTensor gate = node.inputs[0], up = node.inputs[1], y = node.outputs[0];
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    const uint64_t n = std::min(tokens, shape.capacity) * shape.width;
+    const double k = std::sqrt(2.0 / 3.14159265358979323846);
+    for (uint64_t i = 0; i < n; ++i) {
+      const double g = gate.as<float>()[i];
+      const double gelu = 0.5 * g * (1.0 + std::tanh(k * (g + 0.044715 * g * g * g)));
+      y.as<float>()[i] = static_cast<float>(gelu * up.as<float>()[i]);
+    }
+    return {};
+  }};
+}
+
+Result<BoundKernel> scale(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(double factor, rational_attribute(node, "factor"));
+  FERRITE_ASSIGN_OR_RETURN(const RowShape shape, elementwise_shape(node));
+  const KernelTensor x = node.inputs[0], y = node.outputs[0];
+  return BoundKernel{[=](uint64_t tokens) -> Result<void> {
+    const uint64_t n = std::min(tokens, shape.capacity) * shape.width;
+    for (uint64_t i = 0; i < n; ++i) {
+      y.as<float>()[i] = static_cast<float>(x.as<float>()[i] * factor);
     }
     return {};
   }};
@@ -268,7 +317,7 @@ Result<BoundKernel> take_last_token(const KernelNode& node) {
 
 // Attention's scores: one double per row of the K cache (input 4).
 std::optional<ProviderWorkspaceRequirement> reference_scratch(std::string_view op) {
-  if (op != "attention") return std::nullopt;
+  if (op != "attention" && op != "sliding_attention") return std::nullopt;
   WorkspaceShape shape;
   shape.terms = {{sizeof(double),
                   {WorkspaceShapeFactor{.source = WorkspaceShapeSource::kTokenRows,
@@ -286,11 +335,15 @@ Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
       {OpKind::kAdd, add},
       {OpKind::kAddBias, add_bias},
       {OpKind::kAttention, attention},
+      {OpKind::kGeglu, geglu},
       {OpKind::kHeadRmsNorm, head_rms_norm},
       {OpKind::kLinear, linear},
       {OpKind::kRmsNorm, rms_norm},
       {OpKind::kRope, rope},
       {OpKind::kRopeFactors, rope_factors},
+      {OpKind::kRopeScaled, rope_scaled},
+      {OpKind::kScale, scale},
+      {OpKind::kSlidingAttention, sliding_attention},
       {OpKind::kSwiglu, swiglu},
       {OpKind::kTakeLastToken, take_last_token},
       {OpKind::kTokenEmbedding, token_embedding}};

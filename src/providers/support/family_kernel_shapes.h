@@ -5,7 +5,10 @@
 // Contract: `add_bias_shape(node)` checks x [T, N] against bias [N];
 // `head_norm_shape(node)` reads epsilon and head_dim and checks the weight
 // [head_dim] and a width of whole heads; `rope_factor_count(node, shape)`
-// checks the factors [head_dim / 2]. Errors name the node (field `node_id`).
+// checks the factors [head_dim / 2]; `sliding_attention_shape(node)` is
+// attention_shape plus the score scale 1/sqrt(scale_base) and the window;
+// `elementwise_shape(node)` checks equal [T, F] inputs and output (geglu,
+// scale). Errors name the node (field `node_id`).
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(const HeadNormShape shape, head_norm_shape(node));
@@ -55,6 +58,37 @@ inline Result<void> rope_factor_count(const KernelNode& node, const RopeShape& s
         node, fmt::format("rope factors must be head_dim / 2 = {} values", shape.head_dim / 2));
   }
   return {};
+}
+
+struct SlidingAttentionShape {
+  AttentionShape heads;
+  uint64_t scale_base, window;
+};
+
+inline Result<SlidingAttentionShape> sliding_attention_shape(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(const AttentionShape heads, attention_shape(node));
+  FERRITE_ASSIGN_OR_RETURN(uint64_t scale_base, unsigned_attribute(node, "scale_base"));
+  FERRITE_ASSIGN_OR_RETURN(uint64_t window, unsigned_attribute(node, "window"));
+  if (scale_base == 0) return node_shape_error(node, "scale_base must be positive");
+  return SlidingAttentionShape{heads, scale_base, window};
+}
+
+// The first cache row a query at `pos` attends to: pos - window + 1, or 0.
+inline uint64_t first_visible_row(uint64_t pos, uint64_t window) {
+  return window != 0 && pos + 1 > window ? pos + 1 - window : 0;
+}
+
+inline Result<RowShape> elementwise_shape(const KernelNode& node) {
+  const RowShape s{dim(node.inputs[0], 0), dim(node.inputs[0], 1)};
+  for (const KernelTensor& t : node.inputs) {
+    if (dim(t, 0) != s.capacity || dim(t, 1) != s.width) {
+      return node_shape_error(node, "the inputs' shapes disagree");
+    }
+  }
+  if (dim(node.outputs[0], 0) != s.capacity || dim(node.outputs[0], 1) != s.width) {
+    return node_shape_error(node, "the output's shape disagrees with the inputs");
+  }
+  return s;
 }
 
 }  // namespace ferrite
