@@ -210,7 +210,8 @@ int run_cli(int argc, char** argv) {
       ->check(CLI::Range(1u, 256u));
   serve_cmd->add_option("--queue", serve.queue,
                         "Requests that may wait for a slot; more are refused with 503 (default "
-                        "4 × --parallel)");
+                        "4 × --parallel)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
   serve_cmd->add_option("--threads", serve.settings.threads,
                         "Provider threads, cpu.fast's (default 0 = one per hardware thread)")
       ->check(CLI::Range(0u, 256u));

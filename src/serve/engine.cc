@@ -79,7 +79,9 @@ struct Engine::Sequence {
   uint32_t previous = 0;         // the token before the next piece (detokenizing)
   bool admitted = false;         // its prefill started
   bool ended = false;
+  bool published = false;                     // its stream was told
   FinishReason reason = FinishReason::kStop;  // once ended
+  std::string error;                          // reason kError
 };
 
 Result<std::unique_ptr<Engine>> Engine::start(const EngineLimits& given,
@@ -201,7 +203,7 @@ Submission Engine::submit(CompletionRequest request) {
   auto sequence = std::make_unique<Sequence>(Sequence{
       .request = std::move(request), .stream = stream, .sampler = std::move(*sampler),
       .stop = StopMatcher(), .tokens = {}, .previous = 0, .admitted = false, .ended = false,
-      .reason = FinishReason::kStop});
+      .published = false, .reason = FinishReason::kStop, .error = {}});
   sequence->stop = StopMatcher(sequence->request.stop);
   sequence->tokens = sequence->request.prompt;
   sequence->previous = sequence->tokens.back();
@@ -235,13 +237,25 @@ EngineMetrics Engine::metrics() const {
   return m;
 }
 
-// Records how `sequence` ended and tells its stream (the engine thread,
-// with or without the lock: the stream has its own).
-void Engine::finish(Sequence& sequence, FinishReason reason, std::string error) {
+// Records how `sequence` ended (the engine thread only). With `now`, its
+// stream is told at once (publish); run_span does not, so that a client sees
+// the end only after the step is committed: its blocks back in the pool,
+// the metrics counted.
+void Engine::finish(Sequence& sequence, FinishReason reason, std::string error, bool now) {
   if (sequence.ended) return;
   sequence.ended = true;
   sequence.reason = reason;
-  std::string tail = reason == FinishReason::kStop || reason == FinishReason::kLength
+  sequence.error = std::move(error);
+  if (now) publish(sequence);
+}
+
+// Tells an ended sequence's stream how it ended, once (under mutex_).
+void Engine::publish(Sequence& sequence) {
+  if (!sequence.ended || sequence.published) return;
+  sequence.published = true;
+  ++totals_.finished_by_reason[static_cast<size_t>(sequence.reason)];
+  std::string tail = sequence.reason == FinishReason::kStop ||
+                             sequence.reason == FinishReason::kLength
                          ? sequence.stop.finish()
                          : std::string();
   RequestStream& stream = *sequence.stream;
@@ -250,8 +264,8 @@ void Engine::finish(Sequence& sequence, FinishReason reason, std::string error) 
     stream.text_ += tail;
     if (!tail.empty()) stream.pieces_.push_back(std::move(tail));
     stream.finished_ = true;
-    stream.reason_ = reason;
-    stream.error_ = std::move(error);
+    stream.reason_ = sequence.reason;
+    stream.error_ = sequence.error;
   }
   stream.changed_.notify_all();
 }
@@ -260,7 +274,7 @@ bool Engine::run_span(const StepSpan& span, Sequence& sequence) {
   Executor& executor = *executors_[span.slot];
   if (span.start == 0) executor.reset_states();  // a new sequence in this slot
   auto fail = [&](const Status& error) {
-    finish(sequence, FinishReason::kError, error.message());
+    finish(sequence, FinishReason::kError, error.message(), /*now=*/false);
     return true;
   };
   const uint64_t capacity = executor.token_capacity();
@@ -320,11 +334,11 @@ bool Engine::run_span(const StepSpan& span, Sequence& sequence) {
   stream.changed_.notify_all();
   const uint64_t generated = sequence.tokens.size() - sequence.request.prompt.size();
   if (end_of_generation || stopped) {
-    finish(sequence, FinishReason::kStop);
+    finish(sequence, FinishReason::kStop, {}, /*now=*/false);
     return true;
   }
   if (generated >= sequence.request.max_tokens) {
-    finish(sequence, FinishReason::kLength);
+    finish(sequence, FinishReason::kLength, {}, /*now=*/false);
     return true;
   }
   return false;
@@ -342,7 +356,7 @@ void Engine::loop() {
         finish(s, FinishReason::kCancelled);
       }
       if (s.ended) {
-        ++totals_.finished_by_reason[static_cast<size_t>(s.reason)];
+        publish(s);
         it = sequences_.erase(it);
       } else {
         ++it;
@@ -406,6 +420,7 @@ void Engine::loop() {
     size_t bucket = 0;
     while (bucket < kStepSecondsBuckets.size() && seconds > kStepSecondsBuckets[bucket]) ++bucket;
     ++totals_.step_buckets[bucket];
+    for (auto& [id, s] : sequences_) publish(*s);  // those the step ended
   }
 }
 

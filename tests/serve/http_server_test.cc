@@ -2,14 +2,20 @@
 // loopback port: OpenAI's routes through httplib's client, every error case
 // of docs/serving.md's table, and raw sockets for malformed HTTP, split
 // writes, oversized headers, slow clients and a client that leaves
-// mid-stream. Every wait is bounded in count and time.
+// mid-stream; and the `ferrite serve` process (SIGTERM → exit 0). Every wait
+// is bounded in count and time.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <regex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -19,6 +25,8 @@
 #include "ferrite/serve/engine.h"
 #include "ferrite/serve/http_server.h"
 #include "support/serve_model.h"
+
+extern char** environ;
 
 namespace ferrite {
 namespace http_server_test {
@@ -175,6 +183,118 @@ Events parse_events(const std::string& body) {
   }
   return out;
 }
+
+// ---- `ferrite serve` as a process ------------------------------------------
+// It prints its address, serves, refuses a port in use, and on SIGTERM
+// finishes and exits 0.
+
+namespace fs = std::filesystem;
+
+const fs::path kModel = fs::path(FERRITE_SOURCE_DIR) / ".." / "shared" / "models" / "stories260K.gguf";
+
+struct Child {
+  pid_t pid = -1;
+  int err = -1;  // read end of the child's stderr
+  std::string text;
+
+  // Reads the child's stderr until `pattern` matches or `timeout` passes.
+  std::smatch wait_for(const std::regex& pattern, std::chrono::milliseconds timeout) {
+    std::smatch match;
+    const auto until = Clock::now() + timeout;
+    char buffer[4096];
+    while (Clock::now() < until) {
+      if (std::regex_search(text, match, pattern)) return match;
+      const ssize_t n = ::read(err, buffer, sizeof buffer);
+      if (n > 0) {
+        text.append(buffer, static_cast<size_t>(n));
+      } else if (n == 0) {
+        break;
+      } else {
+        std::this_thread::sleep_for(10ms);
+      }
+    }
+    std::regex_search(text, match, pattern);
+    return match;
+  }
+  // The exit status, waiting at most `timeout` (then killed: -1).
+  int wait_exit(std::chrono::milliseconds timeout) {
+    const auto until = Clock::now() + timeout;
+    while (Clock::now() < until) {
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    pid = -1;
+    return -1;
+  }
+  ~Child() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    if (err >= 0) ::close(err);
+  }
+};
+
+std::unique_ptr<Child> spawn_serve(const std::vector<std::string>& extra) {
+  std::vector<std::string> args{FERRITE_BINARY, "serve", kModel.string(), "--threads", "1"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return nullptr;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+  auto child = std::make_unique<Child>();
+  const int spawned = ::posix_spawn(&child->pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  child->err = pipe_fds[0];
+  ::fcntl(child->err, F_SETFL, O_NONBLOCK);
+  if (spawned != 0) {
+    child->pid = -1;
+    return nullptr;
+  }
+  return child;
+}
+
+TEST(ServeCommandTest, ServesThenExitsZeroOnSigterm) {
+  if (!fs::exists(kModel)) GTEST_SKIP() << "no model files";
+  auto child = spawn_serve({"--port", "0", "--parallel", "2", "--model-name", "m",
+                            "--shutdown-seconds", "1"});
+  ASSERT_TRUE(child);
+  const std::regex address(R"(http://127\.0\.0\.1:(\d+))");
+  const std::smatch found = child->wait_for(address, 60s);
+  ASSERT_FALSE(found.empty()) << child->text;
+  const int port = std::stoi(found[1].str());
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(30, 0);
+  auto health = client.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  auto completion = client.Post("/v1/completions", R"({"model":"m","prompt":"Once","max_tokens":4})",
+                                "application/json");
+  ASSERT_TRUE(completion);
+  EXPECT_EQ(completion->status, 200) << completion->body;
+  // A second server on the same port is refused.
+  auto second = spawn_serve({"--port", std::to_string(port)});
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->wait_exit(60s), 2) << second->text;  // kIo: usage-class exit
+  ASSERT_EQ(::kill(child->pid, SIGTERM), 0);
+  EXPECT_EQ(child->wait_exit(20s), 0);
+  child->wait_for(std::regex("stopped"), 1s);
+  EXPECT_NE(child->text.find("SIGTERM received"), std::string::npos) << child->text;
+  EXPECT_NE(child->text.find("ferrite serve: stopped"), std::string::npos) << child->text;
+}
+
 
 // ---- routes ---------------------------------------------------------------
 

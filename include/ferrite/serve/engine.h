@@ -45,6 +45,9 @@
 //    text before it emitted; max_tokens ends it with reason "length". The
 //    sampler is the request's own (runtime/sampler.h: temperature, top_p,
 //    seed), so sampling is deterministic per request.
+//  * A request's stream reports its end only once the step that ended it is
+//    committed: by then its blocks and slot are free and the metrics count
+//    it.
 //  * Cancellation: RequestStream::cancel() (the client went away) takes
 //    effect at the start of the next step: the sequence is released and its
 //    blocks and slot are free before that step runs.
@@ -212,7 +215,8 @@ class Engine {
   // Runs one span of `step` for `sequence` on its slot's executor; returns
   // true when the sequence ended (finish recorded in it).
   bool run_span(const StepSpan& span, Sequence& sequence);
-  void finish(Sequence& sequence, FinishReason reason, std::string error = {});
+  void finish(Sequence& sequence, FinishReason reason, std::string error = {}, bool now = true);
+  void publish(Sequence& sequence);
 
   EngineLimits limits_;
   std::vector<std::unique_ptr<Executor>> executors_;  // by slot
