@@ -208,7 +208,9 @@ TEST_F(Gemma3FamilyTest, TheReferenceSeesTheWindowAndTheLocalRopeBase) {
 
 TEST_F(Gemma3FamilyTest, TheRoomMapsTheGgufConfig) {
   const fs::path path = write(gemma3_shape());
-  auto checkpoint = open_checkpoint(*builtin_families(), path, std::nullopt);
+  // (The checkpoint's room lives in the registry: keep it.)
+  const FamilyRegistry registry = *builtin_families();
+  auto checkpoint = open_checkpoint(registry, path, std::nullopt);
   ASSERT_TRUE(checkpoint) << checkpoint.error().to_string();
   EXPECT_EQ(checkpoint->family->name, "gemma3");
   const auto& c = std::any_cast<const Gemma3Config&>(checkpoint->config);
