@@ -133,6 +133,10 @@ int run_cli(int argc, char** argv) {
   add_plan_source_options(explain_cmd, explain.sources);
   add_model_plan_options(explain_cmd, explain.model, false);
   explain_cmd->add_flag("--json", explain.json, "Print machine-readable JSON");
+  explain_cmd->add_option("--parallel", explain.parallel,
+                          "Model files: also show what `ferrite serve --parallel S` holds (the "
+                          "KV block pool, the memory of S sequence slots)")
+      ->check(CLI::Range(1u, 256u));
   explain_cmd->add_option("--html", explain.html,
                           "Also write the plan as one self-contained HTML page (summary, node "
                           "table, activation arena chart, memory by kind)");
@@ -225,6 +229,9 @@ int run_cli(int argc, char** argv) {
   serve_cmd->add_option("--max-body-bytes", serve.max_body_bytes,
                         "Largest request body; larger ones get 413 (default 1048576)")
       ->check(CLI::Range(uint64_t{1024}, uint64_t{1} << 30));
+  serve_cmd->add_flag("!--no-batch", serve.batch_linear,
+                      "run each sequence's linear layers on their own instead of once over "
+                      "every running sequence's tokens (same bits; for comparison)");
   serve_cmd->add_option("--shutdown-seconds", serve.shutdown_seconds,
                         "On SIGTERM, how long in-flight requests may finish (default 10)")
       ->check(CLI::Range(0u, 3600u));

@@ -65,13 +65,21 @@ int explain_model(const ExplainArgs& args, std::ostream& out, std::ostream& err)
       return report_error(written.error(), args.json, out, err);
     }
   }
+  std::optional<ServingFit> serving;
+  if (args.parallel != 0) {
+    auto computed = serving_fit(*fit, args.parallel);
+    if (!computed) return report_error(computed.error(), args.json, out, err);
+    serving = *computed;
+  }
   if (args.json) {
     nlohmann::json json = explanation ? to_json(*explanation) : nlohmann::json::object();
     json["memory_fit"] = to_json(*fit);
+    if (serving) json["serving"] = to_json(*serving);
     out << json.dump(2) << "\n";
   } else {
     if (explanation) out << render_text(*explanation) << "\n";
     out << render_text(*fit);
+    if (serving) out << render_text(*serving);
   }
   return kExitOk;
 }
@@ -80,6 +88,12 @@ int explain_model(const ExplainArgs& args, std::ostream& out, std::ostream& err)
 
 int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err) {
   if (!args.path.empty() && is_model_path(args.path)) return explain_model(args, out, err);
+  if (args.parallel != 0) {
+    return report_error(make_error(ErrorCode::kInvalidArgument,
+                                   "--parallel is for model files (what `ferrite serve` holds)")
+                            .value(),
+                        args.json, out, err);
+  }
   if (auto refused = refuse_model_options(args.model); !refused) {
     return report_error(refused.error(), args.json, out, err);
   }

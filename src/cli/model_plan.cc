@@ -332,6 +332,61 @@ std::string render_text(const MemoryFit& fit) {
   return text;
 }
 
+Result<ServingFit> serving_fit(const MemoryFit& fit, uint32_t slots) {
+  if (slots == 0 || fit.context_length == 0) {
+    return make_error(ErrorCode::kInvalidArgument, "serving needs at least 1 slot and 1 position");
+  }
+  ServingFit out;
+  out.slots = slots;
+  out.usable_bytes = fit.usable_bytes;
+  const uint64_t per_sequence = (fit.context_length + out.block_tokens - 1) / out.block_tokens;
+  // The states are the KV cache: token-scaled, state_bytes / context per position.
+  const uint64_t per_position = fit.state_bytes / fit.context_length;
+  auto block = checked_mul(per_position, out.block_tokens);
+  auto blocks = checked_mul(per_sequence, uint64_t{slots});
+  auto pool_tokens = blocks ? checked_mul(*blocks, out.block_tokens) : std::nullopt;
+  auto pool = block && blocks ? checked_mul(*block, *blocks) : std::nullopt;
+  auto per_slot = checked_add(fit.state_bytes, fit.activation_bytes);
+  if (per_slot) per_slot = checked_add(*per_slot, fit.workspace_bytes);
+  auto slots_bytes = per_slot ? checked_mul(*per_slot, uint64_t{slots}) : std::nullopt;
+  auto total = slots_bytes ? checked_add(fit.weights_bytes, *slots_bytes) : std::nullopt;
+  if (!pool_tokens || !pool || !total) {
+    return make_error(ErrorCode::kInvalidArgument, "{} slots of this plan overflow 64-bit sizes",
+                      slots);
+  }
+  out.block_bytes = *block;
+  out.blocks = *blocks;
+  out.pool_tokens = *pool_tokens;
+  out.pool_bytes = *pool;
+  out.per_slot_bytes = *per_slot;
+  out.total_bytes = *total;
+  out.fits = out.total_bytes <= out.usable_bytes;
+  return out;
+}
+
+nlohmann::json to_json(const ServingFit& fit) {
+  return nlohmann::json{{"slots", fit.slots},
+                        {"kv_block_tokens", fit.block_tokens},
+                        {"kv_block_bytes", fit.block_bytes},
+                        {"kv_blocks", fit.blocks},
+                        {"kv_pool_tokens", fit.pool_tokens},
+                        {"kv_pool_bytes", fit.pool_bytes},
+                        {"per_slot_bytes", fit.per_slot_bytes},
+                        {"total_bytes", fit.total_bytes},
+                        {"usable_bytes", fit.usable_bytes},
+                        {"fits", fit.fits}};
+}
+
+std::string render_text(const ServingFit& fit) {
+  return fmt::format(
+      "serving (`ferrite serve --parallel {}`): KV pool of {} blocks × {} positions ({} per "
+      "block) = {} positions, {} · per slot {} (KV cache, activations, workspaces) · weights "
+      "shared once · total {} of {} usable: {}\n",
+      fit.slots, fit.blocks, fit.block_tokens, human_bytes(fit.block_bytes), fit.pool_tokens,
+      human_bytes(fit.pool_bytes), human_bytes(fit.per_slot_bytes), human_bytes(fit.total_bytes),
+      human_bytes(fit.usable_bytes), fit.fits ? "fits" : "does NOT fit");
+}
+
 uint64_t machine_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page = ::sysconf(_SC_PAGE_SIZE);

@@ -146,6 +146,31 @@ Result<MemoryFit> model_memory_fit(const std::string& model_path, const ModelPla
 nlohmann::json to_json(const MemoryFit& fit);
 std::string render_text(const MemoryFit& fit);
 
+// What `ferrite serve --parallel S` holds for the same plan (serve/engine.h):
+// one copy of the weights; per sequence slot its own states (the KV cache),
+// activations and workspaces; and the KV block pool the engine admits
+// requests against — S × ceil(context / kServeKvBlockTokens) blocks of
+// kServeKvBlockTokens positions, each block the K and V rows of every layer
+// for its positions (state bytes per position × block tokens). The step
+// batch's staging buffers (runtime/step_batch.h: max(S, capacity) rows of
+// the widest linear input and output) are not counted.
+inline constexpr uint64_t kServeKvBlockTokens = 16;
+struct ServingFit {
+  uint32_t slots = 0;
+  uint64_t block_tokens = kServeKvBlockTokens;
+  uint64_t block_bytes = 0;
+  uint64_t blocks = 0;       // in the pool
+  uint64_t pool_tokens = 0;  // positions the pool holds
+  uint64_t pool_bytes = 0;
+  uint64_t per_slot_bytes = 0;
+  uint64_t total_bytes = 0;  // weights + slots × per slot
+  uint64_t usable_bytes = 0;
+  bool fits = false;
+};
+Result<ServingFit> serving_fit(const MemoryFit& fit, uint32_t slots);
+nlohmann::json to_json(const ServingFit& fit);
+std::string render_text(const ServingFit& fit);
+
 // Reads a plan file (at most kMaxPlanFileBytes) for rebuild_model_plan.
 Result<ModelPlan> rebuild_model_plan_file(const std::string& plan_path,
                                           const std::string& model_path,

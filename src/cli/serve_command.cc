@@ -115,7 +115,8 @@ int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err) {
        .context_length = context,
        .step_tokens = 0,
        .max_queued = args.queue.value_or(uint64_t{4} * args.parallel),
-       .kv_block_tokens = 16},
+       .kv_block_tokens = kServeKvBlockTokens,
+       .batch_linear = args.batch_linear},
       std::move(executors), *tokenizer);
   if (!engine) return report_error(engine.error(), false, out, err);
 
@@ -129,14 +130,23 @@ int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err) {
   options.max_body_bytes = args.max_body_bytes;
   options.shutdown_deadline = std::chrono::seconds(args.shutdown_seconds);
   options.date = today_date();
+  if (const StepBatch* batch = (*engine)->step_batch()) {
+    for (const std::string& narrow : batch->narrow_nodes()) {
+      err << "ferrite serve: runs per sequence, not batched: " << narrow << "\n";
+    }
+  }
   auto server = serve::HttpServer::bind(options, **engine);
   if (!server) return report_error(server.error(), false, out, err);
 
   err << fmt::format(
       "ferrite serve: http://{}:{} · model `{}` · {} sequence slots × {} positions · weights {} "
-      "shared, {} per slot · kernels {} · plan {}\n",
+      "shared, {} per slot · linear layers {} · kernels {} · plan {}\n",
       args.host, (*server)->port(), options.model_name, args.parallel, context,
-      human_bytes(weights), human_bytes(per_slot), model.kernels,
+      human_bytes(weights), human_bytes(per_slot),
+      (*engine)->step_batch()
+          ? fmt::format("batched over sequences ({} nodes)", (*engine)->step_batch()->wide_nodes())
+          : std::string("per sequence"),
+      model.kernels,
       model.plan().plan_id().substr(0, 24));
   err.flush();
 

@@ -42,6 +42,7 @@ struct ServeArgs {
   std::optional<std::string> chat_template;
   uint64_t max_body_bytes = uint64_t{1} << 20;
   uint32_t shutdown_seconds = 10;
+  bool batch_linear = true;  // --no-batch: each sequence's linear layers alone
 };
 
 int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err);

@@ -127,8 +127,15 @@ Result<std::unique_ptr<Engine>> Engine::start(const EngineLimits& given,
                                  .max_queued = limits.max_queued,
                                  .context_length = limits.context_length},
                                 std::move(pool)));
+  std::unique_ptr<StepBatch> batch;
+  if (limits.batch_linear) {
+    FERRITE_ASSIGN_OR_RETURN(
+        batch, StepBatch::create(*executors[0],
+                                 std::max<uint64_t>(limits.step_tokens, limits.slots)));
+  }
   std::unique_ptr<Engine> engine(
       new Engine(limits, std::move(executors), std::move(scheduler), tokenizer));
+  engine->batch_ = std::move(batch);
   engine->positions_.resize(capacity);
   engine->thread_ = std::thread([e = engine.get()] { e->loop(); });
   return engine;
@@ -238,7 +245,7 @@ EngineMetrics Engine::metrics() const {
 }
 
 // Records how `sequence` ended (the engine thread only). With `now`, its
-// stream is told at once (publish); run_span does not, so that a client sees
+// stream is told at once (publish); run_spans does not, so that a client sees
 // the end only after the step is committed: its blocks back in the pool,
 // the metrics counted.
 void Engine::finish(Sequence& sequence, FinishReason reason, std::string error, bool now) {
@@ -270,37 +277,86 @@ void Engine::publish(Sequence& sequence) {
   stream.changed_.notify_all();
 }
 
-bool Engine::run_span(const StepSpan& span, Sequence& sequence) {
+std::vector<bool> Engine::run_spans(const std::vector<StepSpan>& spans,
+                                   const std::vector<Sequence*>& running) {
+  std::vector<bool> ended(spans.size(), false);
+  std::vector<uint64_t> done(spans.size(), 0);
+  auto fail = [&](size_t i, const Status& error) {
+    finish(*running[i], FinishReason::kError, error.message(), /*now=*/false);
+    ended[i] = true;
+  };
+  // A sequence that ended before the step (none do today) is skipped, not
+  // reported again.
+  std::vector<bool> skipped(spans.size(), false);
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (running[i]->ended) {
+      skipped[i] = true;
+    } else if (spans[i].start == 0) {
+      executors_[spans[i].slot]->reset_states();  // a new sequence in this slot
+    }
+  }
+  std::vector<StepBatch::Member> members;
+  std::vector<size_t> member_span;
+  while (true) {
+    // One round: the next piece of every span with tokens left.
+    members.clear();
+    member_span.clear();
+    uint64_t rows = 0;
+    for (size_t i = 0; i < spans.size(); ++i) {
+      const StepSpan& span = spans[i];
+      if (skipped[i] || ended[i] || done[i] >= span.count) continue;
+      Sequence& sequence = *running[i];
+      Executor& executor = *executors_[span.slot];
+      const uint64_t n = std::min(executor.token_capacity(), span.count - done[i]);
+      const uint64_t first = span.start + done[i];
+      if (first + n > sequence.tokens.size()) {
+        fail(i, make_error(ErrorCode::kInvalidArgument,
+                           "sequence {}: the step asks for positions up to {}, {} tokens known",
+                           span.sequence, first + n, sequence.tokens.size())
+                    .value());
+        continue;
+      }
+      for (uint64_t t = 0; t < n; ++t) positions_[t] = static_cast<uint32_t>(first + t);
+      if (auto r = executor.write_input(
+              tokens_id_, std::span<const uint32_t>(sequence.tokens).subspan(first, n));
+          !r) {
+        fail(i, r.error());
+        continue;
+      }
+      if (auto r = executor.write_input(positions_id_,
+                                        std::span<const uint32_t>(positions_).first(n));
+          !r) {
+        fail(i, r.error());
+        continue;
+      }
+      members.push_back({&executor, n});
+      member_span.push_back(i);
+      rows += n;
+      done[i] += n;
+    }
+    if (members.empty()) break;
+    if (batch_ && rows <= batch_->rows()) {
+      if (auto r = batch_->run(members); !r) {
+        for (size_t i : member_span) fail(i, r.error());
+      }
+      continue;
+    }
+    for (size_t m = 0; m < members.size(); ++m) {
+      if (auto r = members[m].executor->run(members[m].tokens); !r) fail(member_span[m], r.error());
+    }
+  }
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (!skipped[i] && !ended[i] && sample(spans[i], *running[i])) ended[i] = true;
+  }
+  return ended;
+}
+
+bool Engine::sample(const StepSpan& span, Sequence& sequence) {
   Executor& executor = *executors_[span.slot];
-  if (span.start == 0) executor.reset_states();  // a new sequence in this slot
   auto fail = [&](const Status& error) {
     finish(sequence, FinishReason::kError, error.message(), /*now=*/false);
     return true;
   };
-  const uint64_t capacity = executor.token_capacity();
-  for (uint64_t done = 0; done < span.count;) {
-    const uint64_t n = std::min(capacity, span.count - done);
-    const uint64_t first = span.start + done;
-    if (first + n > sequence.tokens.size()) {
-      return fail(make_error(ErrorCode::kInvalidArgument,
-                             "sequence {}: the step asks for positions up to {}, {} tokens known",
-                             span.sequence, first + n, sequence.tokens.size())
-                      .value());
-    }
-    for (uint64_t i = 0; i < n; ++i) positions_[i] = static_cast<uint32_t>(first + i);
-    if (auto r = executor.write_input(
-            tokens_id_, std::span<const uint32_t>(sequence.tokens).subspan(first, n));
-        !r) {
-      return fail(r.error());
-    }
-    if (auto r = executor.write_input(positions_id_,
-                                      std::span<const uint32_t>(positions_).first(n));
-        !r) {
-      return fail(r.error());
-    }
-    if (auto r = executor.run(n); !r) return fail(r.error());
-    done += n;
-  }
   if (!span.samples) return false;
   auto logits = executor.output_f32(logits_id_);
   if (!logits) return fail(logits.error());
@@ -390,11 +446,13 @@ void Engine::loop() {
     uint64_t prompt_tokens = 0, sampled = 0;
     for (size_t i = 0; i < step->spans.size(); ++i) {
       const StepSpan& span = step->spans[i];
-      Sequence& s = *running[i];
-      if (s.ended) continue;
+      if (running[i]->ended) continue;
       if (span.prefill) prompt_tokens += span.count;
       if (span.samples) ++sampled;
-      if (run_span(span, s)) ended.push_back(span.sequence);
+    }
+    const std::vector<bool> span_ended = run_spans(step->spans, running);
+    for (size_t i = 0; i < step->spans.size(); ++i) {
+      if (span_ended[i]) ended.push_back(step->spans[i].sequence);
     }
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     lock.lock();
@@ -405,7 +463,7 @@ void Engine::loop() {
       }
     }
     // A sequence the scheduler released at max_tokens has finished already
-    // (run_span saw max_tokens); any other that is no longer active ended.
+    // (sample saw max_tokens); any other that is no longer active ended.
     for (auto& [id, s] : sequences_) {
       if (!s->ended && s->admitted && !scheduler_.is_active(id)) finish(*s, FinishReason::kLength);
     }

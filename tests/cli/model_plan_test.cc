@@ -267,5 +267,46 @@ TEST_F(ModelPlanTest, ExplainSaysWhetherTheModelFitsAndTheLargestContextThatDoes
   EXPECT_THAT(text.out, HasSubstr(fmt::format("largest context that fits: {}", largest)));
 }
 
+// explain MODEL --parallel S: what `ferrite serve --parallel S` holds — the
+// KV block pool the engine admits against and S slots beside one copy of the
+// weights — from the same numbers as the memory fit.
+TEST_F(ModelPlanTest, ExplainShowsTheServingPool) {
+  const Outcome served = invoke(run_explain, ExplainArgs{.path = kModel.string(),
+                                                         .model = {.context = 200},
+                                                         .json = true,
+                                                         .parallel = 4});
+  ASSERT_EQ(served.code, kExitOk) << served.err;
+  const nlohmann::json json = nlohmann::json::parse(served.out);
+  const nlohmann::json& fit = json["memory_fit"];
+  const nlohmann::json& pool = json["serving"];
+  EXPECT_EQ(pool["slots"], 4u);
+  EXPECT_EQ(pool["kv_block_tokens"], 16u);
+  EXPECT_EQ(pool["kv_blocks"], 4u * 13u);  // ceil(200 / 16) per slot
+  EXPECT_EQ(pool["kv_pool_tokens"], 4u * 13u * 16u);
+  const uint64_t state = fit["state_bytes"].get<uint64_t>();
+  EXPECT_EQ(pool["kv_block_bytes"].get<uint64_t>(), state / 200 * 16);
+  EXPECT_EQ(pool["kv_pool_bytes"].get<uint64_t>(), state / 200 * 16 * 52);
+  const uint64_t per_slot = state + fit["activation_bytes"].get<uint64_t>() +
+                            fit["workspace_bytes"].get<uint64_t>();
+  EXPECT_EQ(pool["per_slot_bytes"].get<uint64_t>(), per_slot);
+  EXPECT_EQ(pool["total_bytes"].get<uint64_t>(), fit["weights_bytes"].get<uint64_t>() + 4 * per_slot);
+  EXPECT_TRUE(pool["fits"].get<bool>());
+
+  const Outcome text = invoke(run_explain, ExplainArgs{.path = kModel.string(),
+                                                       .model = {.context = 200},
+                                                       .parallel = 4});
+  ASSERT_EQ(text.code, kExitOk) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("serving (`ferrite serve --parallel 4`): KV pool of 52 blocks × "
+                                  "16 positions"));
+  // Without --parallel there is no serving section; on a program it is refused.
+  const Outcome plain = invoke(run_explain, ExplainArgs{.path = kModel.string(),
+                                                        .model = {.context = 200}});
+  EXPECT_THAT(plain.out, ::testing::Not(HasSubstr("serving (")));
+  const Outcome program = invoke(
+      run_explain, ExplainArgs{.sources = {.example = "llama-decoder"}, .parallel = 2});
+  EXPECT_EQ(program.code, kExitUsage) << program.err;
+  EXPECT_THAT(program.err, HasSubstr("--parallel is for model files"));
+}
+
 }  // namespace model_plan_test
 }  // namespace ferrite::cli

@@ -36,8 +36,14 @@
 //    first), runs each span on its slot's executor (in pieces of at most the
 //    executor's token capacity), samples where the span ends the prompt or
 //    decodes, and commits. Requests submitted meanwhile join at the next
-//    step. Linear layers run per sequence: a ragged multi-sequence batch
-//    through one set of matrix products is not built yet.
+//    step. The spans run together (runtime/step_batch.h): in rounds of one
+//    piece per span, each round one StepBatch step over the slots' executors,
+//    so every linear layer (the classifier included) reads its weights once
+//    for all the round's tokens — decode tokens and prefill chunks mixed —
+//    while attention reads each slot's own KV cache. A step's tokens
+//    per round never exceed max(T, S), the batch's rows. The rows a
+//    sequence gets back are the bits it would get alone (the batch's
+//    contract), so batching keeps BATCH INVARIANCE.
 //  * Each sampled token: an end-of-generation token of the vocabulary ends
 //    the request with reason "stop" (not emitted; unless ignore_eos); else
 //    its detokenized piece goes through the request's StopMatcher
@@ -83,6 +89,7 @@
 #include "ferrite/runtime/executor.h"
 #include "ferrite/runtime/sampler.h"
 #include "ferrite/runtime/sequence_scheduler.h"
+#include "ferrite/runtime/step_batch.h"
 #include "ferrite/runtime/tokenizer.h"
 #include "ferrite/serve/stop_matcher.h"
 
@@ -157,6 +164,10 @@ struct EngineLimits {
   uint64_t step_tokens = 0;      // T (0: max(S, the executors' token capacity))
   uint64_t max_queued = 0;       // Q
   uint64_t kv_block_tokens = 16;
+  // Run each step's linear layers once over the rows of every running
+  // sequence (runtime/step_batch.h); false: each sequence's executor runs
+  // alone (the same bits, one weight pass per sequence; for comparison).
+  bool batch_linear = true;
 };
 
 enum class SubmitStatus : uint8_t {
@@ -206,20 +217,29 @@ class Engine {
   EngineMetrics metrics() const;
   const EngineLimits& limits() const { return limits_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
+  // The batched steps (null with batch_linear off): which nodes run once
+  // over every sequence's rows, which stay per sequence and why.
+  const StepBatch* step_batch() const { return batch_.get(); }
 
  private:
   struct Sequence;
   Engine(const EngineLimits& limits, std::vector<std::unique_ptr<Executor>> executors,
          SequenceScheduler scheduler, const Tokenizer& tokenizer);
   void loop();
-  // Runs one span of `step` for `sequence` on its slot's executor; returns
-  // true when the sequence ended (finish recorded in it).
-  bool run_span(const StepSpan& span, Sequence& sequence);
+  // Runs the spans of one step (`running[i]` is span i's sequence) in rounds
+  // of one piece per span; returns, per span, whether its sequence ended
+  // (finish recorded in it).
+  std::vector<bool> run_spans(const std::vector<StepSpan>& spans,
+                              const std::vector<Sequence*>& running);
+  // After its span ran: samples the sequence's next token where the span
+  // ends the prompt or decodes; returns true when the sequence ended.
+  bool sample(const StepSpan& span, Sequence& sequence);
   void finish(Sequence& sequence, FinishReason reason, std::string error = {}, bool now = true);
   void publish(Sequence& sequence);
 
   EngineLimits limits_;
   std::vector<std::unique_ptr<Executor>> executors_;  // by slot
+  std::unique_ptr<StepBatch> batch_;                  // null: batch_linear off
   const Tokenizer& tokenizer_;
   const ProgramValueId tokens_id_;
   const ProgramValueId positions_id_;

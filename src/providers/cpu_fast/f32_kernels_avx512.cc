@@ -212,9 +212,10 @@ FERRITE_VNNI void vnni_tile(const std::byte* w, uint64_t row_bytes, const Activa
     __m512 dw[R];
     for (int r = 0; r < R; ++r) {
       const std::byte* block = w + r * row_bytes + b * kBytes;
-      if constexpr (T == 1) {
-        // One token streams the weights: prefetch the next block of rows
-        // (see the f32 tile); a step spans up to two cache lines.
+      {
+        // A few tokens stream the weights: prefetch the next block of rows
+        // (see the f32 tile); a step spans up to two cache lines. (Batched
+        // decode steps of several sequences take this path too.)
         const char* ahead = reinterpret_cast<const char*>(block + R * row_bytes);
         _mm_prefetch(ahead, _MM_HINT_T0);
         if constexpr (2 * kBytes > 64) _mm_prefetch(ahead + 2 * kBytes - 1, _MM_HINT_T0);
@@ -253,6 +254,10 @@ FERRITE_VNNI void pack_rows(const std::byte* w, uint64_t row_bytes, uint64_t blo
   for (uint64_t b = 0; b < blocks; b += 2) {
     for (int r = 0; r < R; ++r) {
       const std::byte* block = w + r * row_bytes + b * kBytes;
+      // Packing streams the weights: prefetch the next block of rows.
+      const char* ahead = reinterpret_cast<const char*>(block + R * row_bytes);
+      _mm_prefetch(ahead, _MM_HINT_T0);
+      if constexpr (2 * kBytes > 64) _mm_prefetch(ahead + 2 * kBytes - 1, _MM_HINT_T0);
       PackedStep& step = *out++;
       if (b + 1 < blocks) {
         step.w = weights_pair<B>(block, block + kBytes);
