@@ -2,14 +2,15 @@
 // (ferrite/models/gguf_reader.h, in memory). Every tensor the parser accepts
 // with a known size must lie inside the input (else abort: a finding). A file
 // that parses is also written to a per-process temporary `model.gguf` and
-// opened with open_llama_checkpoint (GGUF → Llama config, vocabulary and
-// weights; fuzz/checkpoint_exercise.h). Errors are ignored.
+// opened through every builtin family room (open_checkpoint: the room that
+// claims general.architecture maps the GGUF config, checks the tensors,
+// builds its program; the vocabulary and weights are read;
+// fuzz/checkpoint_exercise.h). Errors are ignored.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
 #include "ferrite/models/gguf_reader.h"
-#include "families/llama/llama_checkpoint.h"
 #include "checkpoint_exercise.h"
 #include "fuzz_support.h"
 
@@ -24,8 +25,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const auto path = ferrite_fuzz::write_fuzz_file("model.gguf", bytes);
   if (path.empty()) return 0;
-  if (auto checkpoint = ferrite::open_llama_checkpoint(path, std::nullopt)) {
-    ferrite_fuzz::exercise_checkpoint(*checkpoint);
+  const ferrite::FamilyRegistry* registry = ferrite_fuzz::builtin_family_registry();
+  if (registry == nullptr) std::abort();
+  if (auto checkpoint = ferrite::open_checkpoint(*registry, path, std::nullopt)) {
+    ferrite_fuzz::exercise_family_checkpoint(*checkpoint);
   }
   return 0;
 }

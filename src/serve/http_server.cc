@@ -12,10 +12,10 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "ferrite/chat/chat_template.h"
+#include "serve/httplib_include.h"
 #include "ferrite/core/json_reader.h"
 
 namespace ferrite::serve {

@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include "models/model_test_util.h"
+#include "support/synthetic_decoder.h"
 #include "support/synthetic_llama.h"
 #include "support/sanitizers.h"
 
@@ -246,6 +247,40 @@ std::vector<HostileCase> hostile_cases() {
         b.pad_to(32).zeros(1024);
         return run_gguf(d, b);
       });
+
+  // The family rooms' GGUF readers (qwen2, phi3, gemma3): a small valid file
+  // of the family with one hostile key or a missing tensor.
+  auto family_gguf = [](const fs::path& d, ferrite::testing::DecoderShape shape, std::string drop,
+                        std::vector<std::pair<std::string, GgufValue>> extra,
+                        const std::string& erase_tensor = "") {
+    shape.dim = 32, shape.layers = 1, shape.heads = 2, shape.head_dim = 16, shape.ffn = 64,
+    shape.vocab = 260, shape.context = 16, shape.tied = true;
+    auto tensors = ferrite::testing::synthetic_decoder_tensors(shape);
+    tensors.erase(erase_tensor);
+    const fs::path path = d / "model.gguf";
+    if (!ferrite::testing::write_synthetic_decoder(path, shape, tensors, drop, std::move(extra))) {
+      return std::vector<std::string>{};
+    }
+    return std::vector<std::string>{"run", path.string(), "--steps", "1"};
+  };
+  add("Gemma3SlidingWindowBeyondTheCap", "window", [family_gguf](const fs::path& d) {
+    return family_gguf(d, {.arch = "gemma3", .kv_heads = 1, .sliding_window = 4, .sliding_period = 2},
+                       "gemma3.attention.sliding_window",
+                       {{"gemma3.attention.sliding_window", GgufValue{uint32_t{0xFFFFFFFFu}}}});
+  });
+  add("Gemma3HeadCountZero", "positive", [family_gguf](const fs::path& d) {
+    return family_gguf(d, {.arch = "gemma3", .kv_heads = 1, .sliding_window = 4, .sliding_period = 2},
+                       "gemma3.attention.head_count",
+                       {{"gemma3.attention.head_count", GgufValue{uint32_t{0}}}});
+  });
+  add("Qwen2BlockCountOf2To31", "2147483648 layers", [family_gguf](const fs::path& d) {
+    return family_gguf(d, {.arch = "qwen2", .kv_heads = 1, .qkv_bias = true}, "qwen2.block_count",
+                       {{"qwen2.block_count", GgufValue{uint32_t{0x80000000u}}}});
+  });
+  add("Phi3WithUnfusedTensors", "fused tensor", [family_gguf](const fs::path& d) {
+    // Without attn_q the writer fuses nothing: no attn_qkv, a plain ffn_up.
+    return family_gguf(d, {.arch = "phi3", .kv_heads = 2}, "", {}, "blk.0.attn_q.weight");
+  });
 
   // safetensors.
   add("SafetensorsHeaderOf100GB", "header", [](const fs::path& d) {

@@ -451,5 +451,36 @@ TEST_F(DecoderFamiliesTest, WritesTheOracleFiles) {
   }
 }
 
+// fuzz/corpus/gguf/family-*.gguf: one tiny valid file per family room (tied,
+// Q8_0 matrices, 1 layer, dim 32, the 260-token synthetic vocabulary) so the
+// gguf fuzzer starts inside every room's reader. Opt-in writer:
+//   FERRITE_FUZZ_SEED_DIR=fuzz/corpus/gguf ./build/tests/ferrite_tests \
+//     --gtest_filter=DecoderFamiliesTest.WritesTheFuzzSeeds
+// Each seed must open, compile and load (checked whenever the test runs).
+TEST_F(DecoderFamiliesTest, WritesTheFuzzSeeds) {
+  const char* dir = std::getenv("FERRITE_FUZZ_SEED_DIR");
+  const fs::path out = dir != nullptr ? fs::path(dir) : dir_;
+  auto tiny = [](DecoderShape s, uint64_t kv_heads = 1) {
+    s.dim = 32, s.layers = 1, s.heads = 2, s.kv_heads = kv_heads, s.head_dim = 16, s.ffn = 64,
+    s.vocab = 260, s.context = 16, s.tied = true, s.matrix_type = kGgmlTypeQ8_0;
+    return s;
+  };
+  const std::vector<std::pair<const char*, DecoderShape>> seeds{
+      {"llama", tiny({.arch = "llama", .rope_freqs = true})},
+      {"qwen2", tiny({.arch = "qwen2", .qkv_bias = true})},
+      {"qwen3", tiny({.arch = "qwen3", .qk_norm = true})},
+      {"phi3", tiny({.arch = "phi3"}, 2)},
+      {"gemma3", tiny({.arch = "gemma3", .sliding_window = 4, .sliding_period = 2})}};
+  for (const auto& [name, shape] : seeds) {
+    SCOPED_TRACE(name);
+    const fs::path path = out / fmt::format("family-{}.gguf", name);
+    ASSERT_TRUE(testing::write_synthetic_decoder(path, shape,
+                                                 testing::synthetic_decoder_tensors(shape)));
+    EXPECT_LT(fs::file_size(path), 32'000u);
+    auto loaded = load(path, 4, true);
+    ASSERT_TRUE(loaded) << loaded.error().to_string();
+  }
+}
+
 }  // namespace decoder_families_test
 }  // namespace ferrite

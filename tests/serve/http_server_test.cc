@@ -19,11 +19,11 @@
 #include <thread>
 
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "ferrite/serve/engine.h"
 #include "ferrite/serve/http_server.h"
+#include "serve/httplib_include.h"
 #include "support/serve_model.h"
 
 extern char** environ;
