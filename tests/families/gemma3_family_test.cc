@@ -54,6 +54,28 @@ DecoderShape gemma3_shape() {
                       .rope_scale = 8.0f};
 }
 
+// The oracle's peaked variant (synthetic_decoder.h), for token-by-token
+// comparisons of quantized files: rows of 256 values (whole K-quant
+// super-blocks), 2 layers — layer 0 sliding (window 4), layer 1 global with
+// its own rope base and scaling — 8 heads of 32 over 4 KV heads, an untied
+// classifier that is the token embedding shifted by 97 (llama.cpp's gemma3
+// reads `output.weight` when a file has one), the output norm unscaled, and
+// the post-branch norms scaled by 0.2 so the layers move the residual stream without overturning
+// that choice.
+DecoderShape gemma3_peaked_shape() {
+  DecoderShape shape = gemma3_shape();
+  shape.layers = 2;
+  shape.sliding_period = 2;
+  shape.heads = 8;
+  shape.kv_heads = 4;
+  shape.head_dim = 32;
+  shape.tied = false;
+  shape.peaked_stride = 97;
+  shape.residual_scale = 0.2f;
+  shape.output_norm_scale = 1.0f;
+  return shape;
+}
+
 class Gemma3FamilyTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -545,6 +567,47 @@ TEST_F(Gemma3FamilyTest, WritesTheOracleFiles) {
   DecoderShape q8 = shape;
   q8.matrix_type = kGgmlTypeQ8_0;
   ASSERT_TRUE(testing::write_synthetic_decoder(fs::path(dir) / "gemma3-q8_0.gguf", q8, tensors));
+  // The peaked F32 model, for the oracle to quantize with llama.cpp's own
+  // quantizer (and compare as it is).
+  const DecoderShape peaked = gemma3_peaked_shape();
+  ASSERT_TRUE(testing::write_synthetic_decoder(fs::path(dir) / "gemma3-peaked.gguf", peaked,
+                                               testing::synthetic_decoder_tensors(peaked)));
+}
+
+// The peaked variant does what the oracle relies on: the double-precision
+// reference picks t + 97 after a sequence ending in t, with a top-1 minus
+// top-2 logit margin of at least 3, over sequences longer than the window
+// (so the sliding layer drops keys); and the layers still matter (without
+// them the logits differ), so the comparison exercises them.
+TEST_F(Gemma3FamilyTest, ThePeakedModelChoosesFarFromTies) {
+  const DecoderShape peaked = gemma3_peaked_shape();
+  const DecoderTensors tensors = testing::synthetic_decoder_tensors(peaked);
+  ASSERT_TRUE(peaked.sliding(0));
+  ASSERT_FALSE(peaked.sliding(1));
+  const DecoderReference reference(peaked, tensors);
+  std::vector<uint32_t> sequence = kPrompt;
+  double smallest = INFINITY;
+  for (int step = 0; step < 8; ++step) {
+    const std::vector<double> logits = reference.logits(sequence);
+    const uint32_t top = argmax(logits);
+    EXPECT_EQ(top, (sequence.back() + 97) % peaked.vocab) << "step " << step;
+    smallest = std::min(smallest, margin(logits));
+    sequence.push_back(top);
+  }
+  EXPECT_GT(smallest, 3.0);
+  DecoderTensors flat = tensors;
+  for (auto& [name, t] : flat) {
+    if (name.ends_with(".post_attention_norm.weight") || name.ends_with(".post_ffw_norm.weight")) {
+      std::fill(t.values.begin(), t.values.end(), 0.0f);
+    }
+  }
+  const std::vector<double> with = reference.logits(kPrompt);
+  const std::vector<double> without = DecoderReference(peaked, flat).logits(kPrompt);
+  double moved = 0;
+  for (size_t i = 0; i < with.size(); ++i) moved = std::max(moved, std::abs(with[i] - without[i]));
+  EXPECT_GT(moved, 0.5);
+  std::cout << "gemma3 peaked: smallest margin " << smallest << ", largest logit moved by the layers "
+            << moved << "\n";
 }
 
 // scripts/oracle/compare_gemma3.sh: with FERRITE_GEMMA3_ORACLE (the output

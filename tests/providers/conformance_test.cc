@@ -315,7 +315,8 @@ std::vector<Case> cases() {
   }
   // The sub-block formats (f32_kernels.h "Sub-block formats"): the 32-value
   // ones on widths with a tail of fewer than 8 blocks (32, 96, 288, 1376),
-  // the K ones on 1-5 super-blocks; 1-9 tokens; shapes over the parallel
+  // the K ones on 1-5 super-blocks; 1-17 tokens (cpu.fast's AVX2 code keeps
+  // up to 4 tokens' sums in registers, more in memory); shapes over the parallel
   // threshold; the special activations above.
   for (const GgmlBlockFormat* format :
        {&kGgmlQ4_1, &kGgmlQ5_0, &kGgmlQ5_1, &kGgmlQ4_K, &kGgmlQ5_K, &kGgmlQ6_K}) {
@@ -323,10 +324,12 @@ std::vector<Case> cases() {
     std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> shapes =
         k ? std::vector<std::tuple<uint64_t, uint64_t, uint64_t>>{{256, 1, 1}, {256, 7, 5},
                                                                   {512, 33, 9}, {768, 17, 3},
-                                                                  {1280, 300, 2}, {512, 600, 1}}
+                                                                  {1280, 300, 2}, {512, 600, 1},
+                                                                  {512, 20, 4}, {768, 40, 17}}
           : std::vector<std::tuple<uint64_t, uint64_t, uint64_t>>{{32, 1, 1},   {96, 7, 5},
                                                                   {256, 33, 9}, {288, 17, 3},
-                                                                  {1376, 300, 2}, {512, 600, 1}};
+                                                                  {1376, 300, 2}, {512, 600, 1},
+                                                                  {288, 20, 4}, {1376, 40, 17}};
     for (auto [in, outw, tokens] : shapes) {
       Case c{"operation.linear", {}, {}, {}, tokens,
              fmt::format("{} in {} out {} tokens {}", format->name, in, outw, tokens)};

@@ -48,7 +48,9 @@ struct DecoderShape {
   // token (o - stride) mod vocab's embedding, unscaled — so token t scores
   // t + stride highest (a tied file scores t itself highest), and every
   // attn_output / ffn_down is scaled by `residual_scale` so the layers move
-  // the residual stream without overturning that choice.
+  // the residual stream without overturning that choice (gemma3: every
+  // post_attention_norm / post_ffw_norm, whose RMSNorm would undo a scaled
+  // projection).
   uint64_t peaked_stride = 0;
   float residual_scale = 1.0f;
   // gemma3: the window of the sliding layers (0: none), every
@@ -141,8 +143,15 @@ inline DecoderTensors synthetic_decoder_tensors(const DecoderShape& s) {
                     o.begin() + static_cast<std::ptrdiff_t>(row * s.dim));
       }
     }
+    // gemma3 normalizes each branch again before the residual add
+    // (post_attention_norm, post_ffw_norm), which would undo a scaled
+    // projection: there the scale goes on those norms' weights instead.
     for (auto& [name, t] : out) {
-      if (name.ends_with(".attn_output.weight") || name.ends_with(".ffn_down.weight")) {
+      const bool branch_end =
+          s.gemma() ? name.ends_with(".post_attention_norm.weight") ||
+                          name.ends_with(".post_ffw_norm.weight")
+                    : name.ends_with(".attn_output.weight") || name.ends_with(".ffn_down.weight");
+      if (branch_end) {
         for (float& x : t.values) x *= s.residual_scale;
       }
     }

@@ -75,7 +75,8 @@
 //   4. y = acc reduced by the tree 8 -> 4 (l + l+4) -> 2 (l + l+2) -> 1.
 // The portable code (sub_block_kernels_portable.cc) is the definition; AVX2
 // computes exactly this (maddubs of u x q: pairs at most 2 * 63 * 127, never
-// saturating; madd by the integer scales; the last group of fewer than 8
+// saturating; madd by Q6_K's int16 half scales, else by 1; Q4_K / Q5_K's
+// 6-bit scales multiply the exact int32 sub-block sums; the last group of fewer than 8
 // blocks of a row by the portable code), and AVX-512 runs the AVX2 code. So
 // the bits agree for every instruction set, thread count and token count.
 // Against exact dequantized weights x f32 activations the difference is the

@@ -1,16 +1,22 @@
 // The AVX2 implementation of the sub-block products (f32_kernels.h,
 // "Sub-block formats"): per group of 8 sub-blocks (a K super-block, or 8
 // blocks of 32) the weights are unpacked once into 8 registers of unsigned
-// bytes, then for each of up to 4 tokens `vpmaddubsw` (u x q, pairs: at most
-// 2 * 63 * 127, no saturation) and `vpmaddwd` (by the sub-block's integer
-// scales, or 1) give the exact int32 partial sums, a `vphaddd` tree the 8
-// sub-block sums P, and one convert and fused multiply-add per lane the
-// float part in the contract's order. A row's last group of fewer than 8
-// blocks runs the portable definition.
+// bytes, then for every token `vpmaddubsw` (u x q, pairs: at most
+// 2 * 63 * 127, no saturation) and `vpmaddwd` (by Q6_K's int16 half scales,
+// else by 1) give the exact int32 partial sums, a `vphaddd` tree the 8
+// sub-block sums, one `vpmulld` by Q4_K / Q5_K's 6-bit scales P (exact:
+// sc (dot_lo + dot_hi) either way), and one convert and fused multiply-add
+// per lane the float part in the contract's order. Each group is unpacked
+// once per row for all tokens: up to 4 tokens keep their accumulators in
+// registers, more keep them in a per-call buffer (the float operations per
+// token are the same, in the same order). A row's last group of fewer than
+// 8 blocks runs the portable definition.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 #include "sub_block_kernels.h"
 
@@ -22,7 +28,8 @@ namespace {
 
 struct Group {
   __m256i u[8];        // unsigned integers of the 8 sub-blocks
-  __m256i scale16[8];  // per sub-block: int16 multipliers of the maddubs pairs
+  __m256i scale16[8];  // Q6_K: per sub-block, the int16 multipliers of the maddubs pairs
+  __m256i scale32;     // Q4_K, Q5_K: the 6-bit scale of each sub-block, as int32
   __m256i sums16;      // int16 multipliers of the activation 16-sums (offset or min)
   __m256 d, m;         // per lane: the float scale D and min scale M
 };
@@ -52,95 +59,103 @@ FERRITE_AVX2 inline __m256i high_bits32(uint32_t qh) {
 FERRITE_AVX2 inline __m256i load32(const std::byte* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
-uint32_t u32_at(const std::byte* p) {
-  uint32_t v = 0;
-  for (int k = 0; k < 4; ++k) v |= uint32_t{static_cast<uint8_t>(p[k])} << (8 * k);
+// 4 little-endian bytes (this file is x86 only): one unaligned load.
+inline uint32_t u32_at(const std::byte* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
   return v;
+}
+FERRITE_AVX2 inline __m256 broadcast_f16(uint16_t bits) {
+  return _mm256_set1_ps(_cvtsh_ss(bits));
+}
+
+// The 8 six-bit scales and mins of a K super-block (`scales`: its 12 bytes),
+// one byte each, sub-block j in byte j: ggml_k_scale_min for all j at once
+// (j < 4: sc = q[j] & 63, mn = q[j+4] & 63; j >= 4: sc = (q[j+4] & 15) |
+// (q[j-4] >> 6) << 4, mn = (q[j+4] >> 4) | (q[j] >> 6) << 4).
+struct KScales {
+  uint64_t sc, mn;
+};
+inline KScales k_scales(const std::byte* scales) {
+  const uint32_t q0 = u32_at(scales), q1 = u32_at(scales + 4), q2 = u32_at(scales + 8);
+  const uint32_t sc_lo = q0 & 0x3F3F3F3Fu, mn_lo = q1 & 0x3F3F3F3Fu;
+  const uint32_t sc_hi = (q2 & 0x0F0F0F0Fu) | (((q0 >> 6) & 0x03030303u) << 4);
+  const uint32_t mn_hi = ((q2 >> 4) & 0x0F0F0F0Fu) | (((q1 >> 6) & 0x03030303u) << 4);
+  return {sc_lo | uint64_t{sc_hi} << 32, mn_lo | uint64_t{mn_hi} << 32};
 }
 
 // Unpacks the group of 8 sub-blocks starting at block `g` (K formats) or
 // at blocks [8g, 8g + 8) (32-value formats) of a row.
-FERRITE_AVX2 void unpack(SubBlocks kind, const std::byte* row, uint64_t g, Group& out) {
-  const __m256i ones16 = _mm256_set1_epi16(1);
-  alignas(16) uint16_t d[8], m[8];  // f16 bits
-  switch (kind) {
-    case SubBlocks::kQ4_1:
-    case SubBlocks::kQ5_0:
-    case SubBlocks::kQ5_1: {
-      const GgmlBlockFormat& f = sub_block_format(kind);
-      for (int s = 0; s < 8; ++s) {
-        const std::byte* b = row + (8 * g + s) * f.bytes_per_block;
-        d[s] = ggml_block_scale_bits(b);
-        if (kind == SubBlocks::kQ4_1) {
-          m[s] = ggml_block_scale_bits(b + 2);
-          out.u[s] = nibbles32(b + 4);
-        } else if (kind == SubBlocks::kQ5_0) {
-          m[s] = 0;
-          out.u[s] = _mm256_or_si256(nibbles32(b + 6), high_bits32(u32_at(b + 2)));
-        } else {
-          m[s] = ggml_block_scale_bits(b + 2);
-          out.u[s] = _mm256_or_si256(nibbles32(b + 8), high_bits32(u32_at(b + 4)));
-        }
-        out.scale16[s] = ones16;
+template <SubBlocks kKind>
+FERRITE_AVX2 void unpack(const std::byte* row, uint64_t g, Group& out) {
+  if constexpr (kKind == SubBlocks::kQ4_1 || kKind == SubBlocks::kQ5_0 ||
+                kKind == SubBlocks::kQ5_1) {
+    alignas(16) uint16_t d[8], m[8];  // f16 bits
+    const GgmlBlockFormat& f = sub_block_format(kKind);
+    for (int s = 0; s < 8; ++s) {
+      const std::byte* b = row + (8 * g + s) * f.bytes_per_block;
+      d[s] = ggml_block_scale_bits(b);
+      if constexpr (kKind == SubBlocks::kQ4_1) {
+        m[s] = ggml_block_scale_bits(b + 2);
+        out.u[s] = nibbles32(b + 4);
+      } else if constexpr (kKind == SubBlocks::kQ5_0) {
+        m[s] = 0;
+        out.u[s] = _mm256_or_si256(nibbles32(b + 6), high_bits32(u32_at(b + 2)));
+      } else {
+        m[s] = ggml_block_scale_bits(b + 2);
+        out.u[s] = _mm256_or_si256(nibbles32(b + 8), high_bits32(u32_at(b + 4)));
       }
-      // Q5_0: P -= 16 * (s_lo + s_hi); Q4_1 / Q5_1: N = s_lo + s_hi.
-      out.sums16 = kind == SubBlocks::kQ5_0 ? _mm256_set1_epi16(-16) : ones16;
-      break;
     }
-    case SubBlocks::kQ4_K:
-    case SubBlocks::kQ5_K: {
-      const bool q5 = kind == SubBlocks::kQ5_K;
-      const std::byte* b = row + g * (q5 ? 176 : 144);
-      const std::byte* qs = b + (q5 ? 48 : 16);
-      const __m256i qh = q5 ? load32(b + 16) : _mm256_setzero_si256();
-      alignas(32) int16_t mins[16];
-      for (int c = 0; c < 4; ++c) {
-        const __m256i bytes = load32(qs + 32 * c);
-        out.u[2 * c] = low_nibbles(bytes);
-        out.u[2 * c + 1] = high_nibbles(bytes);
-      }
-      for (int s = 0; s < 8; ++s) {
-        if (q5) {
-          const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << s));
-          const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(qh, bit), bit);
-          out.u[s] = _mm256_or_si256(out.u[s], _mm256_and_si256(set, _mm256_set1_epi8(0x10)));
-        }
-        uint8_t sc, mn;
-        ggml_k_scale_min(b + 4, s, &sc, &mn);
-        out.scale16[s] = _mm256_set1_epi16(sc);
-        mins[2 * s] = mins[2 * s + 1] = mn;
-      }
-      out.sums16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(mins));
-      // M = -dmin: the f16 sign bit flipped (exact).
-      std::fill_n(d, 8, ggml_block_scale_bits(b));
-      std::fill_n(m, 8, static_cast<uint16_t>(ggml_block_scale_bits(b + 2) ^ 0x8000u));
-      break;
+    // Q5_0: P -= 16 * (s_lo + s_hi); Q4_1 / Q5_1: N = s_lo + s_hi.
+    out.sums16 = _mm256_set1_epi16(kKind == SubBlocks::kQ5_0 ? -16 : 1);
+    out.d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d)));
+    out.m = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(m)));
+  } else if constexpr (kKind == SubBlocks::kQ4_K || kKind == SubBlocks::kQ5_K) {
+    constexpr bool q5 = kKind == SubBlocks::kQ5_K;
+    const std::byte* b = row + g * (q5 ? 176 : 144);
+    const std::byte* qs = b + (q5 ? 48 : 16);
+    for (int c = 0; c < 4; ++c) {
+      const __m256i bytes = load32(qs + 32 * c);
+      out.u[2 * c] = low_nibbles(bytes);
+      out.u[2 * c + 1] = high_nibbles(bytes);
     }
-    case SubBlocks::kQ6_K: {
-      const std::byte* b = row + g * 210;
-      alignas(32) int16_t sc16[16];
-      for (int i = 0; i < 16; ++i) sc16[i] = static_cast<int8_t>(b[192 + i]);
+    if constexpr (q5) {
+      const __m256i qh = load32(b + 16);
       for (int s = 0; s < 8; ++s) {
-        const int h = s / 4, k = s % 4;
-        const __m256i ql = load32(b + 64 * h + 32 * (k % 2));
-        const __m256i low = k < 2 ? low_nibbles(ql) : high_nibbles(ql);
-        const __m256i qh = load32(b + 128 + 32 * h);
-        const __m256i high = _mm256_slli_epi16(
-            _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * k)), _mm256_set1_epi8(3)), 4);
-        out.u[s] = _mm256_or_si256(low, high);
-        // Lower 128 bits: the pairs of values 0-15 (scale sc_lo), upper: 16-31.
-        out.scale16[s] = _mm256_set_m128i(_mm_set1_epi16(sc16[2 * s + 1]), _mm_set1_epi16(sc16[2 * s]));
+        const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << s));
+        const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(qh, bit), bit);
+        out.u[s] = _mm256_or_si256(out.u[s], _mm256_and_si256(set, _mm256_set1_epi8(0x10)));
       }
-      // -32 * (sc_lo * s_lo + sc_hi * s_hi), added to P.
-      const __m256i scales = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc16));
-      out.sums16 = _mm256_mullo_epi16(scales, _mm256_set1_epi16(-32));
-      std::fill_n(d, 8, ggml_block_scale_bits(b + 208));
-      std::fill_n(m, 8, uint16_t{0});
-      break;
     }
+    const KScales k = k_scales(b + 4);
+    out.scale32 = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(k.sc)));
+    // The mins, each twice (the two 16-sums of its sub-block): N = mn (s_lo + s_hi).
+    const __m128i mn = _mm_cvtsi64_si128(static_cast<long long>(k.mn));
+    out.sums16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn, mn));
+    out.d = broadcast_f16(ggml_block_scale_bits(b));
+    // M = -dmin: the f16 sign bit flipped (exact).
+    out.m = broadcast_f16(static_cast<uint16_t>(ggml_block_scale_bits(b + 2) ^ 0x8000u));
+  } else {  // Q6_K
+    const std::byte* b = row + g * 210;
+    alignas(32) int16_t sc16[16];
+    for (int i = 0; i < 16; ++i) sc16[i] = static_cast<int8_t>(b[192 + i]);
+    for (int s = 0; s < 8; ++s) {
+      const int h = s / 4, k = s % 4;
+      const __m256i ql = load32(b + 64 * h + 32 * (k % 2));
+      const __m256i low = k < 2 ? low_nibbles(ql) : high_nibbles(ql);
+      const __m256i qh = load32(b + 128 + 32 * h);
+      const __m256i high = _mm256_slli_epi16(
+          _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * k)), _mm256_set1_epi8(3)), 4);
+      out.u[s] = _mm256_or_si256(low, high);
+      // Lower 128 bits: the pairs of values 0-15 (scale sc_lo), upper: 16-31.
+      out.scale16[s] = _mm256_set_m128i(_mm_set1_epi16(sc16[2 * s + 1]), _mm_set1_epi16(sc16[2 * s]));
+    }
+    // -32 * (sc_lo * s_lo + sc_hi * s_hi), added to P.
+    const __m256i scales = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc16));
+    out.sums16 = _mm256_mullo_epi16(scales, _mm256_set1_epi16(-32));
+    out.d = broadcast_f16(ggml_block_scale_bits(b + 208));
+    out.m = _mm256_setzero_ps();
   }
-  out.d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d)));
-  out.m = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(m)));
 }
 
 // The 8 lane sums of 8 vectors of int32: [sum(v0), ..., sum(v7)].
@@ -158,55 +173,86 @@ FERRITE_AVX2 inline float reduce8(__m256 acc) {
   return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
 }
 
-constexpr uint64_t kTokens = 4;
+// Steps 2-3 of group g for token t: acc + the group's 8 sub-blocks.
+template <SubBlocks kKind>
+FERRITE_AVX2 inline __m256 accumulate(const Group& group, const SubBlockActivations& x,
+                                      uint64_t g, uint64_t t, __m256 acc) {
+  constexpr bool kMin = kKind == SubBlocks::kQ4_1 || kKind == SubBlocks::kQ5_1 ||
+                        kKind == SubBlocks::kQ4_K || kKind == SubBlocks::kQ5_K;
+  constexpr bool kOffset = kKind == SubBlocks::kQ5_0 || kKind == SubBlocks::kQ6_K;
+  constexpr bool kScale32 = kKind == SubBlocks::kQ4_K || kKind == SubBlocks::kQ5_K;
+  const int8_t* q = x.q(t) + 256 * g;
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  __m256i v[8];
+  for (int s = 0; s < 8; ++s) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * s));
+    const __m256i pairs = _mm256_maddubs_epi16(group.u[s], a);
+    v[s] = _mm256_madd_epi16(pairs, kKind == SubBlocks::kQ6_K ? group.scale16[s] : ones16);
+  }
+  __m256i p = sum8(v);
+  if constexpr (kScale32) p = _mm256_mullo_epi32(p, group.scale32);
+  const __m256i sums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sums(t) + 16 * g));
+  const __m256i extra = _mm256_madd_epi16(sums, group.sums16);
+  const __m256 da = _mm256_loadu_ps(x.scale(t) + 8 * g);
+  if constexpr (kOffset) p = _mm256_add_epi32(p, extra);
+  acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(group.d, da), acc);
+  if constexpr (kMin) {
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(extra), _mm256_mul_ps(group.m, da), acc);
+  }
+  return acc;
+}
+
+// y[t * out + o] of one row o from its 8-lane accumulator: the tail of
+// fewer than 8 blocks by the portable definition, then the tree.
+template <SubBlocks kKind>
+FERRITE_AVX2 void finish(const std::byte* row, const SubBlockActivations& x, uint64_t t,
+                         __m256 acc, float* y, uint64_t out, uint64_t o) {
+  const uint64_t subs = x.in() / 32, groups = subs / 8;
+  if (8 * groups < subs) {  // a tail of fewer than 8 blocks of 32
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, acc);
+    accumulate_sub_blocks(kKind, row, 8 * groups, subs - 8 * groups, x, t, lanes);
+    acc = _mm256_load_ps(lanes);
+  }
+  y[t * out + o] = reduce8(acc);
+}
+
+// Up to this many tokens keep their accumulators in registers.
+constexpr uint64_t kRegisterTokens = 4;
 
 template <SubBlocks kKind>
 FERRITE_AVX2 void rows(const std::byte* w, const SubBlockActivations& x, float* y, uint64_t out,
                        uint64_t tokens, uint64_t row_begin, uint64_t row_end) {
-  constexpr bool kMin = kKind == SubBlocks::kQ4_1 || kKind == SubBlocks::kQ5_1 ||
-                        kKind == SubBlocks::kQ4_K || kKind == SubBlocks::kQ5_K;
-  constexpr bool kOffset = kKind == SubBlocks::kQ5_0 || kKind == SubBlocks::kQ6_K;
   const GgmlBlockFormat& format = sub_block_format(kKind);
-  const uint64_t subs = x.in() / 32, groups = subs / 8;
+  const uint64_t groups = x.in() / 256;
   const uint64_t row_bytes = x.in() / format.values_per_block * format.bytes_per_block;
+  Group group;
+  if (tokens <= kRegisterTokens) {
+    for (uint64_t o = row_begin; o < row_end; ++o) {
+      const std::byte* row = w + o * row_bytes;
+      __m256 acc[kRegisterTokens];
+      for (auto& a : acc) a = _mm256_setzero_ps();
+      for (uint64_t g = 0; g < groups; ++g) {
+        unpack<kKind>(row, g, group);
+        for (uint64_t t = 0; t < tokens; ++t) acc[t] = accumulate<kKind>(group, x, g, t, acc[t]);
+      }
+      for (uint64_t t = 0; t < tokens; ++t) finish<kKind>(row, x, t, acc[t], y, out, o);
+    }
+    return;
+  }
+  std::vector<float> acc(8 * tokens);  // token t's 8 lanes at 8t
   for (uint64_t o = row_begin; o < row_end; ++o) {
     const std::byte* row = w + o * row_bytes;
-    for (uint64_t t0 = 0; t0 < tokens; t0 += kTokens) {
-      const uint64_t n = std::min(kTokens, tokens - t0);
-      __m256 acc[kTokens];
-      for (auto& a : acc) a = _mm256_setzero_ps();
-      Group group;
-      for (uint64_t g = 0; g < groups; ++g) {
-        unpack(kKind, row, g, group);
-        for (uint64_t i = 0; i < n; ++i) {
-          const uint64_t t = t0 + i;
-          const int8_t* q = x.q(t) + 256 * g;
-          __m256i v[8];
-          for (int s = 0; s < 8; ++s) {
-            const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * s));
-            v[s] = _mm256_madd_epi16(_mm256_maddubs_epi16(group.u[s], a), group.scale16[s]);
-          }
-          __m256i p = sum8(v);
-          const __m256i sums =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sums(t) + 16 * g));
-          const __m256i extra = _mm256_madd_epi16(sums, group.sums16);
-          const __m256 da = _mm256_loadu_ps(x.scale(t) + 8 * g);
-          if constexpr (kOffset) p = _mm256_add_epi32(p, extra);
-          acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(group.d, da), acc[i]);
-          if constexpr (kMin) {
-            acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(extra), _mm256_mul_ps(group.m, da), acc[i]);
-          }
-        }
+    for (uint64_t t = 0; t < tokens; ++t) _mm256_storeu_ps(&acc[8 * t], _mm256_setzero_ps());
+    for (uint64_t g = 0; g < groups; ++g) {
+      unpack<kKind>(row, g, group);
+      for (uint64_t t = 0; t < tokens; ++t) {
+        float* lanes = &acc[8 * t];
+        _mm256_storeu_ps(lanes, accumulate<kKind>(group, x, g, t, _mm256_loadu_ps(lanes)));
       }
-      for (uint64_t i = 0; i < n; ++i) {
-        if (8 * groups < subs) {  // a tail of fewer than 8 blocks of 32
-          alignas(32) float lanes[8];
-          _mm256_store_ps(lanes, acc[i]);
-          accumulate_sub_blocks(kKind, row, 8 * groups, subs - 8 * groups, x, t0 + i, lanes);
-          acc[i] = _mm256_load_ps(lanes);
-        }
-        y[(t0 + i) * out + o] = reduce8(acc[i]);
-      }
+    }
+    for (uint64_t t = 0; t < tokens; ++t) {
+      finish<kKind>(row, x, t, _mm256_loadu_ps(&acc[8 * t]), y, out, o);
     }
   }
 }
