@@ -137,8 +137,12 @@ FERRITE_AVX2 void unpack(const std::byte* row, uint64_t g, Group& out) {
     out.m = broadcast_f16(static_cast<uint16_t>(ggml_block_scale_bits(b + 2) ^ 0x8000u));
   } else {  // Q6_K
     const std::byte* b = row + g * 210;
-    alignas(32) int16_t sc16[16];
-    for (int i = 0; i < 16; ++i) sc16[i] = static_cast<int8_t>(b[192 + i]);
+    // The 16 int8 scales as int16, then each duplicated into a 32-bit lane:
+    // pairs[0] holds scales 0-3 and 8-11, pairs[1] 4-7 and 12-15.
+    const __m256i scales =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192)));
+    const __m256i pairs[2] = {_mm256_unpacklo_epi16(scales, scales),
+                              _mm256_unpackhi_epi16(scales, scales)};
     for (int s = 0; s < 8; ++s) {
       const int h = s / 4, k = s % 4;
       const __m256i ql = load32(b + 64 * h + 32 * (k % 2));
@@ -147,11 +151,14 @@ FERRITE_AVX2 void unpack(const std::byte* row, uint64_t g, Group& out) {
       const __m256i high = _mm256_slli_epi16(
           _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * k)), _mm256_set1_epi8(3)), 4);
       out.u[s] = _mm256_or_si256(low, high);
-      // Lower 128 bits: the pairs of values 0-15 (scale sc_lo), upper: 16-31.
-      out.scale16[s] = _mm256_set_m128i(_mm_set1_epi16(sc16[2 * s + 1]), _mm_set1_epi16(sc16[2 * s]));
+      // Lower 128 bits: the pairs of values 0-15 (scale 2s), upper: 16-31
+      // (scale 2s + 1); scale i sits in pairs[(i / 4) % 2], lane 4 (i / 8) + i % 4.
+      const int i = 2 * s, lane = 4 * (i / 8) + i % 4;
+      out.scale16[s] = _mm256_permutevar8x32_epi32(
+          pairs[(i / 4) % 2], _mm256_setr_epi32(lane, lane, lane, lane, lane + 1, lane + 1,
+                                                lane + 1, lane + 1));
     }
     // -32 * (sc_lo * s_lo + sc_hi * s_hi), added to P.
-    const __m256i scales = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc16));
     out.sums16 = _mm256_mullo_epi16(scales, _mm256_set1_epi16(-32));
     out.d = broadcast_f16(ggml_block_scale_bits(b + 208));
     out.m = _mm256_setzero_ps();
