@@ -77,8 +77,12 @@
 // computes exactly this (maddubs of u x q: pairs at most 2 * 63 * 127, never
 // saturating; madd by Q6_K's int16 half scales, else by 1; Q4_K / Q5_K's
 // 6-bit scales multiply the exact int32 sub-block sums; the last group of fewer than 8
-// blocks of a row by the portable code), and AVX-512 runs the AVX2 code. So
-// the bits agree for every instruction set, thread count and token count.
+// blocks of a row by the portable code); AVX-512 with VNNI runs `vpdpbusd`
+// on the same unsigned integers transposed so that each 32-bit lane holds
+// one sub-block (its activations stored transposed too: SubBlockActivations::
+// transposed), the same exact int32 and the same float code; AVX-512
+// without VNNI runs the AVX2 code. So the bits agree for every instruction
+// set, thread count and token count.
 // Against exact dequantized weights x f32 activations the difference is the
 // activation rounding bound above (sum_a (sum_{i in a} |w_i|) d_a[a] / 2)
 // plus f32 rounding, which for the formats with a min scales with |d u| +

@@ -28,7 +28,10 @@ const GgmlBlockFormat& sub_block_format(SubBlocks kind);
 class SubBlockActivations {
  public:
   SubBlockActivations(std::byte* data, uint64_t in) : in_(in), stride_(token_bytes(in)), data_(data) {}
-  static uint64_t token_bytes(uint64_t in) { return (in + in / 8 + in / 8 + 63) / 64 * 64; }
+  // q, d_a, the 16-sums, then `transposed` (in bytes). Fits in the
+  // activation part of the linear scratch (3 bytes per value, f32_kernels.h's
+  // ActivationPair), so plans do not change.
+  static uint64_t token_bytes(uint64_t in) { return (2 * in + in / 8 + in / 8 + 63) / 64 * 64; }
   uint64_t in() const { return in_; }
   int8_t* q(uint64_t t) const { return reinterpret_cast<int8_t*>(data_ + t * stride_); }
   float* scale(uint64_t t) const {
@@ -36,6 +39,14 @@ class SubBlockActivations {
   }
   int16_t* sums(uint64_t t) const {
     return reinterpret_cast<int16_t*>(data_ + t * stride_ + in_ + in_ / 8);
+  }
+  // q of every whole group of 256 values with its 4-byte words transposed
+  // (the AVX-512 VNNI kernel's operand: one 32-bit lane per sub-block): for
+  // group g, word k (0-7) of sub-block j (0-7), i.e. q[256g + 32j + 4k ..
+  // + 3], sits at byte 256g + 32k + 4j. Values past the last whole group
+  // are not copied.
+  int8_t* transposed(uint64_t t) const {
+    return reinterpret_cast<int8_t*>(data_ + t * stride_ + in_ + in_ / 4);
   }
 
  private:
@@ -56,6 +67,10 @@ void matmul_sub_block_rows_portable(SubBlocks kind, const std::byte* w,
                                     const SubBlockActivations& x, float* y, uint64_t out,
                                     uint64_t tokens, uint64_t row_begin, uint64_t row_end);
 void matmul_sub_block_rows_avx2(SubBlocks kind, const std::byte* w, const SubBlockActivations& x,
+                                float* y, uint64_t out, uint64_t tokens, uint64_t row_begin,
+                                uint64_t row_end);
+// AVX-512 VNNI (+BW, VL); callers check block_vnni_supported() first.
+void matmul_sub_block_rows_vnni(SubBlocks kind, const std::byte* w, const SubBlockActivations& x,
                                 float* y, uint64_t out, uint64_t tokens, uint64_t row_begin,
                                 uint64_t row_end);
 

@@ -30,6 +30,7 @@ struct Group {
   __m256i u[8];        // unsigned integers of the 8 sub-blocks
   __m256i scale16[8];  // Q6_K: per sub-block, the int16 multipliers of the maddubs pairs
   __m256i scale32;     // Q4_K, Q5_K: the 6-bit scale of each sub-block, as int32
+  __m256i lo32, hi32;  // Q6_K: each sub-block's int8 scales of values 0-15 and 16-31, as int32
   __m256i sums16;      // int16 multipliers of the activation 16-sums (offset or min)
   __m256 d, m;         // per lane: the float scale D and min scale M
 };
@@ -158,6 +159,10 @@ FERRITE_AVX2 void unpack(const std::byte* row, uint64_t g, Group& out) {
           pairs[(i / 4) % 2], _mm256_setr_epi32(lane, lane, lane, lane, lane + 1, lane + 1,
                                                 lane + 1, lane + 1));
     }
+    // The same as int32 per sub-block (for the VNNI kernel): int16 scale 2j
+    // is the low half of 32-bit lane j, 2j + 1 the high half.
+    out.lo32 = _mm256_srai_epi32(_mm256_slli_epi32(scales, 16), 16);
+    out.hi32 = _mm256_srai_epi32(scales, 16);
     // -32 * (sc_lo * s_lo + sc_hi * s_hi), added to P.
     out.sums16 = _mm256_mullo_epi16(scales, _mm256_set1_epi16(-32));
     out.d = broadcast_f16(ggml_block_scale_bits(b + 208));
@@ -180,23 +185,16 @@ FERRITE_AVX2 inline float reduce8(__m256 acc) {
   return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
 }
 
-// Steps 2-3 of group g for token t: acc + the group's 8 sub-blocks.
+// Step 3 of group g for token t, given the integer sums of its 8
+// sub-blocks (`dots`: Q6_K's P already scaled, the others' without the
+// Q4_K / Q5_K scale): acc + the group's float part.
 template <SubBlocks kKind>
-FERRITE_AVX2 inline __m256 accumulate(const Group& group, const SubBlockActivations& x,
-                                      uint64_t g, uint64_t t, __m256 acc) {
+FERRITE_AVX2 inline __m256 float_part(const Group& group, const SubBlockActivations& x,
+                                      uint64_t g, uint64_t t, __m256i p, __m256 acc) {
   constexpr bool kMin = kKind == SubBlocks::kQ4_1 || kKind == SubBlocks::kQ5_1 ||
                         kKind == SubBlocks::kQ4_K || kKind == SubBlocks::kQ5_K;
   constexpr bool kOffset = kKind == SubBlocks::kQ5_0 || kKind == SubBlocks::kQ6_K;
   constexpr bool kScale32 = kKind == SubBlocks::kQ4_K || kKind == SubBlocks::kQ5_K;
-  const int8_t* q = x.q(t) + 256 * g;
-  const __m256i ones16 = _mm256_set1_epi16(1);
-  __m256i v[8];
-  for (int s = 0; s < 8; ++s) {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * s));
-    const __m256i pairs = _mm256_maddubs_epi16(group.u[s], a);
-    v[s] = _mm256_madd_epi16(pairs, kKind == SubBlocks::kQ6_K ? group.scale16[s] : ones16);
-  }
-  __m256i p = sum8(v);
   if constexpr (kScale32) p = _mm256_mullo_epi32(p, group.scale32);
   const __m256i sums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sums(t) + 16 * g));
   const __m256i extra = _mm256_madd_epi16(sums, group.sums16);
@@ -207,6 +205,21 @@ FERRITE_AVX2 inline __m256 accumulate(const Group& group, const SubBlockActivati
     acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(extra), _mm256_mul_ps(group.m, da), acc);
   }
   return acc;
+}
+
+// Steps 2-3 of group g for token t: acc + the group's 8 sub-blocks.
+template <SubBlocks kKind>
+FERRITE_AVX2 inline __m256 accumulate(const Group& group, const SubBlockActivations& x,
+                                      uint64_t g, uint64_t t, __m256 acc) {
+  const int8_t* q = x.q(t) + 256 * g;
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  __m256i v[8];
+  for (int s = 0; s < 8; ++s) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * s));
+    const __m256i pairs = _mm256_maddubs_epi16(group.u[s], a);
+    v[s] = _mm256_madd_epi16(pairs, kKind == SubBlocks::kQ6_K ? group.scale16[s] : ones16);
+  }
+  return float_part<kKind>(group, x, g, t, sum8(v), acc);
 }
 
 // y[t * out + o] of one row o from its 8-lane accumulator: the tail of
@@ -264,6 +277,107 @@ FERRITE_AVX2 void rows(const std::byte* w, const SubBlockActivations& x, float* 
   }
 }
 
+// ---- AVX-512 VNNI: one 32-bit lane per sub-block ----
+// The group's unsigned integers are transposed once per row into 8 vectors
+// W[k] whose lane j holds bytes 4k..4k+3 of sub-block j, and the token's
+// activations are stored transposed the same way (SubBlockActivations::
+// transposed), so `vpdpbusd` over k = 0..7 leaves each sub-block's exact
+// dot product in its own lane: no horizontal sums. (Q6_K: k < 4 are the
+// values 0-15 and k >= 4 the values 16-31, accumulated apart and scaled by
+// their int8 scales.) The integers are the same exact int32 as above, and
+// the float part is the same code, so the bits are the same.
+#define FERRITE_VNNI \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+
+// In place: v[k] lane j <- v[j] lane k (an 8 x 8 transpose of 32-bit words).
+FERRITE_VNNI inline void transpose8x8(__m256i* v) {
+  __m256i t[8], r[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]);
+  }
+  for (int h = 0; h < 2; ++h) {  // rows 0-3, then 4-7
+    const __m256i* a = t + 4 * h;
+    r[4 * h + 0] = _mm256_unpacklo_epi64(a[0], a[2]);
+    r[4 * h + 1] = _mm256_unpackhi_epi64(a[0], a[2]);
+    r[4 * h + 2] = _mm256_unpacklo_epi64(a[1], a[3]);
+    r[4 * h + 3] = _mm256_unpackhi_epi64(a[1], a[3]);
+  }
+  for (int k = 0; k < 4; ++k) {
+    v[k] = _mm256_permute2x128_si256(r[k], r[4 + k], 0x20);
+    v[k + 4] = _mm256_permute2x128_si256(r[k], r[4 + k], 0x31);
+  }
+}
+
+template <SubBlocks kKind>
+FERRITE_VNNI inline __m256 accumulate_vnni(const Group& group, const __m256i* w,
+                                           const SubBlockActivations& x, uint64_t g, uint64_t t,
+                                           __m256 acc) {
+  const auto* q = reinterpret_cast<const __m256i*>(x.transposed(t) + 256 * g);
+  __m256i p;
+  if constexpr (kKind == SubBlocks::kQ6_K) {
+    __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+    for (int k = 0; k < 4; ++k) lo = _mm256_dpbusd_epi32(lo, w[k], _mm256_loadu_si256(q + k));
+    for (int k = 4; k < 8; ++k) hi = _mm256_dpbusd_epi32(hi, w[k], _mm256_loadu_si256(q + k));
+    p = _mm256_add_epi32(_mm256_mullo_epi32(lo, group.lo32), _mm256_mullo_epi32(hi, group.hi32));
+  } else {
+    p = _mm256_setzero_si256();
+    for (int k = 0; k < 8; ++k) p = _mm256_dpbusd_epi32(p, w[k], _mm256_loadu_si256(q + k));
+  }
+  return float_part<kKind>(group, x, g, t, p, acc);
+}
+
+// Unpacks group g of a row and transposes it: words[k] lane j = bytes
+// 4k..4k+3 of sub-block j.
+template <SubBlocks kKind>
+FERRITE_VNNI inline void unpack_transposed(const std::byte* row, uint64_t g, Group& group,
+                                           __m256i* words) {
+  unpack<kKind>(row, g, group);
+  for (int s = 0; s < 8; ++s) words[s] = group.u[s];
+  transpose8x8(words);
+}
+
+template <SubBlocks kKind>
+FERRITE_VNNI void rows_vnni(const std::byte* w, const SubBlockActivations& x, float* y,
+                            uint64_t out, uint64_t tokens, uint64_t row_begin, uint64_t row_end) {
+  const GgmlBlockFormat& format = sub_block_format(kKind);
+  const uint64_t groups = x.in() / 256;
+  const uint64_t row_bytes = x.in() / format.values_per_block * format.bytes_per_block;
+  Group group;
+  __m256i words[8];
+  if (tokens <= kRegisterTokens) {
+    for (uint64_t o = row_begin; o < row_end; ++o) {
+      const std::byte* row = w + o * row_bytes;
+      __m256 acc[kRegisterTokens];
+      for (auto& a : acc) a = _mm256_setzero_ps();
+      for (uint64_t g = 0; g < groups; ++g) {
+        unpack_transposed<kKind>(row, g, group, words);
+        for (uint64_t t = 0; t < tokens; ++t) {
+          acc[t] = accumulate_vnni<kKind>(group, words, x, g, t, acc[t]);
+        }
+      }
+      for (uint64_t t = 0; t < tokens; ++t) finish<kKind>(row, x, t, acc[t], y, out, o);
+    }
+    return;
+  }
+  std::vector<float> acc(8 * tokens);  // token t's 8 lanes at 8t
+  for (uint64_t o = row_begin; o < row_end; ++o) {
+    const std::byte* row = w + o * row_bytes;
+    for (uint64_t t = 0; t < tokens; ++t) _mm256_storeu_ps(&acc[8 * t], _mm256_setzero_ps());
+    for (uint64_t g = 0; g < groups; ++g) {
+      unpack_transposed<kKind>(row, g, group, words);
+      for (uint64_t t = 0; t < tokens; ++t) {
+        float* lanes = &acc[8 * t];
+        _mm256_storeu_ps(lanes,
+                         accumulate_vnni<kKind>(group, words, x, g, t, _mm256_loadu_ps(lanes)));
+      }
+    }
+    for (uint64_t t = 0; t < tokens; ++t) {
+      finish<kKind>(row, x, t, _mm256_loadu_ps(&acc[8 * t]), y, out, o);
+    }
+  }
+}
+
 }  // namespace
 
 FERRITE_AVX2 void matmul_sub_block_rows_avx2(SubBlocks kind, const std::byte* w,
@@ -280,11 +394,30 @@ FERRITE_AVX2 void matmul_sub_block_rows_avx2(SubBlocks kind, const std::byte* w,
   }
 }
 
+FERRITE_VNNI void matmul_sub_block_rows_vnni(SubBlocks kind, const std::byte* w,
+                                             const SubBlockActivations& x, float* y, uint64_t out,
+                                             uint64_t tokens, uint64_t row_begin,
+                                             uint64_t row_end) {
+  switch (kind) {
+    case SubBlocks::kQ4_1: return rows_vnni<SubBlocks::kQ4_1>(w, x, y, out, tokens, row_begin, row_end);
+    case SubBlocks::kQ5_0: return rows_vnni<SubBlocks::kQ5_0>(w, x, y, out, tokens, row_begin, row_end);
+    case SubBlocks::kQ5_1: return rows_vnni<SubBlocks::kQ5_1>(w, x, y, out, tokens, row_begin, row_end);
+    case SubBlocks::kQ4_K: return rows_vnni<SubBlocks::kQ4_K>(w, x, y, out, tokens, row_begin, row_end);
+    case SubBlocks::kQ5_K: return rows_vnni<SubBlocks::kQ5_K>(w, x, y, out, tokens, row_begin, row_end);
+    case SubBlocks::kQ6_K: return rows_vnni<SubBlocks::kQ6_K>(w, x, y, out, tokens, row_begin, row_end);
+  }
+}
+
 }  // namespace ferrite::fast
 #else
 #include "sub_block_kernels.h"
 namespace ferrite::fast {
 void matmul_sub_block_rows_avx2(SubBlocks kind, const std::byte* w, const SubBlockActivations& x,
+                                float* y, uint64_t out, uint64_t tokens, uint64_t row_begin,
+                                uint64_t row_end) {
+  matmul_sub_block_rows_portable(kind, w, x, y, out, tokens, row_begin, row_end);
+}
+void matmul_sub_block_rows_vnni(SubBlocks kind, const std::byte* w, const SubBlockActivations& x,
                                 float* y, uint64_t out, uint64_t tokens, uint64_t row_begin,
                                 uint64_t row_end) {
   matmul_sub_block_rows_portable(kind, w, x, y, out, tokens, row_begin, row_end);

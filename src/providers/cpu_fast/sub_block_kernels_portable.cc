@@ -46,6 +46,14 @@ void quantize_sub_block_activations(const float* x, uint64_t token_begin, uint64
         sums[2 * b + h] = static_cast<int16_t>(s);
       }
     }
+    int8_t* transposed = out.transposed(t);
+    for (uint64_t g = 0; g < in / 256; ++g) {
+      for (uint64_t k = 0; k < 8; ++k) {
+        for (uint64_t j = 0; j < 8; ++j) {
+          std::copy_n(q + 256 * g + 32 * j + 4 * k, 4, transposed + 256 * g + 32 * k + 4 * j);
+        }
+      }
+    }
   }
 }
 
@@ -129,7 +137,14 @@ void matmul_sub_block_rows_portable(SubBlocks kind, const std::byte* w,
 void matmul_sub_block_rows(Isa isa, SubBlocks kind, const std::byte* w,
                            const SubBlockActivations& x, float* y, uint64_t out, uint64_t tokens,
                            uint64_t row_begin, uint64_t row_end) {
-  // AVX-512 reuses the AVX2 code (the same bits by contract).
+  // AVX-512 with VNNI: its own kernel (it transposes each group of weights
+  // once per row: with 1 token that costs what it saves — Q4_K measured
+  // 43-71 ps per weight for both kernels in alternating runs — and from 4
+  // tokens on it is 1.4-1.7x faster); otherwise the AVX2 code. The same bits
+  // by contract.
+  if (isa == Isa::kAvx512 && block_vnni_supported()) {
+    return matmul_sub_block_rows_vnni(kind, w, x, y, out, tokens, row_begin, row_end);
+  }
   if (isa != Isa::kPortable) {
     return matmul_sub_block_rows_avx2(kind, w, x, y, out, tokens, row_begin, row_end);
   }
