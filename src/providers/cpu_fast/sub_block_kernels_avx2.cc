@@ -6,11 +6,14 @@
 // else by 1) give the exact int32 partial sums, a `vphaddd` tree the 8
 // sub-block sums, one `vpmulld` by Q4_K / Q5_K's 6-bit scales P (exact:
 // sc (dot_lo + dot_hi) either way), and one convert and fused multiply-add
-// per lane the float part in the contract's order. Each group is unpacked
-// once per row for all tokens: up to 4 tokens keep their accumulators in
-// registers, more keep them in a per-call buffer (the float operations per
-// token are the same, in the same order). A row's last group of fewer than
-// 8 blocks runs the portable definition.
+// per lane the float part in the contract's order. Up to 4 tokens keep
+// their accumulators in registers and each group is unpacked once per row;
+// more tokens run in blocks of 16, each block over all rows (its
+// activations stay in cache; each group is unpacked once per row and block),
+// with the accumulators in a per-call buffer. The float operations per token
+// are the same, in the same order, either way. A row's last group of fewer
+// than 8 blocks runs the portable definition. The AVX-512 VNNI kernel at the
+// end of this file shares the unpacking and the float part.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -237,8 +240,11 @@ FERRITE_AVX2 void finish(const std::byte* row, const SubBlockActivations& x, uin
   y[t * out + o] = reduce8(acc);
 }
 
-// Up to this many tokens keep their accumulators in registers.
+// Up to this many tokens keep their accumulators in registers; more run in
+// blocks of kTokenBlock tokens (16 tokens' activations of a 4096-wide row:
+// 64 KiB in q, and one group's 4 KiB, stay in cache while the rows stream).
 constexpr uint64_t kRegisterTokens = 4;
+constexpr uint64_t kTokenBlock = 16;
 
 template <SubBlocks kKind>
 FERRITE_AVX2 void rows(const std::byte* w, const SubBlockActivations& x, float* y, uint64_t out,
@@ -260,19 +266,24 @@ FERRITE_AVX2 void rows(const std::byte* w, const SubBlockActivations& x, float* 
     }
     return;
   }
-  std::vector<float> acc(8 * tokens);  // token t's 8 lanes at 8t
-  for (uint64_t o = row_begin; o < row_end; ++o) {
-    const std::byte* row = w + o * row_bytes;
-    for (uint64_t t = 0; t < tokens; ++t) _mm256_storeu_ps(&acc[8 * t], _mm256_setzero_ps());
-    for (uint64_t g = 0; g < groups; ++g) {
-      unpack<kKind>(row, g, group);
-      for (uint64_t t = 0; t < tokens; ++t) {
-        float* lanes = &acc[8 * t];
-        _mm256_storeu_ps(lanes, accumulate<kKind>(group, x, g, t, _mm256_loadu_ps(lanes)));
+  // Blocks of kTokenBlock tokens, each over all rows, so that block's
+  // activations stay in the first-level cache while the rows stream by.
+  std::vector<float> acc(8 * std::min(tokens, kTokenBlock));  // token t0 + i's lanes at 8i
+  for (uint64_t t0 = 0; t0 < tokens; t0 += kTokenBlock) {
+    const uint64_t n = std::min(kTokenBlock, tokens - t0);
+    for (uint64_t o = row_begin; o < row_end; ++o) {
+      const std::byte* row = w + o * row_bytes;
+      for (uint64_t i = 0; i < n; ++i) _mm256_storeu_ps(&acc[8 * i], _mm256_setzero_ps());
+      for (uint64_t g = 0; g < groups; ++g) {
+        unpack<kKind>(row, g, group);
+        for (uint64_t i = 0; i < n; ++i) {
+          float* lanes = &acc[8 * i];
+          _mm256_storeu_ps(lanes, accumulate<kKind>(group, x, g, t0 + i, _mm256_loadu_ps(lanes)));
+        }
       }
-    }
-    for (uint64_t t = 0; t < tokens; ++t) {
-      finish<kKind>(row, x, t, _mm256_loadu_ps(&acc[8 * t]), y, out, o);
+      for (uint64_t i = 0; i < n; ++i) {
+        finish<kKind>(row, x, t0 + i, _mm256_loadu_ps(&acc[8 * i]), y, out, o);
+      }
     }
   }
 }
@@ -360,20 +371,24 @@ FERRITE_VNNI void rows_vnni(const std::byte* w, const SubBlockActivations& x, fl
     }
     return;
   }
-  std::vector<float> acc(8 * tokens);  // token t's 8 lanes at 8t
-  for (uint64_t o = row_begin; o < row_end; ++o) {
-    const std::byte* row = w + o * row_bytes;
-    for (uint64_t t = 0; t < tokens; ++t) _mm256_storeu_ps(&acc[8 * t], _mm256_setzero_ps());
-    for (uint64_t g = 0; g < groups; ++g) {
-      unpack_transposed<kKind>(row, g, group, words);
-      for (uint64_t t = 0; t < tokens; ++t) {
-        float* lanes = &acc[8 * t];
-        _mm256_storeu_ps(lanes,
-                         accumulate_vnni<kKind>(group, words, x, g, t, _mm256_loadu_ps(lanes)));
+  // As in rows(): blocks of kTokenBlock tokens, each over all rows.
+  std::vector<float> acc(8 * std::min(tokens, kTokenBlock));  // token t0 + i's lanes at 8i
+  for (uint64_t t0 = 0; t0 < tokens; t0 += kTokenBlock) {
+    const uint64_t n = std::min(kTokenBlock, tokens - t0);
+    for (uint64_t o = row_begin; o < row_end; ++o) {
+      const std::byte* row = w + o * row_bytes;
+      for (uint64_t i = 0; i < n; ++i) _mm256_storeu_ps(&acc[8 * i], _mm256_setzero_ps());
+      for (uint64_t g = 0; g < groups; ++g) {
+        unpack_transposed<kKind>(row, g, group, words);
+        for (uint64_t i = 0; i < n; ++i) {
+          float* lanes = &acc[8 * i];
+          _mm256_storeu_ps(lanes, accumulate_vnni<kKind>(group, words, x, g, t0 + i,
+                                                         _mm256_loadu_ps(lanes)));
+        }
       }
-    }
-    for (uint64_t t = 0; t < tokens; ++t) {
-      finish<kKind>(row, x, t, _mm256_loadu_ps(&acc[8 * t]), y, out, o);
+      for (uint64_t i = 0; i < n; ++i) {
+        finish<kKind>(row, x, t0 + i, _mm256_loadu_ps(&acc[8 * i]), y, out, o);
+      }
     }
   }
 }
