@@ -60,8 +60,8 @@ DecoderShape gemma3_shape() {
 // its own rope base and scaling — 8 heads of 32 over 4 KV heads, an untied
 // classifier that is the token embedding shifted by 97 (llama.cpp's gemma3
 // reads `output.weight` when a file has one), the output norm unscaled, and
-// the post-branch norms scaled by 0.2 so the layers move the residual stream without overturning
-// that choice.
+// the post-branch norms scaled by 0.2 so the layers move the residual
+// stream without overturning that choice.
 DecoderShape gemma3_peaked_shape() {
   DecoderShape shape = gemma3_shape();
   shape.layers = 2;

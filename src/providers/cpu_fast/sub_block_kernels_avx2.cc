@@ -188,9 +188,13 @@ FERRITE_AVX2 inline float reduce8(__m256 acc) {
   return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
 }
 
-// Step 3 of group g for token t, given the integer sums of its 8
-// sub-blocks (`dots`: Q6_K's P already scaled, the others' without the
-// Q4_K / Q5_K scale): acc + the group's float part.
+// Step 3 of group g for token t, given the exact int32 sums of its 8
+// sub-blocks in `p` (Q6_K: already scaled by its half scales; Q4_K / Q5_K:
+// not yet scaled, done here): acc + the group's float part. Shared by the
+// AVX2 and VNNI kernels, so their float arithmetic is one code. (The two
+// row drivers, rows() and rows_vnni(), have the same loop shape but must
+// stay separate functions: a function's target attribute decides what the
+// compiler may emit, and AVX2 machines must not run EVEX code.)
 template <SubBlocks kKind>
 FERRITE_AVX2 inline __m256 float_part(const Group& group, const SubBlockActivations& x,
                                       uint64_t g, uint64_t t, __m256i p, __m256 acc) {

@@ -139,9 +139,9 @@ void matmul_sub_block_rows(Isa isa, SubBlocks kind, const std::byte* w,
                            uint64_t row_begin, uint64_t row_end) {
   // AVX-512 with VNNI: its own kernel (it transposes each group of weights
   // once per row: with 1 token that costs what it saves — Q4_K measured
-  // 43-71 ps per weight for both kernels in alternating runs — and from 4
-  // tokens on it is 1.4-1.7x faster); otherwise the AVX2 code. The same bits
-  // by contract.
+  // 43-71 ps per weight for both kernels in alternating runs — and with 16
+  // tokens it measured 1.4x (Q4_K) to 1.7x (Q6_K) faster); otherwise the
+  // AVX2 code. The same bits by contract.
   if (isa == Isa::kAvx512 && block_vnni_supported()) {
     return matmul_sub_block_rows_vnni(kind, w, x, y, out, tokens, row_begin, row_end);
   }
