@@ -439,7 +439,7 @@ Result<ModelPlan> rebuild_model_plan(std::string_view plan_text, const std::stri
   // The settings are the recipe: a difference there explains every other
   // (a context given on the command line resizes the KV cache, ...), so it
   // is named first.
-  const nlohmann::json& expected = rebuilt.plan().payload()["run_settings"];
+  const nlohmann::json& expected = rebuilt.plan().header()["run_settings"];
   const std::string setting =
       first_json_difference(expected, payload["run_settings"], "$.payload.run_settings");
   if (!setting.empty()) {

@@ -83,8 +83,10 @@ Result<ExplainedNode> read_node(const JsonCursor& cursor) {
   FERRITE_ASSIGN_OR_RETURN(node.selection_reason, string_at(object, "selection_reason"));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor compatible, object.required("compatible_providers"));
   FERRITE_ASSIGN_OR_RETURN(node.compatible, compatible.string_array());
-  FERRITE_ASSIGN_OR_RETURN(JsonCursor rejected, object.required("rejected_providers"));
-  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> rows, rejected.array());
+  std::vector<JsonCursor> rows;  // absent when no provider was rejected
+  if (auto rejected = object.optional("rejected_providers")) {
+    FERRITE_ASSIGN_OR_RETURN(rows, rejected->array());
+  }
   for (const JsonCursor& row : rows) {
     if (!row.is_object()) return row.type_error("an object");
     ObjectReader entry(row.json(), row.path());
@@ -213,38 +215,61 @@ std::string weight_quality_summary(const PlanExplanation& e) {
   return line;
 }
 
-// Every (value, arena, offset, length) the nodes' value storages place in a
-// packed activation arena, with the first and last node index touching it.
+// Every (value, arena, offset, length) the payload's `values` table places in
+// a packed activation arena, with the first and last node index binding it.
 Result<std::vector<ExplainedBuffer>> read_buffers(const std::vector<JsonCursor>& node_rows,
+                                                  const std::vector<JsonCursor>& value_rows,
                                                   const std::vector<ExplainedArena>& arenas) {
   std::set<std::string, std::less<>> arena_ids;
   for (const auto& a : arenas) arena_ids.insert(a.id);
+  // value id → its arena placements (resource, offset, length).
+  std::map<std::string, std::vector<std::tuple<std::string, uint64_t, uint64_t>>, std::less<>>
+      placed;
+  for (const JsonCursor& value_row : value_rows) {
+    if (!value_row.is_object()) return value_row.type_error("an object");
+    ObjectReader value(value_row.json(), value_row.path());
+    FERRITE_ASSIGN_OR_RETURN(std::string value_id, value.required_string("value_id"));
+    FERRITE_ASSIGN_OR_RETURN(JsonCursor storage_cursor, value.required("storage"));
+    if (!storage_cursor.is_object()) return storage_cursor.type_error("an object");
+    ObjectReader storage(storage_cursor.json(), storage_cursor.path());
+    FERRITE_ASSIGN_OR_RETURN(JsonCursor components, storage.required("components"));
+    FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> component_rows, components.array());
+    for (const JsonCursor& component_row : component_rows) {
+      if (!component_row.is_object()) return component_row.type_error("an object");
+      ObjectReader component(component_row.json(), component_row.path());
+      FERRITE_ASSIGN_OR_RETURN(std::string resource, component.required_string("resource_id"));
+      if (!arena_ids.contains(resource)) continue;
+      FERRITE_ASSIGN_OR_RETURN(uint64_t offset, component.required_u64("offset_bytes"));
+      FERRITE_ASSIGN_OR_RETURN(uint64_t length, component.required_u64("length_bytes"));
+      placed[value_id].emplace_back(std::move(resource), offset, length);
+    }
+  }
   std::map<std::tuple<std::string, uint64_t, std::string, uint64_t>, ExplainedBuffer> found;
   for (size_t index = 0; index < node_rows.size(); ++index) {
     ObjectReader node(node_rows[index].json(), node_rows[index].path());
-    FERRITE_ASSIGN_OR_RETURN(JsonCursor values, node.required("values"));
-    FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> value_rows, values.array());
-    for (const JsonCursor& value_row : value_rows) {
-      if (!value_row.is_object()) return value_row.type_error("an object");
-      ObjectReader value(value_row.json(), value_row.path());
-      FERRITE_ASSIGN_OR_RETURN(std::string value_id, value.required_string("value_id"));
-      FERRITE_ASSIGN_OR_RETURN(JsonCursor storage_cursor, value.required("storage"));
-      if (!storage_cursor.is_object()) return storage_cursor.type_error("an object");
-      ObjectReader storage(storage_cursor.json(), storage_cursor.path());
-      FERRITE_ASSIGN_OR_RETURN(JsonCursor components, storage.required("components"));
-      FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> component_rows, components.array());
-      for (const JsonCursor& component_row : component_rows) {
-        if (!component_row.is_object()) return component_row.type_error("an object");
-        ObjectReader component(component_row.json(), component_row.path());
-        FERRITE_ASSIGN_OR_RETURN(std::string resource, component.required_string("resource_id"));
-        if (!arena_ids.contains(resource)) continue;
-        FERRITE_ASSIGN_OR_RETURN(uint64_t offset, component.required_u64("offset_bytes"));
-        FERRITE_ASSIGN_OR_RETURN(uint64_t length, component.required_u64("length_bytes"));
-        auto [at, inserted] = found.try_emplace({resource, offset, value_id, length});
-        if (inserted) {
-          at->second = ExplainedBuffer{value_id, resource, offset, length, index, index};
+    for (std::string_view role : {"inputs", "outputs"}) {
+      FERRITE_ASSIGN_OR_RETURN(JsonCursor values, node.required(role));
+      FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> rows, values.array());
+      for (const JsonCursor& row : rows) {
+        // A value id, or {"access","alias","value_id"}.
+        std::string value_id;
+        if (row.json().is_string()) {
+          value_id = row.json().get<std::string>();
+        } else if (row.is_object()) {
+          ObjectReader value(row.json(), row.path());
+          FERRITE_ASSIGN_OR_RETURN(value_id, value.required_string("value_id"));
+        } else {
+          return row.type_error("a value id or an object");
         }
-        at->second.last_node = index;
+        auto at_value = placed.find(value_id);
+        if (at_value == placed.end()) continue;
+        for (const auto& [resource, offset, length] : at_value->second) {
+          auto [at, inserted] = found.try_emplace({resource, offset, value_id, length});
+          if (inserted) {
+            at->second = ExplainedBuffer{value_id, resource, offset, length, index, index};
+          }
+          at->second.last_node = index;
+        }
       }
     }
   }
@@ -322,7 +347,9 @@ Result<PlanExplanation> explain_plan(const json& wire) {
     out.total_resource_bytes = *total;
     out.resources.push_back(std::move(resource));
   }
-  FERRITE_ASSIGN_OR_RETURN(out.buffers, read_buffers(node_rows, out.arenas));
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor value_table, payload.required("values"));
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> value_rows, value_table.array());
+  FERRITE_ASSIGN_OR_RETURN(out.buffers, read_buffers(node_rows, value_rows, out.arenas));
   FERRITE_RETURN_IF_ERROR(read_weight_materialization(payload, out));
   if (auto formats = payload.optional("quantization_formats")) {
     FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> rows, formats->array());

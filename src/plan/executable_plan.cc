@@ -5,7 +5,7 @@
 namespace ferrite {
 
 Result<ExecutablePlan> ExecutablePlan::create(ExecutionPlan plan, CapabilityCatalog catalog) {
-  const nlohmann::json& payload = plan.payload();
+  const nlohmann::json& payload = plan.header();
   std::string_view differing;  // the first payload field the catalog disagrees with
   if (payload.value("device_id", std::string()) != catalog.device().id.str()) {
     differing = "device_id";

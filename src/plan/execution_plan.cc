@@ -1,7 +1,7 @@
 #include "ferrite/plan/execution_plan.h"
 
-#include "ferrite/core/json_array.h"
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -10,6 +10,9 @@
 #include "ferrite/plan/program_plan_compiler.h"
 #include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/fingerprint.h"
+#include "ferrite/core/json_array.h"
+#include "ferrite/core/tensor_json.h"
+#include "ferrite/catalog/canonical_encoding.h"
 #include "ferrite/plan/plan_node_builder.h"
 #include "ferrite/plan/storage_sharing.h"
 
@@ -41,9 +44,10 @@ Result<std::map<ProgramValueId, const ResolvedValueBinding*>> bound_values(
     for (const auto& b : node.values) {
       auto [it, inserted] = out.emplace(b.value_id(), &b);
       if (!inserted && (!(it->second->tensor() == b.tensor()) || it->second->usage() != b.usage() ||
-                        !(it->second->storage() == b.storage()))) {
+                        !(it->second->storage() == b.storage()) ||
+                        !(it->second->weight() == b.weight()))) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
-                          "value `{}` has different tensor, usage or storage at node `{}`",
+                          "value `{}` has different tensor, usage, storage or weight at node `{}`",
                           b.value_id().str(), node.id.str())
             .with_field("value_id", b.value_id().str());
       }
@@ -111,9 +115,6 @@ std::string plan_payload_hash(const json& payload) {
   return hash.hex();
 }
 
-json ExecutionPlan::to_json() const { return json{{"payload", payload_}, {"plan_hash", plan_hash_}}; }
-
-std::string ExecutionPlan::canonical_text() const { return canonical_json(to_json()); }
 
 Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
                                            const CapabilityCatalog& catalog,
@@ -167,12 +168,12 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
       plan.memory_, build_memory_summary(plan.nodes_, selection, policy, token_scaled, node_tokens));
   plan.memory_.activation_arenas = resolution.activation_arenas;
 
+  FERRITE_RETURN_IF_ERROR(plan.collect_tables());
+
   const WeightSchema& weights = resolution.execution_weights.schema();
-  json nodes = json_array_of(plan.nodes_, [&](const auto& n) { return n.to_json(); });
   json retained = json_array_of(plan.retained_, [&](const auto& r) { return r.to_json(); });
-  json payload{
+  json header{
       {"schema", kPlanSchema},
-      {"plan_id", ""},
       {"family_id", family.family_id().str()},
       {"device_id", catalog.device().id.str()},
       {"device_runtime_implementation_fingerprint",
@@ -189,31 +190,31 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
       {"execution_weights_fingerprint", resolution.execution_weights.fingerprint()},
       {"value_alignment_bytes", resolution.value_alignment_bytes},
       {"retained_completion_values", std::move(retained)},
-      {"nodes", std::move(nodes)},
       {"memory", plan.memory_.to_json()}};
   // A non-identity materializer and its quality approval are part of what the
   // plan promises; identity plans keep their earlier wire form.
   const ExecutionWeightPlan& execution_weights = resolution.execution_weights;
   if (execution_weights.materializer().id.str() != kIdentityWeightMaterializerId) {
-    payload["weight_materializer"] = execution_weights.materializer().to_json();
+    header["weight_materializer"] = execution_weights.materializer().to_json();
   }
   if (execution_weights.quality_approval()) {
-    payload["weight_quality_approval"] = execution_weights.quality_approval()->to_json();
+    header["weight_quality_approval"] = execution_weights.quality_approval()->to_json();
   }
   // The caller's record of how the plan is meant to run (compile_options.h);
   // plans compiled without one keep their earlier wire form.
-  if (!run_settings.is_null()) payload["run_settings"] = run_settings;
+  if (!run_settings.is_null()) header["run_settings"] = run_settings;
+  plan.header_ = std::move(header);
   // One streamed pass gives both the hash and the size of the wire text:
   // canonical_text() is {"payload":P,"plan_hash":"H"} where P is the hashed
   // payload plus the member "plan_id":"plan/sha256/H" (payload always has
   // members before and after it, so it adds exactly one comma).
   thread_local CanonicalSha256 hash;
   hash.reset();
-  hash.json_without_member(payload, "plan_id");
+  plan.encode_payload(hash, /*with_plan_id=*/false);
   const uint64_t hashed_bytes = hash.size();
   plan.plan_hash_ = hash.hex();
   plan.plan_id_ = "plan/sha256/" + plan.plan_hash_;
-  payload["plan_id"] = plan.plan_id_;
+  plan.header_["plan_id"] = plan.plan_id_;
   const uint64_t text_bytes = std::string_view(R"({"payload":)").size() + hashed_bytes +
                               std::string_view(R"(,"plan_id":"")").size() + plan.plan_id_.size() +
                               std::string_view(R"(,"plan_hash":"")").size() +
@@ -223,8 +224,151 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
                       "plan JSON is {} bytes, over the {} byte limit", text_bytes,
                       kMaxPlanJsonBytes);
   }
-  plan.payload_ = std::move(payload);
   return plan;
 }
+
+Result<void> ExecutionPlan::collect_tables() {
+  std::map<ProgramValueId, ValueSite> sites;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const PlanNode& node = nodes_[i];
+    auto [op, op_inserted] = operations_.emplace(node.operation_id, node.operation_fingerprint);
+    if (!op_inserted && op->second != node.operation_fingerprint) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "operation `{}` has two fingerprints (node `{}`)",
+                        node.operation_id.str(), node.id.str())
+          .with_field("node_id", node.id.str());
+    }
+    const ProviderResourcePlan& estimate = node.provider_resources;
+    ProviderIdentity identity{node.provider_implementation_fingerprint, estimate.estimator_id(),
+                              estimate.estimator_version().to_string(),
+                              estimate.estimator_implementation_fingerprint()};
+    if (estimate.provider_id() != node.provider_id) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` runs provider `{}` with the estimate of provider `{}`",
+                        node.id.str(), node.provider_id.str(), estimate.provider_id().str())
+          .with_field("node_id", node.id.str());
+    }
+    auto [provider, provider_inserted] = providers_.emplace(node.provider_id, identity);
+    if (!provider_inserted && !(provider->second == identity)) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "provider `{}` has two implementation or estimator identities (node `{}`)",
+                        node.provider_id.str(), node.id.str())
+          .with_field("node_id", node.id.str());
+    }
+    // The wire lists inputs and outputs by position: ordinals must be it.
+    uint32_t next_ordinal[2] = {0, 0};
+    for (const ResolvedValueBinding& binding : node.values) {
+      uint32_t& expected = next_ordinal[binding.role() == ValueBindingRole::kInput ? 0 : 1];
+      if (binding.ordinal() != expected) {
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "node `{}` binds {} ordinal {} where ordinal {} comes next",
+                          node.id.str(), value_binding_role_name(binding.role()),
+                          binding.ordinal(), expected)
+            .with_field("node_id", node.id.str());
+      }
+      ++expected;
+    }
+    for (size_t b = 0; b < node.values.size(); ++b) {
+      sites.emplace(node.values[b].value_id(),
+                    ValueSite{static_cast<uint32_t>(i), static_cast<uint32_t>(b)});
+    }
+  }
+  values_.reserve(sites.size());
+  for (const auto& [value, site] : sites) values_.push_back(site);
+  return {};
+}
+
+// The four tables in key order, each written when the header's next key
+// follows it (`next` counts the tables written).
+void ExecutionPlan::encode_tables_before(std::string_view key, size_t& next,
+                                         CanonicalEncoder& out) const {
+  static constexpr std::array<std::string_view, 4> kTables{"nodes", "operations", "providers",
+                                                           "values"};
+  for (; next < kTables.size() && kTables[next] < key; ++next) {
+    out.key(kTables[next]);
+    out.begin_array();
+    switch (next) {
+      case 0:
+        for (const PlanNode& node : nodes_) node.encode_canonical(out);
+        break;
+      case 1:
+        for (const auto& [operation, fingerprint] : operations_) {
+          out.begin_object();
+          out.key("operation_fingerprint");
+          out.string(fingerprint);
+          out.key("operation_id");
+          out.string(operation.str());
+          out.end_object();
+        }
+        break;
+      case 2:
+        for (const auto& [provider, identity] : providers_) {
+          out.begin_object();
+          out.key("estimator_id");
+          out.string(identity.estimator_id);
+          out.key("estimator_implementation_fingerprint");
+          out.string(identity.estimator_implementation_fingerprint);
+          out.key("estimator_version");
+          out.string(identity.estimator_version);
+          out.key("provider_id");
+          out.string(provider.str());
+          out.key("provider_implementation_fingerprint");
+          out.string(identity.implementation_fingerprint);
+          out.end_object();
+        }
+        break;
+      default:
+        for (const ValueSite& site : values_) {
+          const ResolvedValueBinding& b = nodes_[site.node].values[site.binding];
+          out.begin_object();
+          out.key("storage");
+          encode_canonical(b.storage(), out);
+          out.key("tensor");
+          out.json(tensor_spec_to_json(b.tensor()));
+          out.key("usage");
+          out.string(buffer_usage_name(b.usage()));
+          out.key("value_id");
+          out.string(b.value_id().str());
+          // The weight contract the provider sees is the execution weight
+          // schema's entry for this id (pinned by execution_weights_fingerprint).
+          out.key("weight_id");
+          if (b.weight()) {
+            out.string(b.weight()->weight_id.str());
+          } else {
+            out.null();
+          }
+          out.end_object();
+        }
+        break;
+    }
+    out.end_array();
+  }
+}
+
+void ExecutionPlan::encode_payload(CanonicalEncoder& out, bool with_plan_id) const {
+  size_t next = 0;
+  out.begin_object();
+  for (auto it = header_.begin(); it != header_.end(); ++it) {
+    encode_tables_before(it.key(), next, out);
+    if (!with_plan_id && it.key() == "plan_id") continue;
+    out.key(it.key());
+    out.json(it.value());
+  }
+  encode_tables_before("\x7f", next, out);
+  out.end_object();
+}
+
+std::string ExecutionPlan::canonical_text() const {
+  CanonicalText text;
+  text.begin_object();
+  text.key("payload");
+  encode_payload(text, /*with_plan_id=*/true);
+  text.key("plan_hash");
+  text.string(plan_hash_);
+  text.end_object();
+  return text.text();
+}
+
+json ExecutionPlan::to_json() const { return json::parse(canonical_text()); }
 
 }  // namespace ferrite

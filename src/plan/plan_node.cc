@@ -1,7 +1,9 @@
 #include "ferrite/plan/plan_node.h"
 
+#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/json_array.h"
 #include "ferrite/core/enum_names.h"
+#include "ferrite/core/tensor_json.h"
 
 namespace ferrite {
 
@@ -40,48 +42,171 @@ json StateEffect::to_json() const {
 
 namespace {
 
-json optional_id(const std::optional<ResourceId>& id) {
-  return id ? json(id->str()) : json(nullptr);
+template <class Ids>
+void id_array(const Ids& ids, CanonicalEncoder& out) {
+  out.begin_array();
+  for (const auto& id : ids) out.string(id.str());
+  out.end_array();
+}
+
+// A workspace member, left out when the estimate has none.
+void workspace(std::string_view name, const std::optional<ProviderWorkspaceRequirement>& w,
+               CanonicalEncoder& out) {
+  if (!w) return;
+  out.key(name);
+  out.json(w->to_json());
+}
+
+// The node's bindings of one role, in ordinal order: the value id alone when
+// the access is the role's usual one (inputs read, outputs write) and the
+// value may not alias; otherwise {"access","alias","value_id"}.
+void value_rows(const std::vector<ResolvedValueBinding>& values, ValueBindingRole role,
+                CanonicalEncoder& out) {
+  const TensorAccess usual = role == ValueBindingRole::kInput ? TensorAccess::kRead
+                                                              : TensorAccess::kWrite;
+  out.begin_array();
+  for (const ResolvedValueBinding& binding : values) {
+    if (binding.role() != role) continue;
+    if (binding.access() == usual && std::holds_alternative<NoAlias>(binding.alias())) {
+      out.string(binding.value_id().str());
+      continue;
+    }
+    out.begin_object();
+    out.key("access");
+    out.string(tensor_access_name(binding.access()));
+    out.key("alias");
+    out.json(alias_policy_to_json(binding.alias()));
+    out.key("value_id");
+    out.string(binding.value_id().str());
+    out.end_object();
+  }
+  out.end_array();
 }
 
 }  // namespace
 
-json PlanNode::to_json() const {
-  json deps = json_array_of(dependencies, [&](const auto& d) { return d.str(); });
-  json capabilities = json_array_of(required_capabilities, [&](const auto& c) { return c.str(); });
-  json attrs = json::object();
-  for (const auto& [attribute, v] : attributes) attrs[attribute.str()] = semantic_value_to_json(v);
-  json rejected = json::array();
-  for (const auto& [rejected_id, reason] : rejected_providers) {
-    rejected.push_back(json{{"provider_id", rejected_id.str()},
-                            {"reason", plan_reject_reason_to_json(reason)}});
+// Keys in byte-wise order; members that are empty or null are left out.
+// Compared with ferrite.plan/1, the node leaves out
+// what the payload's tables hold once per plan: `operation_fingerprint`
+// (`operations`), `provider_implementation_fingerprint` and the estimator's
+// id, version and implementation fingerprint (`providers`), and each value's
+// tensor, usage, storage and weight (`values`); and `resources`, the union of
+// the resources its values, workspaces and state effects name.
+void PlanNode::encode_canonical(CanonicalEncoder& out) const {
+  out.begin_object();
+  if (!attributes.empty()) {
+    out.key("attributes");
+    out.begin_object();
+    for (const auto& [attribute, value] : attributes) {
+      out.key(attribute.str());
+      out.json(semantic_value_to_json(value));
+    }
+    out.end_object();
   }
-  json compatible = json_array_of(compatible_providers, [&](const auto& c) { return c.str(); });
-  json bindings = json_array_of(values, [&](const auto& b) { return b.to_json(); });
-  json aliases = json_array_of(exact_aliases, [&](const auto& a) { return a.to_json(); });
-  json effects = json_array_of(state_effects, [&](const auto& e) { return e.to_json(); });
-  json all = json_array_of(resources, [&](const auto& r) { return r.str(); });
-  return json{{"id", id.str()},
-              {"dependencies", std::move(deps)},
-              {"operation_id", operation_id.str()},
-              {"operation_version", operation_version.to_string()},
-              {"operation_fingerprint", operation_fingerprint},
-              {"provider_implementation_fingerprint", provider_implementation_fingerprint},
-              {"required_capabilities", std::move(capabilities)},
-              {"attributes", std::move(attrs)},
-              {"work", work_spec_to_json(work)},
-              {"provider_id", provider_id.str()},
-              {"selection_reason", plan_selection_reason_name(selection_reason)},
-              {"rejected_providers", std::move(rejected)},
-              {"compatible_providers", std::move(compatible)},
-              {"provider_resources", provider_resources.to_json()},
-              {"values", std::move(bindings)},
-              {"exact_aliases", std::move(aliases)},
-              {"state_effects", std::move(effects)},
-              {"scratch_resource", optional_id(scratch_resource)},
-              {"binding_resource", optional_id(binding_resource)},
-              {"persistent_resource", optional_id(persistent_resource)},
-              {"resources", std::move(all)}};
+  if (binding_resource) {
+    out.key("binding_resource");
+    out.string(binding_resource->str());
+  }
+  out.key("compatible_providers");
+  id_array(compatible_providers, out);
+  out.key("dependencies");
+  id_array(dependencies, out);
+  if (!exact_aliases.empty()) {
+    out.key("exact_aliases");
+    out.begin_array();
+    for (const PlanExactAlias& alias : exact_aliases) {
+      out.begin_object();
+      out.key("input_ordinal");
+      out.unsigned_integer(alias.input_ordinal);
+      out.key("input_value_id");
+      out.string(alias.input_value_id.str());
+      out.key("kind");
+      out.string(plan_alias_kind_name(alias.kind));
+      out.key("output_ordinal");
+      out.unsigned_integer(alias.output_ordinal);
+      out.key("output_value_id");
+      out.string(alias.output_value_id.str());
+      out.end_object();
+    }
+    out.end_array();
+  }
+  out.key("id");
+  out.string(id.str());
+  out.key("inputs");
+  value_rows(values, ValueBindingRole::kInput, out);
+  out.key("operation_id");
+  out.string(operation_id.str());
+  out.key("operation_version");
+  out.string(operation_version.to_string());
+  out.key("outputs");
+  value_rows(values, ValueBindingRole::kOutput, out);
+  if (persistent_resource) {
+    out.key("persistent_resource");
+    out.string(persistent_resource->str());
+  }
+  out.key("provider_id");
+  out.string(provider_id.str());
+  out.key("provider_resources");
+  out.begin_object();
+  workspace("binding", provider_resources.binding(), out);
+  out.key("estimate_fingerprint");
+  out.string(provider_resources.estimate_fingerprint());
+  out.key("estimator_input_fingerprint");
+  out.string(provider_resources.estimator_input_fingerprint());
+  workspace("persistent", provider_resources.persistent(), out);
+  workspace("scratch", provider_resources.scratch(), out);
+  out.key("value_alignment_bytes");
+  out.unsigned_integer(provider_resources.value_alignment_bytes());
+  out.end_object();
+  if (!rejected_providers.empty()) {
+    out.key("rejected_providers");
+    out.begin_array();
+    for (const auto& [rejected_id, reason] : rejected_providers) {
+      out.begin_object();
+      out.key("provider_id");
+      out.string(rejected_id.str());
+      out.key("reason");
+      out.json(plan_reject_reason_to_json(reason));
+      out.end_object();
+    }
+    out.end_array();
+  }
+  if (!required_capabilities.empty()) {
+    out.key("required_capabilities");
+    id_array(required_capabilities, out);
+  }
+  if (scratch_resource) {
+    out.key("scratch_resource");
+    out.string(scratch_resource->str());
+  }
+  out.key("selection_reason");
+  out.string(plan_selection_reason_name(selection_reason));
+  if (!state_effects.empty()) {
+    out.key("state_effects");
+    out.begin_array();
+    for (const StateEffect& effect : state_effects) {
+      out.begin_object();
+      out.key("access");
+      out.string(tensor_access_name(effect.access));
+      out.key("lifetime");
+      out.string(state_lifetime_name(effect.lifetime));
+      out.key("resource_ids");
+      id_array(effect.resource_ids, out);
+      out.key("state_id");
+      out.string(effect.state_id.str());
+      out.end_object();
+    }
+    out.end_array();
+  }
+  out.key("work");
+  out.json(work_spec_to_json(work));
+  out.end_object();
+}
+
+json PlanNode::to_json() const {
+  CanonicalText text;
+  encode_canonical(text);
+  return json::parse(text.text());
 }
 
 }  // namespace ferrite

@@ -1,6 +1,7 @@
 #include "ferrite/program/weight_schema.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <utility>
 
@@ -71,18 +72,32 @@ Result<void> check_component_format(
 
 }  // namespace
 
-const WeightComponentSpec* WeightSchema::find_component(const WeightId& id) const {
-  for (const WeightComponentSpec& component : components) {
-    if (component.id == id) return &component;
+namespace {
+
+// The element whose id is `id`, or null. A normalized schema is sorted by
+// id, so the binary search finds it; ids are unique in a valid schema, so an
+// equal id found by the search is the one. A schema that is not sorted
+// (built by hand, not yet normalized) falls back to the linear scan when the
+// search misses, so the answer never depends on the order, only the speed.
+template <class Spec>
+const Spec* find_by_id(const std::vector<Spec>& specs, const WeightId& id) {
+  auto it = std::lower_bound(specs.begin(), specs.end(), id,
+                             [](const Spec& spec, const WeightId& key) { return spec.id < key; });
+  if (it != specs.end() && it->id == id) return &*it;
+  for (const Spec& spec : specs) {
+    if (spec.id == id) return &spec;
   }
   return nullptr;
 }
 
+}  // namespace
+
+const WeightComponentSpec* WeightSchema::find_component(const WeightId& id) const {
+  return find_by_id(components, id);
+}
+
 const WeightTensorSpec* WeightSchema::find_tensor(const WeightId& id) const {
-  for (const WeightTensorSpec& tensor : tensors) {
-    if (tensor.id == id) return &tensor;
-  }
-  return nullptr;
+  return find_by_id(tensors, id);
 }
 
 Result<void> WeightSchema::validate(const ModelFamilyId& family_id) const {
@@ -181,19 +196,18 @@ Result<std::vector<const WeightComponentSpec*>> WeightSchema::physical_component
       weight_internal::check_layout_limits(fail, "physical_layout", tensor->physical_layout));
   const std::set<WeightId> ids = component_ids_of(tensor->physical_layout);
   std::vector<const WeightComponentSpec*> refs;
-  std::set<WeightId> found;
-  for (const WeightComponentSpec& component : components) {
-    if (ids.contains(component.id) && found.insert(component.id).second) {
-      refs.push_back(&component);
-    }
-  }
+  refs.reserve(ids.size());
   for (const WeightId& id : ids) {
-    if (!found.contains(id)) {
+    const WeightComponentSpec* component = find_component(id);
+    if (component == nullptr) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "logical weight `{}` references unknown weight component `{}`",
                         tensor_id.str(), id.str());
     }
+    refs.push_back(component);
   }
+  // Schema order: the components live in one vector, so address order is it.
+  std::sort(refs.begin(), refs.end(), std::less<const WeightComponentSpec*>());
   return refs;
 }
 

@@ -126,8 +126,8 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutablePlan& executabl
                                                  const WeightMaterializer& materializer) {
   FERRITE_RETURN_IF_ERROR(check_target(executable, providers));
   const ExecutionPlan& plan = executable.execution_plan();
-  const auto recorded = plan.payload().find("execution_weights_fingerprint");
-  if (recorded == plan.payload().end() || !recorded->is_string() ||
+  const auto recorded = plan.header().find("execution_weights_fingerprint");
+  if (recorded == plan.header().end() || !recorded->is_string() ||
       recorded->get<std::string>() != execution_weights.fingerprint()) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "the plan was compiled with other execution weights than "

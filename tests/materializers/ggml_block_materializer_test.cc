@@ -177,7 +177,7 @@ TEST_F(GgmlBlockMaterializerTest, ApprovedPlanCarriesTheStatisticsAndExplainShow
   }
   auto compiled = compile({ggml_block_materializer_id(kGgmlQ8_0), *approval});
   ASSERT_TRUE(compiled) << compiled.error().to_string();
-  const auto& payload = compiled->plan().payload();
+  const auto payload = compiled->plan().to_json()["payload"];
   ASSERT_TRUE(payload.contains("weight_quality_approval"));
   EXPECT_EQ(payload["weight_quality_approval"], approval->to_json());
   EXPECT_EQ(payload["weight_materializer"]["id"], "weight-materializer.ggml_q8_0");
@@ -191,7 +191,7 @@ TEST_F(GgmlBlockMaterializerTest, ApprovedPlanCarriesTheStatisticsAndExplainShow
   // Weights shrink: 34 bytes per 32 values instead of 128.
   auto f32 = compile({});
   ASSERT_TRUE(f32);
-  EXPECT_FALSE(f32->plan().payload().contains("weight_quality_approval"));
+  EXPECT_FALSE(f32->plan().to_json()["payload"].contains("weight_quality_approval"));
   EXPECT_LT(compiled->plan().memory().static_bytes, f32->plan().memory().static_bytes / 2);
 
   auto explanation = cli::explain_plan(compiled->plan().to_json());
@@ -358,7 +358,7 @@ TEST_F(GgmlBlockMaterializerTest, ForgedApprovalUnderstatingAStatisticIsRefusedW
         std::string_view(c.statistic) == "relative_l2" ? truth.relative_l2 : truth.max_abs_error);
     auto compiled = compile({ggml_block_materializer_id(kGgmlQ8_0), forged});
     ASSERT_TRUE(compiled) << compiled.error().to_string();  // within the contract: accepted
-    EXPECT_EQ(compiled->plan().payload()["weight_quality_approval"], forged.to_json());
+    EXPECT_EQ(compiled->plan().to_json()["payload"]["weight_quality_approval"], forged.to_json());
 
     const std::string expected = fmt::format(
         "weight component `{}`: the quality approval states {} {}, but the weights measure {}",

@@ -164,7 +164,7 @@ TEST(CompilerAcceptanceTest, Case6RetentionBindsOneTypedOutputAndRequiresTheWire
   // Packed activations: the output's offset in its arena (0 in the seed's layout).
   const uint64_t output_offset = output.storage().components()[0].offset_bytes;
   EXPECT_EQ(kept.logical_offset_bytes, output_offset);
-  EXPECT_EQ(plan.payload()["retained_completion_values"][0]["resource_id"],
+  EXPECT_EQ(plan.to_json()["payload"]["retained_completion_values"][0]["resource_id"],
             kept.resource_id.str());
 
   // Readback of F32×4 reads the whole retained range of the same node/resource.
@@ -386,10 +386,10 @@ TEST(CompilerAcceptanceTest, Case14ReferenceBackendReusesTheSamePreparedProgram)
   ASSERT_TRUE(a) << a.error().to_string();
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(family.program().fingerprint(), program_fingerprint);  // compiling never mutates it
-  EXPECT_EQ(a->plan().payload()["program_fingerprint"], program_fingerprint);
-  EXPECT_EQ(r->plan().payload()["program_fingerprint"], program_fingerprint);
-  EXPECT_EQ(a->plan().payload()["device_id"], "device.accelerator.0");
-  EXPECT_EQ(r->plan().payload()["device_id"], "device.reference.0");
+  EXPECT_EQ(a->plan().to_json()["payload"]["program_fingerprint"], program_fingerprint);
+  EXPECT_EQ(r->plan().to_json()["payload"]["program_fingerprint"], program_fingerprint);
+  EXPECT_EQ(a->plan().to_json()["payload"]["device_id"], "device.accelerator.0");
+  EXPECT_EQ(r->plan().to_json()["payload"]["device_id"], "device.reference.0");
   EXPECT_NE(a->plan().plan_hash(), r->plan().plan_hash());
   ASSERT_EQ(a->plan().nodes().size(), r->plan().nodes().size());
   for (size_t i = 0; i < a->plan().nodes().size(); ++i) {
@@ -448,7 +448,7 @@ TEST(CompilerAcceptanceTest, Case17PayloadExecutionWeightsAreTheIdentityPlan) {
       h.family, identity_weight_materializer_descriptor(),
       {{WeightId::literal("weight.component"), {WeightId::literal("weight.component")}}},
       h.family.weight_schema()));
-  const json& payload = compiled->plan().payload();
+  const json payload = compiled->plan().to_json()["payload"];
   EXPECT_EQ(payload["execution_weights_fingerprint"], expected.fingerprint());
   EXPECT_EQ(payload["weight_format"], "weight-format.dense");
   const auto arena = unwrap(hashed_resource_id("weight-arena", expected.fingerprint(), "\"f32\""));
@@ -565,9 +565,9 @@ TEST(CompilerAcceptanceTest, Case19TrustedMaterializerChangesThePlanAndVerifyNee
   EXPECT_EQ(weights.materializer().id.str(), kSplit);
   EXPECT_EQ(weights.schema().layout_id.str(), "weight-layout.split");
   EXPECT_EQ(weights.source_schema_fingerprint(), h.family.weight_schema().fingerprint());
-  EXPECT_EQ(compiled->plan().payload()["execution_weights_fingerprint"], weights.fingerprint());
-  EXPECT_NE(compiled->plan().payload()["execution_weights_fingerprint"],
-            baseline->plan().payload()["execution_weights_fingerprint"]);
+  EXPECT_EQ(compiled->plan().to_json()["payload"]["execution_weights_fingerprint"], weights.fingerprint());
+  EXPECT_NE(compiled->plan().to_json()["payload"]["execution_weights_fingerprint"],
+            baseline->plan().to_json()["payload"]["execution_weights_fingerprint"]);
   const ResolvedValueBinding& weight = binding_of(compiled->plan().nodes()[0], "value.weight");
   ASSERT_TRUE(weight.weight());
   EXPECT_EQ(weight.weight()->layout_id.str(), "weight-layout.split");
@@ -867,7 +867,7 @@ TEST(CompilerAcceptanceTest, Case28MustAliasIsOneExactEdgeAndOneAllocation) {
   EXPECT_EQ(binding_of(plan.nodes()[1], "value.aliased").storage(), hidden);
   // value.input, value.hidden (= value.aliased) and value.output: one allocation shared.
   EXPECT_EQ(activation_resources(plan), 3u);
-  EXPECT_EQ(plan.payload()["nodes"][1]["exact_aliases"][0]["kind"], "must");
+  EXPECT_EQ(plan.to_json()["payload"]["nodes"][1]["exact_aliases"][0]["kind"], "must");
 
   // Packed: still one buffer — the alias chain shares one offset in the arena.
   auto packed = compile(c.family, c.b);
@@ -1149,7 +1149,7 @@ TEST(CompilerAcceptanceTest, Case24UnregisteredPreferredProviderFallsBackInThePl
   ASSERT_EQ(node.rejected_providers.count(ProviderId::literal("provider.missing")), 1u);
   EXPECT_TRUE(std::holds_alternative<ProviderNotRegistered>(
       node.rejected_providers.at(ProviderId::literal("provider.missing"))));
-  const json& wire = compiled->plan().payload()["nodes"][0];
+  const json wire = compiled->plan().to_json()["payload"]["nodes"][0];
   EXPECT_EQ(wire["selection_reason"], "fallback_from_preferred");
   EXPECT_EQ(wire["rejected_providers"][0]["provider_id"], "provider.missing");
   EXPECT_NE(wire["rejected_providers"][0]["reason"].dump().find("not_registered"),

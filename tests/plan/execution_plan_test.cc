@@ -31,8 +31,8 @@ TEST(ExecutionPlanTest, SyntheticFixtureCompilesIntoOneNodePlan) {
   EXPECT_TRUE(node.scratch_resource.has_value());
   EXPECT_TRUE(node.persistent_resource.has_value());
   EXPECT_FALSE(node.binding_resource.has_value());
-  EXPECT_EQ(plan.payload()["schema"], std::string(kPlanSchema));
-  EXPECT_EQ(plan_payload_hash(plan.payload()), plan.plan_hash());
+  EXPECT_EQ(plan.to_json()["payload"]["schema"], std::string(kPlanSchema));
+  EXPECT_EQ(plan_payload_hash(plan.to_json()["payload"]), plan.plan_hash());
   EXPECT_GT(plan.memory().static_bytes, 0u);
   EXPECT_LE(plan.memory().static_bytes + plan.memory().minimum_runnable_bytes,
             plan.memory().usable_capacity_bytes);

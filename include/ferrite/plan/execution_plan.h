@@ -16,13 +16,23 @@
 //   7. retained completion values (retained_completion.h);
 //   8. the memory summary and capacity check (memory_summary.h);
 //   9. payload (schema `kPlanSchema`), plan_hash = canonical_fingerprint of
-//      the payload without `plan_id`, plan_id = "plan/sha256/{hash}". A
+//      the payload without `plan_id`, plan_id = "plan/sha256/{hash}". What
+//      nodes share is written once (docs/plan-format.md): `operations` (each
+//      operation's fingerprint), `providers` (each chosen provider's
+//      implementation and estimator identity; a provider that shows two
+//      identities is an error) and `values` (each value's tensor, usage,
+//      storage and weight contract, which must be the same at every binding);
+//      the nodes reference them by id. A
 //      materializer other than the identity adds `weight_materializer` (its
 //      descriptor) and an approved approximate one `weight_quality_approval`
 //      (per-component error statistics; weight_quality.h); non-null
 //      `run_settings` (compile_options.h) are added as `run_settings`.
 // No accessor mutates; `to_json()` = {"payload": …, "plan_hash": …} and
 // `canonical_text()` is its canonical JSON text (what verification compares).
+// The payload is never held as one document: `header()` is every payload
+// member except the four tables, which are streamed from the nodes whenever
+// the payload is encoded (hash, text, to_json), so building and hashing a
+// plan costs one pass over its nodes.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto plan, ExecutionPlan::build(family, catalog, policy, resolution,
@@ -30,6 +40,7 @@
 //   plan.plan_id();  // "plan/sha256/…"
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,7 +60,7 @@
 namespace ferrite {
 
 
-inline constexpr std::string_view kPlanSchema = "ferrite.plan/1";
+inline constexpr std::string_view kPlanSchema = "ferrite.plan/2";
 // Plans are about 3 KiB per node. In memory (compile, run) a plan's canonical
 // text may reach 512 MiB (~150,000 nodes). Plan *files* — untrusted input to
 // verify and explain — are capped at 64 MiB of text, and their parsed form at
@@ -74,24 +85,49 @@ class ExecutionPlan {
   const std::vector<RetainedCompletionValue>& retained_completion_values() const {
     return retained_;
   }
-  const nlohmann::json& payload() const { return payload_; }
+  // The payload's members other than `nodes`, `operations`, `providers` and
+  // `values` (plan_id included).
+  const nlohmann::json& header() const { return header_; }
 
+  // The canonical payload, `plan_id` included or left out (what is hashed).
+  void encode_payload(CanonicalEncoder& out, bool with_plan_id) const;
   nlohmann::json to_json() const;
   std::string canonical_text() const;
 
+  // The hash covers every payload member but plan_id, which is the hash.
   friend bool operator==(const ExecutionPlan& a, const ExecutionPlan& b) {
-    return a.payload_ == b.payload_ && a.plan_hash_ == b.plan_hash_;
+    return a.plan_hash_ == b.plan_hash_ && a.header_ == b.header_;
   }
 
  private:
   ExecutionPlan() = default;
+
+  struct ProviderIdentity {
+    std::string implementation_fingerprint;
+    std::string estimator_id;
+    std::string estimator_version;
+    std::string estimator_implementation_fingerprint;
+    friend bool operator==(const ProviderIdentity&, const ProviderIdentity&) = default;
+  };
+  // Where a value's first binding is: nodes_[node].values[binding].
+  struct ValueSite {
+    uint32_t node = 0;
+    uint32_t binding = 0;
+  };
+  // operations_, providers_ and values_ from nodes_; errors when nodes
+  // disagree on what a table holds once.
+  Result<void> collect_tables();
+  void encode_tables_before(std::string_view key, size_t& next, CanonicalEncoder& out) const;
 
   std::string plan_id_;
   std::string plan_hash_;
   std::vector<PlanNode> nodes_;
   PlanMemorySummary memory_;
   std::vector<RetainedCompletionValue> retained_;
-  nlohmann::json payload_;
+  std::map<OperationId, std::string> operations_;  // operation → fingerprint
+  std::map<ProviderId, ProviderIdentity> providers_;
+  std::vector<ValueSite> values_;  // in value id order
+  nlohmann::json header_;
 };
 
 // canonical_fingerprint of `payload` with its "plan_id" member removed.

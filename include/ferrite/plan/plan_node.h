@@ -8,8 +8,13 @@
 // of the chosen provider, the physical value bindings, exact-alias edges,
 // state effects (one per state, sorted by state id), the workspace resource
 // ids and the sorted unique union of every resource it touches. Plain data:
-// `ExecutionPlan::build` is the only producer; `to_json()` is canonical (the
-// plan payload embeds it and the plan hash covers it).
+// `ExecutionPlan::build` is the only producer. `encode_canonical` writes the
+// node's compact wire form (ferrite.plan/2, docs/plan-format.md): what every
+// node of a plan shares — the operation's fingerprint, the provider's
+// implementation and estimator identity, each value's tensor, usage, storage
+// and weight — is left to the payload's `operations`, `providers` and
+// `values` tables; the plan payload embeds the node and the plan hash covers
+// it. `to_json()` is that encoding as a document.
 //
 // Example:
 //   const PlanNode& node = plan.nodes()[0];
@@ -29,6 +34,7 @@
 #include "ferrite/catalog/resource_estimate.h"
 #include "ferrite/catalog/value_binding.h"
 #include "ferrite/compiler/node_resolution.h"
+#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/contract_version.h"
 #include "ferrite/core/identity.h"
 #include "ferrite/program/model_program.h"
@@ -95,6 +101,7 @@ struct PlanNode {
   std::optional<ResourceId> persistent_resource;
   std::vector<ResourceId> resources;  // sorted, unique
 
+  void encode_canonical(CanonicalEncoder& out) const;
   nlohmann::json to_json() const;
   friend bool operator==(const PlanNode&, const PlanNode&) = default;
 };
