@@ -61,10 +61,11 @@ namespace ferrite {
 
 
 inline constexpr std::string_view kPlanSchema = "ferrite.plan/2";
-// Plans are about 3 KiB per node. In memory (compile, run) a plan's canonical
-// text may reach 512 MiB (~150,000 nodes). Plan *files* — untrusted input to
-// verify and explain — are capped at 64 MiB of text, and their parsed form at
-// kMaxJsonMemoryBytes (estimated ~31 KiB per node: about 4,000 nodes);
+// Plans are about 1.5 KiB per node (ferrite.plan/2). In memory (compile, run)
+// a plan's canonical text may reach 512 MiB (~350,000 nodes). Plan *files* —
+// untrusted input to verify and explain — are capped at 64 MiB of text, and
+// their parsed form at kMaxJsonMemoryBytes (estimated ~14 KiB per node: about
+// 9,400 nodes);
 // `ferrite compile -o` refuses to write a plan that could not be read back.
 inline constexpr size_t kMaxPlanJsonBytes = size_t{512} << 20;
 inline constexpr size_t kMaxPlanFileBytes = size_t{64} << 20;

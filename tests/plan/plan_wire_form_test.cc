@@ -1,0 +1,167 @@
+// The compact wire form (ferrite.plan/2, docs/plan-format.md) of the
+// llama-decoder example: what nodes share is written once in the payload's
+// `operations`, `providers` and `values` tables and referenced by id; the
+// streamed payload is the document its hash and text describe.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "ferrite/core/fingerprint.h"
+#include "ferrite/format/catalog_file.h"
+#include "ferrite/format/policy_file.h"
+#include "ferrite/format/program_file.h"
+#include "ferrite/plan/program_plan_compiler.h"
+
+namespace ferrite {
+namespace {
+
+using nlohmann::json;
+
+template <class T>
+T unwrap(Result<T> result) {
+  EXPECT_TRUE(result) << result.error().to_string();
+  return std::move(*result);
+}
+
+struct Compiled {
+  ExecutionPlan plan;
+  json wire;
+};
+
+Compiled compile_llama_decoder() {
+  const std::string examples = std::string(FERRITE_SOURCE_DIR) + "/examples/";
+  auto family = unwrap(read_program_file(examples + "llama-decoder.program.json"));
+  auto target = unwrap(read_target_catalog_file(examples + "llama-decoder.catalog.json"));
+  auto policy = unwrap(read_policy_file(examples + "llama-decoder.policy.json"));
+  std::map<ProgramValueId, ProgramTensorSpec> inputs;
+  inputs.emplace(ProgramValueId::literal("value.tokens"),
+                 ProgramTensorSpec{{8}, ElementType::kU32, ContiguousLayout{}});
+  inputs.emplace(ProgramValueId::literal("value.positions"),
+                 ProgramTensorSpec{{8}, ElementType::kU32, ContiguousLayout{}});
+  auto options = unwrap(ProgramPlanCompileOptions::create(std::move(inputs)));
+  auto compiled = unwrap(ProgramPlanCompiler::compile(family, target.catalog, policy,
+                                                      target.estimators,
+                                                      WeightMaterializerRegistry::identity_only(),
+                                                      options));
+  ExecutionPlan plan = compiled.plan();
+  json wire = plan.to_json();
+  return Compiled{std::move(plan), std::move(wire)};
+}
+
+// Every value id a node row names, inputs then outputs.
+std::vector<std::string> node_value_ids(const json& node) {
+  std::vector<std::string> ids;
+  for (const char* role : {"inputs", "outputs"}) {
+    for (const json& row : node.at(role)) {
+      ids.push_back(row.is_string() ? row.get<std::string>() : row.at("value_id").get<std::string>());
+    }
+  }
+  return ids;
+}
+
+TEST(PlanWireFormTest, StreamedPayloadIsTheDocumentItsTextAndHashDescribe) {
+  const Compiled c = compile_llama_decoder();
+  EXPECT_EQ(c.plan.canonical_text(), canonical_json(c.wire));
+  EXPECT_EQ(plan_payload_hash(c.wire.at("payload")), c.plan.plan_hash());
+  EXPECT_EQ(c.wire.at("payload").at("schema"), "ferrite.plan/2");
+  EXPECT_EQ(c.wire.at("payload").at("plan_id"), c.plan.plan_id());
+  // The header holds every payload member but the four streamed tables.
+  for (const char* table : {"nodes", "operations", "providers", "values"}) {
+    EXPECT_FALSE(c.plan.header().contains(table)) << table;
+    EXPECT_TRUE(c.wire.at("payload").contains(table)) << table;
+  }
+  EXPECT_EQ(c.wire.at("payload").size(), c.plan.header().size() + 4);
+}
+
+TEST(PlanWireFormTest, EachSharedRecordIsWrittenOnceAndEveryReferenceResolves) {
+  const Compiled c = compile_llama_decoder();
+  const json& payload = c.wire.at("payload");
+  std::map<std::string, json> values;
+  for (const json& row : payload.at("values")) {
+    ASSERT_TRUE(values.emplace(row.at("value_id").get<std::string>(), row).second)
+        << "value written twice: " << row.at("value_id");
+  }
+  std::set<std::string> providers;
+  for (const json& row : payload.at("providers")) {
+    ASSERT_TRUE(providers.insert(row.at("provider_id").get<std::string>()).second);
+    EXPECT_EQ(row.size(), 5u) << row;
+  }
+  std::set<std::string> operations;
+  for (const json& row : payload.at("operations")) {
+    ASSERT_TRUE(operations.insert(row.at("operation_id").get<std::string>()).second);
+  }
+  const auto& nodes = c.plan.nodes();
+  ASSERT_EQ(payload.at("nodes").size(), nodes.size());
+  std::set<std::string> referenced;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const json& row = payload.at("nodes")[i];
+    const PlanNode& node = nodes[i];
+    // What the tables hold is not repeated per node.
+    for (const char* moved : {"operation_fingerprint", "provider_implementation_fingerprint",
+                              "values", "resources"}) {
+      EXPECT_FALSE(row.contains(moved)) << node.id.str() << " " << moved;
+    }
+    EXPECT_FALSE(row.at("provider_resources").contains("estimator_id"));
+    EXPECT_TRUE(operations.contains(node.operation_id.str()));
+    EXPECT_TRUE(providers.contains(node.provider_id.str()));
+    // The rows name the node's bindings in order, and the table holds each
+    // binding's tensor, usage, storage and weight.
+    const std::vector<std::string> ids = node_value_ids(row);
+    ASSERT_EQ(ids.size(), node.values.size()) << node.id.str();
+    for (size_t b = 0; b < ids.size(); ++b) {
+      const ResolvedValueBinding& binding = node.values[b];
+      EXPECT_EQ(ids[b], binding.value_id().str());
+      referenced.insert(ids[b]);
+      const auto at = values.find(ids[b]);
+      ASSERT_NE(at, values.end()) << ids[b];
+      EXPECT_EQ(at->second.at("storage"), binding.storage().to_json()) << ids[b];
+      EXPECT_EQ(at->second.at("usage"), buffer_usage_name(binding.usage())) << ids[b];
+      if (binding.weight()) {
+        EXPECT_EQ(at->second.at("weight_id"), binding.weight()->weight_id.str());
+      } else {
+        EXPECT_TRUE(at->second.at("weight_id").is_null());
+      }
+    }
+  }
+  // No value in the table that no node binds.
+  EXPECT_EQ(referenced.size(), values.size());
+}
+
+TEST(PlanWireFormTest, EmptyMembersAreLeftOutAndNonDefaultBindingsKeepTheirAccess) {
+  const Compiled c = compile_llama_decoder();
+  const json& rows = c.wire.at("payload").at("nodes");
+  size_t with_state = 0;
+  size_t object_rows = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const json& row = rows[i];
+    const PlanNode& node = c.plan.nodes()[i];
+    EXPECT_EQ(row.contains("rejected_providers"), !node.rejected_providers.empty());
+    EXPECT_EQ(row.contains("state_effects"), !node.state_effects.empty());
+    EXPECT_EQ(row.contains("scratch_resource"), node.scratch_resource.has_value());
+    EXPECT_EQ(row.contains("attributes"), !node.attributes.empty());
+    if (!node.state_effects.empty()) ++with_state;
+    size_t position = 0;
+    for (const char* role : {"inputs", "outputs"}) {
+      for (const json& binding_row : row.at(role)) {
+        const ResolvedValueBinding& binding = node.values[position++];
+        const bool usual = binding.access() == (std::string_view(role) == "inputs"
+                                                    ? TensorAccess::kRead
+                                                    : TensorAccess::kWrite) &&
+                           std::holds_alternative<NoAlias>(binding.alias());
+        EXPECT_EQ(binding_row.is_string(), usual) << node.id.str() << " " << binding_row;
+        if (!usual) {
+          ++object_rows;
+          EXPECT_EQ(binding_row.at("access"), tensor_access_name(binding.access()));
+        }
+      }
+    }
+  }
+  // The decoder's attention nodes read and write the KV cache states.
+  EXPECT_GT(with_state, 0u);
+  EXPECT_GT(object_rows, 0u);
+}
+
+}  // namespace
+}  // namespace ferrite
