@@ -38,12 +38,82 @@ void encode_canonical(const ResolvedValueStorage& storage, CanonicalEncoder& out
   out.end_object();
 }
 
+void encode_canonical(const ResolvedTensorSpec& tensor, CanonicalEncoder& out) {
+  out.begin_object();
+  out.key("dimensions");
+  out.begin_array();
+  for (uint64_t d : tensor.dimensions()) out.unsigned_integer(d);
+  out.end_array();
+  out.key("element_type");
+  out.string(element_type_name(tensor.element_type()));
+  out.key("layout");
+  if (std::holds_alternative<ContiguousLayout>(tensor.layout())) {
+    out.string("contiguous");
+  } else {
+    out.json(layout_to_json(tensor.layout()));
+  }
+  out.end_object();
+}
+
+void encode_canonical(const AliasPolicy& alias, CanonicalEncoder& out) {
+  if (std::holds_alternative<NoAlias>(alias)) {
+    out.string("no_alias");
+    return;
+  }
+  out.begin_object();
+  if (const auto* may = std::get_if<MayAlias>(&alias)) {
+    out.key("may_alias");
+    out.unsigned_integer(may->tensor_index);
+  } else {
+    out.key("must_alias");
+    out.unsigned_integer(std::get<MustAlias>(alias).tensor_index);
+  }
+  out.end_object();
+}
+
+void encode_canonical(const ResolvedWeightBinding& weight, CanonicalEncoder& out) {
+  out.begin_object();
+  out.key("components");
+  out.begin_array();
+  for (const ResolvedWeightComponentLayout& component : weight.components) {
+    out.begin_object();
+    out.key("component_id");
+    out.string(component.component_id.str());
+    out.key("encoding");
+    out.json(weight_encoding_to_json(component.encoding));
+    out.key("physical_dimensions");
+    out.begin_array();
+    for (uint64_t d : component.physical_dimensions) out.unsigned_integer(d);
+    out.end_array();
+    out.key("role");
+    out.string(weight_component_role_name(component.role));
+    out.end_object();
+  }
+  out.end_array();
+  out.key("format_id");
+  out.string(weight.format_id.str());
+  out.key("layout_id");
+  out.string(weight.layout_id.str());
+  out.key("physical_layout");
+  out.json(physical_layout_to_json(weight.physical_layout));
+  out.key("schema_version");
+  out.begin_object();
+  out.key("major");
+  out.unsigned_integer(weight.schema_version.major);
+  out.key("minor");
+  out.unsigned_integer(weight.schema_version.minor);
+  out.end_object();
+  out.key("weight_id");
+  out.string(weight.weight_id.str());
+  out.end_object();
+}
+
 void encode_canonical(const ResolvedValueBinding& binding, CanonicalEncoder& out) {
   out.begin_object();
   out.key("access");
   out.string(tensor_access_name(binding.access()));
   out.key("alias");
-  out.json(alias_policy_to_json(binding.alias()));
+  encode_canonical(binding.alias(), out);
   out.key("ordinal");
   out.unsigned_integer(binding.ordinal());
   out.key("role");
@@ -51,14 +121,14 @@ void encode_canonical(const ResolvedValueBinding& binding, CanonicalEncoder& out
   out.key("storage");
   encode_canonical(binding.storage(), out);
   out.key("tensor");
-  out.json(tensor_spec_to_json(binding.tensor()));
+  encode_canonical(binding.tensor(), out);
   out.key("usage");
   out.string(buffer_usage_name(binding.usage()));
   out.key("value_id");
   out.string(binding.value_id().str());
   out.key("weight");
   if (binding.weight()) {
-    out.json(binding.weight()->to_json());
+    encode_canonical(*binding.weight(), out);
   } else {
     out.null();
   }

@@ -324,7 +324,7 @@ void ExecutionPlan::encode_tables_before(std::string_view key, size_t& next,
           out.key("storage");
           encode_canonical(b.storage(), out);
           out.key("tensor");
-          out.json(tensor_spec_to_json(b.tensor()));
+          encode_canonical(b.tensor(), out);
           out.key("usage");
           out.string(buffer_usage_name(b.usage()));
           out.key("value_id");

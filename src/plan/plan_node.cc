@@ -1,5 +1,6 @@
 #include "ferrite/plan/plan_node.h"
 
+#include "ferrite/catalog/canonical_encoding.h"
 #include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/json_array.h"
 #include "ferrite/core/enum_names.h"
@@ -75,7 +76,7 @@ void value_rows(const std::vector<ResolvedValueBinding>& values, ValueBindingRol
     out.key("access");
     out.string(tensor_access_name(binding.access()));
     out.key("alias");
-    out.json(alias_policy_to_json(binding.alias()));
+    encode_canonical(binding.alias(), out);
     out.key("value_id");
     out.string(binding.value_id().str());
     out.end_object();

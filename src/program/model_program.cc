@@ -186,6 +186,7 @@ Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
   program.weights_ = std::move(weights);
   program.outputs_ = std::move(outputs);
   program.index();
+  program.fingerprint_ = canonical_fingerprint(program.to_json());
   return program;
 }
 
@@ -221,7 +222,8 @@ ModelProgram::ModelProgram(const ModelProgram& other)
       blocks_(other.blocks_),
       states_(other.states_),
       weights_(other.weights_),
-      outputs_(other.outputs_) {
+      outputs_(other.outputs_),
+      fingerprint_(other.fingerprint_) {
   index();
 }
 
@@ -340,6 +342,5 @@ json ModelProgram::to_json() const {
               {"states", states},           {"weights", weights},     {"outputs", ids(outputs_)}};
 }
 
-std::string ModelProgram::fingerprint() const { return canonical_fingerprint(to_json()); }
 
 }  // namespace ferrite

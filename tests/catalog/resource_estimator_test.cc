@@ -11,6 +11,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "ferrite/core/tensor_json.h"
+
 #include "ferrite/catalog/resource_estimate.h"
 #include "ferrite/catalog/canonical_encoding.h"
 #include "ferrite/core/canonical_encoder.h"
@@ -437,6 +439,28 @@ TEST(EstimatorInputTest, StreamedFingerprintEqualsTheCanonicalMaterialDigest) {
       encode_canonical(binding.storage(), storage);
       EXPECT_EQ(storage.text(), canonical_json(binding.storage().to_json())) << name;
     }
+  }
+}
+
+// The hand-written encoders of tensors and alias policies write the bytes of
+// the documents they replace, for every layout and alias kind.
+TEST(EstimatorInputTest, StreamedTensorsAndAliasesEqualTheirDocuments) {
+  const std::vector<ResolvedTensorLayout> layouts = {
+      ContiguousLayout{}, StridedLayout{{64, 4}},
+      BlockedLayout{{4, 4}, {1, 0}, BlockedPaddingExact{}},
+      BlockedLayout{{4, 5}, {0, 1}, BlockedPaddingZeroFill{{8, 20}}}};
+  for (const ResolvedTensorLayout& layout : layouts) {
+    auto tensor = ResolvedTensorSpec::create({8, 16}, ElementType::kF16, layout);
+    ASSERT_TRUE(tensor) << tensor.error().to_string();
+    CanonicalText text;
+    encode_canonical(*tensor, text);
+    EXPECT_EQ(text.text(), canonical_json(tensor_spec_to_json(*tensor)));
+  }
+  for (const AliasPolicy& alias : {AliasPolicy{NoAlias{}}, AliasPolicy{MayAlias{3}},
+                                   AliasPolicy{MustAlias{0}}}) {
+    CanonicalText text;
+    encode_canonical(alias, text);
+    EXPECT_EQ(text.text(), canonical_json(alias_policy_to_json(alias)));
   }
 }
 

@@ -32,6 +32,9 @@
 
 namespace ferrite {
 
+void encode_canonical(const ResolvedTensorSpec& tensor, CanonicalEncoder& out);  // tensor_spec_to_json
+void encode_canonical(const AliasPolicy& alias, CanonicalEncoder& out);          // alias_policy_to_json
+void encode_canonical(const ResolvedWeightBinding& weight, CanonicalEncoder& out);
 void encode_canonical(const ResolvedStorageComponent& component, CanonicalEncoder& out);
 void encode_canonical(const ResolvedValueStorage& storage, CanonicalEncoder& out);
 void encode_canonical(const ResolvedValueBinding& binding, CanonicalEncoder& out);

@@ -104,9 +104,10 @@ class ModelProgram {
   const WeightReference* find_weight_by_value(const ProgramValueId& id) const;
   const StateSpec* find_state_by_value(const ProgramValueId& id) const;
 
-  // Canonical JSON (the program-file "program" object) and its SHA-256.
+  // Canonical JSON (the program-file "program" object) and its SHA-256
+  // (computed once, by create: the program cannot change afterwards).
   nlohmann::json to_json() const;
-  std::string fingerprint() const;
+  const std::string& fingerprint() const { return fingerprint_; }
 
   ModelProgram(const ModelProgram& other);
   ModelProgram& operator=(const ModelProgram& other);
@@ -129,6 +130,7 @@ class ModelProgram {
   std::vector<StateSpec> states_;
   std::vector<WeightReference> weights_;
   std::vector<ProgramValueId> outputs_;
+  std::string fingerprint_;
   // Derived indexes (rebuilt on copy).
   std::vector<const ProgramNode*> nodes_;
   std::map<ProgramValueId, ProgramValueKind> value_kinds_;
