@@ -115,7 +115,6 @@ std::string plan_payload_hash(const json& payload) {
   return hash.hex();
 }
 
-
 Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
                                            const CapabilityCatalog& catalog,
                                            const RuntimePolicy& policy,
