@@ -162,4 +162,59 @@ nlohmann::json estimator_input_material(
       {"required_quantization_formats", json_identity_array(required_quantization_formats)}};
 }
 
+void encode_canonical(const ProviderWorkspaceRequirement& workspace, CanonicalEncoder& out) {
+  out.begin_object();
+  out.key("alignment_bytes");
+  out.unsigned_integer(workspace.alignment_bytes);
+  out.key("formula");
+  auto member = [&out](std::string_view name, uint64_t value) {
+    out.key(name);
+    out.unsigned_integer(value);
+  };
+  auto open = [&out](std::string_view kind) {
+    out.begin_object();
+    out.key(kind);
+    out.begin_object();
+  };
+  auto close = [&out] {
+    out.end_object();
+    out.end_object();
+  };
+  if (const auto* f = std::get_if<WorkspaceFixed>(&workspace.formula)) {
+    open("fixed");
+    member("bytes", f->bytes);
+    close();
+  } else if (const auto* s = std::get_if<WorkspaceActualSequences>(&workspace.formula)) {
+    open("actual_sequences");
+    member("bytes_per_sequence", s->bytes_per_sequence);
+    close();
+  } else if (const auto* t = std::get_if<WorkspaceTokens>(&workspace.formula)) {
+    open("tokens");
+    member("bytes_per_token", t->bytes_per_token);
+    close();
+  } else if (const auto* a = std::get_if<WorkspaceAffine>(&workspace.formula)) {
+    open("affine");
+    member("fixed", a->fixed);
+    member("per_sequence", a->per_sequence);
+    member("per_token", a->per_token);
+    close();
+  } else if (const auto* p = std::get_if<WorkspacePages>(&workspace.formula)) {
+    open("pages");
+    member("bytes_per_page", p->bytes_per_page);
+    member("maximum_pages", p->maximum_pages);
+    close();
+  } else {
+    out.json(workspace_formula_to_json(workspace.formula));  // shape: never in a plan
+  }
+  out.key("scope");
+  out.string(provider_workspace_scope_name(workspace.scope));
+  out.key("storage");
+  out.begin_array();
+  for (const DynamicStorageProfile& profile : workspace.storage.accepted_profiles) {
+    out.string(profile.to_string());
+  }
+  out.end_array();
+  out.end_object();
+}
+
 }  // namespace ferrite

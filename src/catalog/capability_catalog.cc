@@ -146,6 +146,7 @@ Result<CapabilityCatalog> CapabilityCatalog::create(
       }
     }
   }
+  catalog.fingerprint_ = canonical_fingerprint(catalog.to_json());
   return catalog;
 }
 
@@ -255,7 +256,6 @@ json CapabilityCatalog::to_json() const {
               {"providers", providers}};
 }
 
-std::string CapabilityCatalog::fingerprint() const { return canonical_fingerprint(to_json()); }
 
 }  // namespace ferrite
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/catalog/canonical_encoding.h"
 #include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/fingerprint.h"
@@ -76,7 +77,7 @@ std::string estimate_fingerprint_of(const ProviderResourcePlan& plan) {
   out.reset();
   auto workspace = [&](const std::optional<ProviderWorkspaceRequirement>& w) {
     if (w) {
-      out.json(w->to_json());
+      encode_canonical(*w, out);
     } else {
       out.null();
     }

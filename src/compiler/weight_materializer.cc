@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/fingerprint.h"
 
 namespace ferrite {
@@ -22,15 +23,19 @@ class IdentityWeightMaterializer final : public WeightMaterializer {
   }
 };
 
-// The logical contract a materializer must keep: id → (dims, dtype, required).
-std::map<WeightId, json> logical_tensor_contract(const WeightSchema& schema) {
-  std::map<WeightId, json> out;
-  for (const auto& tensor : schema.tensors) {
-    out.emplace(tensor.id, json{{"dimensions", tensor.dimensions},
-                                {"element_type", element_type_name(tensor.logical_element_type)},
-                                {"required", tensor.required}});
+// The logical contract a materializer must keep: id → (dims, dtype,
+// required), compared on two normalized schemas (tensors sorted by id).
+bool same_logical_tensor_contract(const WeightSchema& a, const WeightSchema& b) {
+  if (a.tensors.size() != b.tensors.size()) return false;
+  for (size_t i = 0; i < a.tensors.size(); ++i) {
+    const WeightTensorSpec& x = a.tensors[i];
+    const WeightTensorSpec& y = b.tensors[i];
+    if (x.id != y.id || x.dimensions != y.dimensions ||
+        x.logical_element_type != y.logical_element_type || x.required != y.required) {
+      return false;
+    }
   }
-  return out;
+  return true;
 }
 
 }  // namespace
@@ -146,9 +151,11 @@ Result<ExecutionWeightPlan> ExecutionWeightPlan::create(
     std::optional<WeightQualityApproval> approval) {
   FERRITE_RETURN_IF_ERROR(descriptor.validate());
   schema.normalize();
-  FERRITE_RETURN_IF_ERROR(schema.validate(family.family_id()));
   const WeightSchema& source = family.weight_schema();
-  if (logical_tensor_contract(schema) != logical_tensor_contract(source)) {
+  // The family's own schema was validated when the family was created.
+  const bool unchanged = schema == source;
+  if (!unchanged) FERRITE_RETURN_IF_ERROR(schema.validate(family.family_id()));
+  if (!unchanged && !same_logical_tensor_contract(schema, source)) {
     return make_error(
         ErrorCode::kInvalidExecutionPlan,
         "weight materializer `{}`: execution weight schema changes the prepared family's logical "
@@ -189,21 +196,47 @@ Result<ExecutionWeightPlan> ExecutionWeightPlan::create(
                         component.id.str());
     }
   }
-  return ExecutionWeightPlan(source.fingerprint(), descriptor, std::move(sources),
-                             std::move(schema), std::move(approval));
+  const std::string changed_canonical = unchanged ? "" : canonical_json(schema.to_json());
+  return ExecutionWeightPlan(family.weight_schema_fingerprint(), descriptor, std::move(sources),
+                             std::move(schema), std::move(approval),
+                             unchanged ? family.weight_schema_canonical() : changed_canonical);
 }
 
 ExecutionWeightPlan::ExecutionWeightPlan(std::string source_fp,
                                          WeightMaterializerDescriptor materializer,
                                          std::map<WeightId, std::vector<WeightId>> sources,
                                          WeightSchema schema,
-                                         std::optional<WeightQualityApproval> approval)
+                                         std::optional<WeightQualityApproval> approval,
+                                         std::string_view schema_canonical)
     : source_schema_fingerprint_(std::move(source_fp)),
       materializer_(std::move(materializer)),
       sources_(std::move(sources)),
       schema_(std::move(schema)),
       approval_(std::move(approval)) {
-  fingerprint_ = canonical_fingerprint(to_json());
+  // canonical_fingerprint(to_json()), streamed in key order.
+  CanonicalSha256 hash;
+  hash.begin_object();
+  hash.key("component_sources");
+  hash.begin_object();
+  for (const auto& [id, list] : sources_) {
+    hash.key(id.str());
+    hash.begin_array();
+    for (const auto& source : list) hash.string(source.str());
+    hash.end_array();
+  }
+  hash.end_object();
+  hash.key("materializer");
+  hash.json(materializer_.to_json());
+  if (approval_) {
+    hash.key("quality_approval");
+    hash.json(approval_->to_json());
+  }
+  hash.key("schema");
+  hash.canonical_value(schema_canonical);
+  hash.key("source_schema_fingerprint");
+  hash.string(source_schema_fingerprint_);
+  hash.end_object();
+  fingerprint_ = hash.hex();
 }
 
 json ExecutionWeightPlan::to_json() const {
@@ -293,7 +326,7 @@ Result<ExecutionWeightPlan> WeightMaterializerRegistry::select(
                              materializer->approximate_components(family, schema));
     std::sort(approximated.begin(), approximated.end());
     FERRITE_RETURN_IF_ERROR(check_weight_quality_approval(
-        *selection.quality_approval, descriptor, family.weight_schema().fingerprint(),
+        *selection.quality_approval, descriptor, family.weight_schema_fingerprint(),
         schema.fingerprint(), approximated));
   }
   return ExecutionWeightPlan::create(family, descriptor, std::move(sources), std::move(schema),
@@ -313,7 +346,7 @@ Result<WeightQualityApproval> measure_weight_quality(const WeightMaterializer& m
       .materializer_id = descriptor.id,
       .materializer_version = descriptor.version,
       .materializer_implementation_fingerprint = descriptor.implementation_fingerprint,
-      .source_schema_fingerprint = family.weight_schema().fingerprint(),
+      .source_schema_fingerprint = family.weight_schema_fingerprint(),
       .execution_schema_fingerprint = schema.fingerprint(),
       .components = {}};
   for (const WeightId& id : approximated) {

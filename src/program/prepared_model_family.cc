@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/fingerprint.h"
 
 namespace ferrite {
@@ -33,8 +34,25 @@ PreparedModelFamily::PreparedModelFamily(ModelFamilyId family_id, nlohmann::json
       config_(std::move(config)),
       config_fingerprint_(canonical_fingerprint(config_)),
       weight_schema_(std::move(schema)),
-      program_(std::move(program)) {
-  fingerprint_ = canonical_fingerprint(to_json());
+      program_(std::move(program)),
+      weight_schema_canonical_(canonical_json(weight_schema_.to_json())),
+      weight_schema_fingerprint_(sha256_hex(weight_schema_canonical_)) {
+  // canonical_fingerprint(to_json()), streamed in key order with the schema's
+  // canonical text reused.
+  CanonicalSha256 hash;
+  hash.begin_object();
+  hash.key("config");
+  hash.json(config_);
+  hash.key("config_fingerprint");
+  hash.string(config_fingerprint_);
+  hash.key("family");
+  hash.string(family_id_.str());
+  hash.key("program");
+  hash.json(program_.to_json());
+  hash.key("weight_schema");
+  hash.canonical_value(weight_schema_canonical_);
+  hash.end_object();
+  fingerprint_ = hash.hex();
 }
 
 nlohmann::json PreparedModelFamily::to_json() const {

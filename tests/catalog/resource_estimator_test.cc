@@ -464,6 +464,28 @@ TEST(EstimatorInputTest, StreamedTensorsAndAliasesEqualTheirDocuments) {
   }
 }
 
+// Workspace requirements, streamed into every estimate fingerprint, write the
+// bytes of their documents for every formula kind, scope and profile set.
+TEST(EstimatorInputTest, StreamedWorkspaceRequirementsEqualTheirDocuments) {
+  auto paged = DynamicStorageProfile::parse("fixed_block:65536/paged:65536");
+  ASSERT_TRUE(paged) << paged.error().to_string();
+  const std::vector<ProviderWorkspaceSizeFormula> formulas = {
+      WorkspaceFixed{4096}, WorkspaceActualSequences{128}, WorkspaceTokens{8192},
+      WorkspaceAffine{1, 2, 3}, WorkspacePages{65536, 17}};
+  for (const auto& formula : formulas) {
+    for (auto scope : {ProviderWorkspaceScope::kInvocation, ProviderWorkspaceScope::kSequence}) {
+      ProviderWorkspaceRequirement workspace{
+          .formula = formula,
+          .alignment_bytes = 64,
+          .scope = scope,
+          .storage = {{DynamicStorageProfile::linear_contiguous(), *paged}}};
+      CanonicalText text;
+      encode_canonical(workspace, text);
+      EXPECT_EQ(text.text(), canonical_json(workspace.to_json()));
+    }
+  }
+}
+
 TEST(EstimatorInputTest, RejectsNonCanonicalFamilyFingerprint) {
   InputArgs args;
   args.family = std::string(64, 'A');

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/plan_explanation.h"
+#include "ferrite/core/fingerprint.h"
 #include "ferrite/format/weight_quality_file.h"
 #include "ferrite/materializers/ggml_block_materializer.h"
 #include "families/llama/llama_checkpoint.h"
@@ -177,6 +178,10 @@ TEST_F(GgmlBlockMaterializerTest, ApprovedPlanCarriesTheStatisticsAndExplainShow
   }
   auto compiled = compile({ggml_block_materializer_id(kGgmlQ8_0), *approval});
   ASSERT_TRUE(compiled) << compiled.error().to_string();
+  // A changed schema with an approval: the streamed fingerprint is the document's.
+  const ExecutionWeightPlan& execution = compiled->resolution.execution_weights;
+  EXPECT_NE(execution.schema(), family_->weight_schema());
+  EXPECT_EQ(execution.fingerprint(), canonical_fingerprint(execution.to_json()));
   const auto payload = compiled->plan().to_json()["payload"];
   ASSERT_TRUE(payload.contains("weight_quality_approval"));
   EXPECT_EQ(payload["weight_quality_approval"], approval->to_json());

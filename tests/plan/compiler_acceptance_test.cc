@@ -436,6 +436,11 @@ TEST(CompilerAcceptanceTest, Case17PayloadExecutionWeightsAreTheIdentityPlan) {
   const ExecutionWeightPlan& weights = compiled->resolution.execution_weights;
   EXPECT_EQ(weights.schema(), h.family.weight_schema());
   EXPECT_EQ(weights.source_schema_fingerprint(), h.family.weight_schema().fingerprint());
+  // The fingerprints streamed from cached canonical text equal the documents'.
+  EXPECT_EQ(weights.fingerprint(), canonical_fingerprint(weights.to_json()));
+  EXPECT_EQ(h.family.fingerprint(), canonical_fingerprint(h.family.to_json()));
+  EXPECT_EQ(h.family.weight_schema_fingerprint(), h.family.weight_schema().fingerprint());
+  EXPECT_EQ(h.family.weight_schema_canonical(), canonical_json(h.family.weight_schema().to_json()));
   EXPECT_EQ(weights.materializer().id.str(), "weight-materializer.identity");
   EXPECT_EQ(weights.materializer(), identity_weight_materializer_descriptor());
   EXPECT_EQ(weights.component_sources(),

@@ -24,6 +24,7 @@
 
 #include "ferrite/catalog/value_binding.h"
 #include "ferrite/catalog/value_storage.h"
+#include "ferrite/catalog/workspace_requirement.h"
 #include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/contract_version.h"
 #include "ferrite/core/identity.h"
@@ -38,6 +39,7 @@ void encode_canonical(const ResolvedWeightBinding& weight, CanonicalEncoder& out
 void encode_canonical(const ResolvedStorageComponent& component, CanonicalEncoder& out);
 void encode_canonical(const ResolvedValueStorage& storage, CanonicalEncoder& out);
 void encode_canonical(const ResolvedValueBinding& binding, CanonicalEncoder& out);
+void encode_canonical(const ProviderWorkspaceRequirement& workspace, CanonicalEncoder& out);
 
 // The canonical bytes of an estimator input's `values` array, and the
 // estimator input fingerprint given them: a node encodes its bindings once and

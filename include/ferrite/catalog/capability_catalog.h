@@ -103,7 +103,9 @@ class CapabilityCatalog {
       const NodeId& node_id, const ProviderCompatibilityRequest& request) const;
 
   nlohmann::json to_json() const;
-  std::string fingerprint() const;
+  // canonical_fingerprint(to_json()), computed once at creation (the catalog
+  // is immutable afterwards).
+  const std::string& fingerprint() const { return fingerprint_; }
   // OperationDescriptor::fingerprint() of a catalog operation, computed once
   // at creation; nullptr for an unknown operation.
   const std::string* operation_fingerprint(const OperationId& id) const;
@@ -118,6 +120,7 @@ class CapabilityCatalog {
   OperationCatalog operations_;
   std::map<OperationId, std::vector<OperationProviderDescriptor>> providers_;
   std::map<OperationId, std::string> operation_fingerprints_;
+  std::string fingerprint_;
 };
 
 }  // namespace ferrite

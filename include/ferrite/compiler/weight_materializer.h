@@ -124,9 +124,12 @@ class ExecutionWeightPlan {
   }
 
  private:
+  // `schema_canonical` is canonical_json(schema.to_json()), which the
+  // fingerprint hashes (the family's cached text when the schema is its own).
   ExecutionWeightPlan(std::string source_fp, WeightMaterializerDescriptor materializer,
                       std::map<WeightId, std::vector<WeightId>> sources, WeightSchema schema,
-                      std::optional<WeightQualityApproval> approval);
+                      std::optional<WeightQualityApproval> approval,
+                      std::string_view schema_canonical);
   std::string source_schema_fingerprint_;
   WeightMaterializerDescriptor materializer_;
   std::map<WeightId, std::vector<WeightId>> sources_;

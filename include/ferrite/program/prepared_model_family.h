@@ -37,6 +37,10 @@ class PreparedModelFamily {
   const WeightSchema& weight_schema() const { return weight_schema_; }
   const ModelProgram& program() const { return program_; }
   const std::string& fingerprint() const { return fingerprint_; }
+  // canonical_json(weight_schema().to_json()) and its SHA-256, computed once
+  // at creation: every compilation's execution weight plan hashes them.
+  const std::string& weight_schema_canonical() const { return weight_schema_canonical_; }
+  const std::string& weight_schema_fingerprint() const { return weight_schema_fingerprint_; }
 
   nlohmann::json to_json() const;
 
@@ -53,6 +57,8 @@ class PreparedModelFamily {
   std::string config_fingerprint_;
   WeightSchema weight_schema_;
   ModelProgram program_;
+  std::string weight_schema_canonical_;
+  std::string weight_schema_fingerprint_;
   std::string fingerprint_;
 };
 
