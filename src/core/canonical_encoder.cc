@@ -6,6 +6,7 @@
 #include <cassert>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 
 namespace ferrite {
 namespace {
@@ -76,11 +77,27 @@ void CanonicalEncoder::key(std::string_view name) {
   after_key_ = true;
 }
 
-void CanonicalEncoder::quoted(std::string_view text) {
-  size_t clean = 0;
-  while (clean < text.size() && !needs_escape_or_check(static_cast<unsigned char>(text[clean]))) {
-    ++clean;
+// Length of the prefix of `text` with no byte that needs an escape or a
+// UTF-8 check. Eight bytes at a time (SWAR): a lane is flagged when it is
+// below 0x20, equals '"' or '\\', or has its high bit set.
+static size_t clean_prefix(std::string_view text) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  size_t i = 0;
+  for (; i + 8 <= text.size(); i += 8) {
+    uint64_t v;
+    std::memcpy(&v, text.data() + i, 8);
+    const uint64_t below_space = (v - kOnes * 0x20) & ~v & kHigh;
+    const uint64_t special = has_zero(v ^ (kOnes * '"')) | has_zero(v ^ (kOnes * '\\'));
+    if ((below_space | special | (v & kHigh)) != 0) break;
   }
+  while (i < text.size() && !needs_escape_or_check(static_cast<unsigned char>(text[i]))) ++i;
+  return i;
+}
+
+void CanonicalEncoder::quoted(std::string_view text) {
+  const size_t clean = clean_prefix(text);
   if (clean == text.size()) {
     raw('"');
     raw(text);

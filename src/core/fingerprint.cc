@@ -34,11 +34,18 @@ std::string canonical_fingerprint(const nlohmann::json& value) {
 }
 
 bool is_canonical_sha256(std::string_view text) {
+  // Called for every fingerprint a compilation checks: one table load per
+  // character and a single branch at the end.
+  static constexpr auto kLowerHex = [] {
+    std::array<uint8_t, 256> table{};
+    for (int c = '0'; c <= '9'; ++c) table[static_cast<size_t>(c)] = 1;
+    for (int c = 'a'; c <= 'f'; ++c) table[static_cast<size_t>(c)] = 1;
+    return table;
+  }();
   if (text.size() != 64) return false;
-  for (char c : text) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
+  unsigned valid = 1;
+  for (char c : text) valid &= kLowerHex[static_cast<unsigned char>(c)];
+  return valid != 0;
 }
 
 }  // namespace ferrite

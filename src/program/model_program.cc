@@ -192,25 +192,23 @@ Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
 
 void ModelProgram::index() {
   nodes_.clear();
-  value_kinds_.clear();
+  values_by_id_.clear();
   nodes_by_id_.clear();
-  weights_by_value_.clear();
-  states_by_value_.clear();
-  for (const auto& input : inputs_) value_kinds_.emplace(input, ProgramValueKind::kInput);
+  // The first kind recorded for a value wins (create refuses a program that
+  // defines a value twice).
+  for (const auto& input : inputs_) values_by_id_.emplace(input.view(), ValueEntry{ProgramValueKind::kInput});
   for (const auto& state : states_) {
-    value_kinds_.emplace(state.value_id, ProgramValueKind::kState);
-    states_by_value_.emplace(state.value_id, &state);
+    values_by_id_.emplace(state.value_id.view(), ValueEntry{ProgramValueKind::kState, nullptr, &state});
   }
   for (const auto& weight : weights_) {
-    value_kinds_.emplace(weight.value_id, ProgramValueKind::kWeight);
-    weights_by_value_.emplace(weight.value_id, &weight);
+    values_by_id_.emplace(weight.value_id.view(), ValueEntry{ProgramValueKind::kWeight, &weight});
   }
   for (const auto& block : blocks_) {
     for (const auto& node : block.nodes) {
       nodes_.push_back(&node);
-      nodes_by_id_.emplace(node.id, &node);
+      nodes_by_id_.emplace(node.id.view(), &node);
       for (const auto& output : node.outputs) {
-        value_kinds_.emplace(output, ProgramValueKind::kNodeOutput);
+        values_by_id_.emplace(output.view(), ValueEntry{ProgramValueKind::kNodeOutput});
       }
     }
   }
@@ -242,24 +240,29 @@ ModelProgram& ModelProgram::operator=(ModelProgram&&) noexcept = default;
 ModelProgram::~ModelProgram() = default;
 
 const ProgramNode* ModelProgram::find_node(const NodeId& id) const {
-  auto it = nodes_by_id_.find(id);
+  auto it = nodes_by_id_.find(id.view());
   return it == nodes_by_id_.end() ? nullptr : it->second;
 }
 
+const ModelProgram::ValueEntry* ModelProgram::find_value(const ProgramValueId& id) const {
+  auto it = values_by_id_.find(id.view());
+  return it == values_by_id_.end() ? nullptr : &it->second;
+}
+
 std::optional<ProgramValueKind> ModelProgram::value_kind(const ProgramValueId& id) const {
-  auto it = value_kinds_.find(id);
-  if (it == value_kinds_.end()) return std::nullopt;
-  return it->second;
+  const ValueEntry* entry = find_value(id);
+  if (entry == nullptr) return std::nullopt;
+  return entry->kind;
 }
 
 const WeightReference* ModelProgram::find_weight_by_value(const ProgramValueId& id) const {
-  auto it = weights_by_value_.find(id);
-  return it == weights_by_value_.end() ? nullptr : it->second;
+  const ValueEntry* entry = find_value(id);
+  return entry == nullptr ? nullptr : entry->weight;
 }
 
 const StateSpec* ModelProgram::find_state_by_value(const ProgramValueId& id) const {
-  auto it = states_by_value_.find(id);
-  return it == states_by_value_.end() ? nullptr : it->second;
+  const ValueEntry* entry = find_value(id);
+  return entry == nullptr ? nullptr : entry->state;
 }
 
 json semantic_value_to_json(const SemanticValue& value) {

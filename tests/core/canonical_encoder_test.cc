@@ -105,6 +105,19 @@ TEST(CanonicalEncoderTest, StringsAreEscapedExactlyAsTheReference) {
   }
 }
 
+// The clean-prefix scan reads eight bytes at a time: every byte value at every
+// lane of the first and second word (and in the scalar tail) is found.
+TEST(CanonicalEncoderTest, EveryByteAtEveryPositionIsEscapedAsTheReference) {
+  for (int byte = 0; byte < 256; ++byte) {
+    for (size_t position = 0; position < 19; ++position) {
+      std::string s(19, 'a');
+      s[position] = static_cast<char>(byte);
+      ASSERT_EQ(streamed_text(json(s)), reference_text(json(s)))
+          << "byte " << byte << " at " << position;
+    }
+  }
+}
+
 TEST(CanonicalEncoderTest, NumbersAndLiteralsMatchTheReference) {
   const json values[] = {0,
                          1,

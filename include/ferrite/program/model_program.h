@@ -34,6 +34,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -131,12 +133,18 @@ class ModelProgram {
   std::vector<WeightReference> weights_;
   std::vector<ProgramValueId> outputs_;
   std::string fingerprint_;
-  // Derived indexes (rebuilt on copy).
+  // Derived indexes (rebuilt on copy), for lookups only: never iterated, so
+  // hashed. Keys view the ids stored in the vectors above (moving a vector
+  // keeps its elements in place; a copy re-indexes).
+  struct ValueEntry {
+    ProgramValueKind kind;
+    const WeightReference* weight = nullptr;
+    const StateSpec* state = nullptr;
+  };
+  const ValueEntry* find_value(const ProgramValueId& id) const;
   std::vector<const ProgramNode*> nodes_;
-  std::map<ProgramValueId, ProgramValueKind> value_kinds_;
-  std::map<NodeId, const ProgramNode*> nodes_by_id_;
-  std::map<ProgramValueId, const WeightReference*> weights_by_value_;
-  std::map<ProgramValueId, const StateSpec*> states_by_value_;
+  std::unordered_map<std::string_view, ValueEntry> values_by_id_;
+  std::unordered_map<std::string_view, const ProgramNode*> nodes_by_id_;
 };
 
 // JSON of node attributes / work specs, shared with the interchange readers:
