@@ -52,10 +52,11 @@ Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
   for (const auto& binding : bindings) {
     if (const WeightReference* weight = program.find_weight_by_value(binding.value_id())) {
       FERRITE_ASSIGN_OR_RETURN(auto tensor, weight->tensor.resolve());
-      FERRITE_ASSIGN_OR_RETURN(auto contract, ResolvedWeightBinding::from_schema(
-                                                  context.execution_weight_schema, weight->weight_id));
+      std::optional<ResolvedWeightBinding> derived;
+      FERRITE_ASSIGN_OR_RETURN(const ResolvedWeightBinding* contract,
+                               weight_contract_for(context, weight->weight_id, derived));
       if (binding.usage() != BufferUsage::kWeights || binding.access() != TensorAccess::kRead ||
-          !(binding.tensor() == tensor) || binding.weight() != contract) {
+          !(binding.tensor() == tensor) || !binding.weight() || *binding.weight() != *contract) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
                           "node `{}` {} differs from weight `{}` semantics", node.id.str(),
                           binding.describe(), weight->weight_id.str())
@@ -121,6 +122,18 @@ Result<void> check_workspace_presence(const NodeId& node, const OperationDescrip
 }
 
 }  // namespace
+
+Result<const ResolvedWeightBinding*> weight_contract_for(
+    const NodeResolutionContext& context, const WeightId& weight_id,
+    std::optional<ResolvedWeightBinding>& scratch) {
+  if (context.weight_contracts != nullptr) {
+    auto it = context.weight_contracts->find(weight_id);
+    if (it != context.weight_contracts->end()) return &it->second;
+  }
+  FERRITE_ASSIGN_OR_RETURN(scratch, ResolvedWeightBinding::from_schema(
+                                        context.execution_weight_schema, weight_id));
+  return &*scratch;
+}
 
 std::string describe_plan_reject_reason(const PlanProviderRejectReason& reason) {
   if (std::holds_alternative<ProviderNotRegistered>(reason)) {

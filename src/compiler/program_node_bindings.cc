@@ -14,11 +14,11 @@ BufferUsage usage_of(const ModelProgram& program, const ProgramValueId& value) {
 }
 
 Result<ResolvedValueBinding> make_binding(
-    const PreparedModelFamily& family, const WeightSchema& schema, const ProgramValueId& value,
+    const NodeResolutionContext& context, const ProgramValueId& value,
     ValueBindingRole role, uint32_t ordinal, const TensorContract& contract,
     const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages,
     const ResolvedValueBinding* earlier) {
-  const ModelProgram& program = family.program();
+  const ModelProgram& program = context.family.program();
   auto tensor = tensors.find(value);
   if (tensor == tensors.end()) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` has no resolved tensor",
@@ -37,7 +37,10 @@ Result<ResolvedValueBinding> make_binding(
         earlier->weight()->weight_id == ref->weight_id) {
       weight = *earlier->weight();
     } else {
-      FERRITE_ASSIGN_OR_RETURN(weight, ResolvedWeightBinding::from_schema(schema, ref->weight_id));
+      std::optional<ResolvedWeightBinding> derived;
+      FERRITE_ASSIGN_OR_RETURN(const ResolvedWeightBinding* contract,
+                               weight_contract_for(context, ref->weight_id, derived));
+      weight = *contract;
     }
   }
   const AliasPolicy alias = role == ValueBindingRole::kInput ? AliasPolicy(NoAlias{}) : contract.alias();
@@ -46,6 +49,16 @@ Result<ResolvedValueBinding> make_binding(
 }
 
 }  // namespace
+
+std::map<WeightId, ResolvedWeightBinding> program_weight_contracts(const ModelProgram& program,
+                                                                   const WeightSchema& schema) {
+  std::map<WeightId, ResolvedWeightBinding> out;
+  for (const WeightReference& weight : program.weights()) {
+    auto contract = ResolvedWeightBinding::from_schema(schema, weight.weight_id);
+    if (contract) out.emplace(weight.weight_id, std::move(*contract));
+  }
+  return out;
+}
 
 Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
@@ -88,15 +101,14 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     std::vector<ResolvedValueBinding> bindings;
     for (size_t i = 0; i < node->inputs.size() && i < op->inputs.size(); ++i) {
       FERRITE_ASSIGN_OR_RETURN(
-          auto binding, make_binding(context.family, context.execution_weight_schema, node->inputs[i],
+          auto binding, make_binding(context, node->inputs[i],
                                      ValueBindingRole::kInput, static_cast<uint32_t>(i),
                                      op->inputs[i], tensors, storages, earlier_at(bindings.size())));
       bindings.push_back(std::move(binding));
     }
     for (size_t i = 0; i < node->outputs.size() && i < op->outputs.size(); ++i) {
       FERRITE_ASSIGN_OR_RETURN(
-          auto binding, make_binding(context.family, context.execution_weight_schema,
-                                     node->outputs[i], ValueBindingRole::kOutput,
+          auto binding, make_binding(context, node->outputs[i], ValueBindingRole::kOutput,
                                      static_cast<uint32_t>(i), op->outputs[i], tensors, storages,
                                      earlier_at(bindings.size())));
       bindings.push_back(std::move(binding));

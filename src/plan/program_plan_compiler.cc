@@ -48,7 +48,9 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
   }
   FERRITE_RETURN_IF_ERROR(validate_compile_options(family, options));
   FERRITE_ASSIGN_OR_RETURN(auto tensors, infer_value_tensors(family, catalog.operations(), options));
-  const NodeResolutionContext context{family, weights.schema(), catalog, policy, estimators};
+  const auto contracts = program_weight_contracts(family.program(), weights.schema());
+  const NodeResolutionContext context{family, weights.schema(), catalog, policy, estimators,
+                                      &contracts};
 
   // Probe pass: dedicated weight resources, to learn the alignment providers need.
   FERRITE_ASSIGN_OR_RETURN(auto probe_locations, probe_weight_locations(family, weights));
@@ -109,8 +111,11 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
                                                    const ProgramPlanCompileOptions& options,
                                                    ProgramResolution& resolution,
                                                    JointProviderSelection& selection) {
-  const NodeResolutionContext context{family, resolution.execution_weights.schema(), catalog,
-                                      policy, estimators};
+  const auto contracts =
+      program_weight_contracts(family.program(), resolution.execution_weights.schema());
+  const NodeResolutionContext context{family,     resolution.execution_weights.schema(),
+                                      catalog,    policy,
+                                      estimators, &contracts};
   const ActivationPlacementInput input{family,
                                        catalog.operations(),
                                        resolution.value_tensors,

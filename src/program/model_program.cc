@@ -186,7 +186,9 @@ Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
   program.weights_ = std::move(weights);
   program.outputs_ = std::move(outputs);
   program.index();
-  program.fingerprint_ = canonical_fingerprint(program.to_json());
+  CanonicalSha256 hash;
+  program.encode_canonical(hash);
+  program.fingerprint_ = hash.hex();
   return program;
 }
 
@@ -345,5 +347,86 @@ json ModelProgram::to_json() const {
               {"states", states},           {"weights", weights},     {"outputs", ids(outputs_)}};
 }
 
+void ModelProgram::encode_canonical(CanonicalEncoder& out) const {
+  // Members in canonical (byte-wise sorted) key order, as to_json's document
+  // would be written.
+  auto ids = [&out](const std::vector<ProgramValueId>& values) {
+    out.begin_array();
+    for (const auto& value : values) out.string(value.str());
+    out.end_array();
+  };
+  out.begin_object();
+  out.key("blocks");
+  out.begin_array();
+  for (const auto& block : blocks_) {
+    out.begin_object();
+    out.key("id");
+    out.string(block.id);
+    out.key("nodes");
+    out.begin_array();
+    for (const auto& node : block.nodes) {
+      out.begin_object();
+      out.key("attributes");
+      out.begin_object();
+      for (const auto& [id, value] : node.attributes) {
+        out.key(id.str());
+        out.json(semantic_value_to_json(value));
+      }
+      out.end_object();
+      out.key("id");
+      out.string(node.id.str());
+      out.key("inputs");
+      ids(node.inputs);
+      out.key("operation");
+      out.string(node.operation_id.str());
+      out.key("outputs");
+      ids(node.outputs);
+      out.key("version");
+      out.string(node.required_version.to_string());
+      out.key("work");
+      if (const auto* tokens = std::get_if<WorkTokens>(&node.work)) {
+        out.begin_object();
+        out.key("tokens");
+        out.begin_object();
+        out.key("axis");
+        out.unsigned_integer(tokens->axis);
+        out.key("value");
+        out.string(tokens->value_id.str());
+        out.end_object();
+        out.end_object();
+      } else {
+        out.string("fixed");
+      }
+      out.end_object();
+    }
+    out.end_array();
+    out.end_object();
+  }
+  out.end_array();
+  out.key("family");
+  out.string(family_id_.str());
+  out.key("inputs");
+  ids(inputs_);
+  out.key("outputs");
+  ids(outputs_);
+  out.key("states");
+  out.begin_array();
+  for (const auto& state : states_) out.json(state_spec_to_json(state));
+  out.end_array();
+  out.key("weights");
+  out.begin_array();
+  for (const auto& weight : weights_) {
+    out.begin_object();
+    out.key("tensor");
+    out.json(tensor_spec_to_json(weight.tensor));
+    out.key("value");
+    out.string(weight.value_id.str());
+    out.key("weight");
+    out.string(weight.weight_id.str());
+    out.end_object();
+  }
+  out.end_array();
+  out.end_object();
+}
 
 }  // namespace ferrite

@@ -48,7 +48,7 @@ PreparedModelFamily::PreparedModelFamily(ModelFamilyId family_id, nlohmann::json
   hash.key("family");
   hash.string(family_id_.str());
   hash.key("program");
-  hash.json(program_.to_json());
+  program_.encode_canonical(hash);
   hash.key("weight_schema");
   hash.canonical_value(weight_schema_canonical_);
   hash.end_object();

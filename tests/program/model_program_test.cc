@@ -2,6 +2,8 @@
 // asserts the error code and that the message names the offending id.
 #include "ferrite/program/model_program.h"
 
+#include "ferrite/core/fingerprint.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -279,6 +281,44 @@ TEST(ModelProgramTest, CopiesKeepWorkingNodeIndexes) {
   EXPECT_EQ(moved.nodes()[0], &moved.blocks()[0].nodes[0]);
   EXPECT_EQ(copy, moved);
   EXPECT_EQ(copy.fingerprint(), moved.fingerprint());
+}
+
+// The streamed canonical encoding (fingerprint, family hash) writes the bytes
+// of to_json's document: every attribute kind, token work, token-scaled
+// states, several blocks.
+TEST(ModelProgramTest, StreamedEncodingEqualsTheDocument) {
+  ProgramParts parts;
+  ProgramNode& node = parts.blocks[0].nodes[0];
+  node.attributes = {{AttributeId::literal("a.bool"), SemanticBool{true}},
+                     {AttributeId::literal("a.int"), SemanticInteger{-3}},
+                     {AttributeId::literal("a.unsigned"), SemanticUnsigned{8}},
+                     {AttributeId::literal("a.rational"),
+                      SemanticRational{unwrap(CanonicalRational::parse_decimal("1e-5"))}},
+                     {AttributeId::literal("a.text"), SemanticText{"tab\t \"quoted\" é"}},
+                     {AttributeId::literal("a.integers"), SemanticIntegers{{1, -2, 3}}}};
+  node.work = WorkTokens{value("value.output"), 0};
+  parts.states[0].capacity_demand = StateCapacityTokenScaled{.bytes_per_token = 4,
+                                                             .maximum_tokens = 16};
+  parts.blocks.push_back(ProgramBlock{
+      "block.b", {extra_node("node.b", {value("value.output")}, {value("value.b")})}});
+  auto program = parts.build();
+  ASSERT_TRUE(program) << program.error().to_string();
+  CanonicalText text;
+  program->encode_canonical(text);
+  EXPECT_EQ(text.text(), canonical_json(program->to_json()));
+  EXPECT_EQ(program->fingerprint(), canonical_fingerprint(program->to_json()));
+  // The hashed lookups answer on copies and moved-from-into programs alike.
+  ModelProgram copy = *program;
+  ModelProgram moved = std::move(*program);
+  for (const ModelProgram* p : {&copy, &moved}) {
+    EXPECT_EQ(p->find_node(node_id("node.b")), p->nodes()[1]);
+    EXPECT_EQ(p->value_kind(value("value.b")), ProgramValueKind::kNodeOutput);
+    EXPECT_EQ(p->value_kind(value("value.input")), ProgramValueKind::kInput);
+    EXPECT_EQ(p->find_state_by_value(value("value.state")), &p->states()[0]);
+    EXPECT_EQ(p->find_weight_by_value(value("value.weight")), &p->weights()[0]);
+    EXPECT_EQ(p->find_weight_by_value(value("value.state")), nullptr);
+    EXPECT_FALSE(p->value_kind(value("value.absent")).has_value());
+  }
 }
 
 TEST(ModelProgramTest, FingerprintChangesWithContent) {

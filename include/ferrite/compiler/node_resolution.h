@@ -131,7 +131,17 @@ struct NodeResolutionContext {
   const CapabilityCatalog& catalog;
   const RuntimePolicy& policy;
   const EstimatorRegistry& estimators;
+  // Optional: ResolvedWeightBinding::from_schema(execution_weight_schema, w)
+  // for program weights, computed once per compilation
+  // (program_weight_contracts). A weight it lacks is derived from the schema.
+  const std::map<WeightId, ResolvedWeightBinding>* weight_contracts = nullptr;
 };
+
+// The execution schema's contract for `weight_id`: the context's precomputed
+// one when it has it (no copy), else derived into `scratch`.
+Result<const ResolvedWeightBinding*> weight_contract_for(const NodeResolutionContext& context,
+                                                         const WeightId& weight_id,
+                                                         std::optional<ResolvedWeightBinding>& scratch);
 
 Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                                         const ProgramNode& node,

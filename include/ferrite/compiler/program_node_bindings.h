@@ -37,6 +37,12 @@
 
 namespace ferrite {
 
+// ResolvedWeightBinding::from_schema(schema, w) for every program weight w the
+// schema can bind (a weight it cannot is left out, so resolution reports it at
+// its node): NodeResolutionContext::weight_contracts for one compilation.
+std::map<WeightId, ResolvedWeightBinding> program_weight_contracts(const ModelProgram& program,
+                                                                   const WeightSchema& schema);
+
 Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
     const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages,

@@ -41,6 +41,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/contract_version.h"
 #include "ferrite/core/identity.h"
 #include "ferrite/core/tensor_spec.h"
@@ -110,6 +111,9 @@ class ModelProgram {
   // (computed once, by create: the program cannot change afterwards).
   nlohmann::json to_json() const;
   const std::string& fingerprint() const { return fingerprint_; }
+  // Writes canonical_json(to_json()) into `out` without building the
+  // document (the fingerprint and the family's hash stream it).
+  void encode_canonical(CanonicalEncoder& out) const;
 
   ModelProgram(const ModelProgram& other);
   ModelProgram& operator=(const ModelProgram& other);
