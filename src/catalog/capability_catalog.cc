@@ -256,7 +256,6 @@ json CapabilityCatalog::to_json() const {
               {"providers", providers}};
 }
 
-
 }  // namespace ferrite
 
 namespace ferrite {

@@ -16,8 +16,7 @@ BufferUsage usage_of(const ModelProgram& program, const ProgramValueId& value) {
 Result<ResolvedValueBinding> make_binding(
     const NodeResolutionContext& context, const ProgramValueId& value,
     ValueBindingRole role, uint32_t ordinal, const TensorContract& contract,
-    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages,
-    const ResolvedValueBinding* earlier) {
+    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages) {
   const ModelProgram& program = context.family.program();
   auto tensor = tensors.find(value);
   if (tensor == tensors.end()) {
@@ -31,17 +30,10 @@ Result<ResolvedValueBinding> make_binding(
   }
   std::optional<ResolvedWeightBinding> weight;
   if (const WeightReference* ref = program.find_weight_by_value(value)) {
-    // The execution schema is the same in every pass of one compilation, so
-    // an earlier pass's contract for this weight is the schema's answer.
-    if (earlier != nullptr && earlier->value_id() == value && earlier->weight() &&
-        earlier->weight()->weight_id == ref->weight_id) {
-      weight = *earlier->weight();
-    } else {
-      std::optional<ResolvedWeightBinding> derived;
-      FERRITE_ASSIGN_OR_RETURN(const ResolvedWeightBinding* contract,
-                               weight_contract_for(context, ref->weight_id, derived));
-      weight = *contract;
-    }
+    std::optional<ResolvedWeightBinding> derived;
+    FERRITE_ASSIGN_OR_RETURN(const ResolvedWeightBinding* contract,
+                             weight_contract_for(context, ref->weight_id, derived));
+    weight = *contract;
   }
   const AliasPolicy alias = role == ValueBindingRole::kInput ? AliasPolicy(NoAlias{}) : contract.alias();
   return ResolvedValueBinding::create(value, role, ordinal, tensor->second, contract.access(), alias,
@@ -88,29 +80,19 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     const ProgramNode* node = nodes[index];
     FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
                              context.catalog.operation_for_node(node->id, node->operation_id));
-    // The same binding position in the previous pass, if there was one.
-    const std::vector<ResolvedValueBinding>* earlier_values =
-        previous != nullptr && (*previous)[index].node_id() == node->id
-            ? &(*previous)[index].values()
-            : nullptr;
-    auto earlier_at = [&](size_t position) -> const ResolvedValueBinding* {
-      return earlier_values != nullptr && position < earlier_values->size()
-                 ? &(*earlier_values)[position]
-                 : nullptr;
-    };
     std::vector<ResolvedValueBinding> bindings;
     for (size_t i = 0; i < node->inputs.size() && i < op->inputs.size(); ++i) {
-      FERRITE_ASSIGN_OR_RETURN(
-          auto binding, make_binding(context, node->inputs[i],
-                                     ValueBindingRole::kInput, static_cast<uint32_t>(i),
-                                     op->inputs[i], tensors, storages, earlier_at(bindings.size())));
+      FERRITE_ASSIGN_OR_RETURN(auto binding,
+                               make_binding(context, node->inputs[i], ValueBindingRole::kInput,
+                                            static_cast<uint32_t>(i), op->inputs[i], tensors,
+                                            storages));
       bindings.push_back(std::move(binding));
     }
     for (size_t i = 0; i < node->outputs.size() && i < op->outputs.size(); ++i) {
-      FERRITE_ASSIGN_OR_RETURN(
-          auto binding, make_binding(context, node->outputs[i], ValueBindingRole::kOutput,
-                                     static_cast<uint32_t>(i), op->outputs[i], tensors, storages,
-                                     earlier_at(bindings.size())));
+      FERRITE_ASSIGN_OR_RETURN(auto binding,
+                               make_binding(context, node->outputs[i], ValueBindingRole::kOutput,
+                                            static_cast<uint32_t>(i), op->outputs[i], tensors,
+                                            storages));
       bindings.push_back(std::move(binding));
     }
     std::set<CapabilityId> requested;

@@ -198,9 +198,12 @@ void ModelProgram::index() {
   nodes_by_id_.clear();
   // The first kind recorded for a value wins (create refuses a program that
   // defines a value twice).
-  for (const auto& input : inputs_) values_by_id_.emplace(input.view(), ValueEntry{ProgramValueKind::kInput});
+  for (const auto& input : inputs_) {
+    values_by_id_.emplace(input.view(), ValueEntry{ProgramValueKind::kInput});
+  }
   for (const auto& state : states_) {
-    values_by_id_.emplace(state.value_id.view(), ValueEntry{ProgramValueKind::kState, nullptr, &state});
+    values_by_id_.emplace(state.value_id.view(),
+                          ValueEntry{ProgramValueKind::kState, nullptr, &state});
   }
   for (const auto& weight : weights_) {
     values_by_id_.emplace(weight.value_id.view(), ValueEntry{ProgramValueKind::kWeight, &weight});

@@ -18,9 +18,8 @@
 // function of exactly (context, node, bindings, capabilities, preferred
 // provider) — its estimator input fingerprint is built from them and the
 // context — so the result is the one resolving again would give. A weight
-// binding's contract is also taken from the previous resolution's binding of
-// the same value: it comes from the execution weight schema, which is the
-// context's and does not change within a compilation.
+// binding's contract is the context's precomputed one
+// (NodeResolutionContext::weight_contracts) when it has it.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto resolutions,
