@@ -12,6 +12,7 @@
 #include "cli/text_table.h"
 #include "ferrite/compiler/weight_quality.h"
 #include "ferrite/core/checked_math.h"
+#include "ferrite/core/element_type.h"
 #include "ferrite/core/json_reader.h"
 
 namespace ferrite::cli {
@@ -70,19 +71,49 @@ Result<std::string> string_at(const ObjectReader& object, std::string_view key) 
   return object.required_string(key);
 }
 
-Result<ExplainedNode> read_node(const JsonCursor& cursor) {
+// operation id → the version the plan's nodes require (the `operations` table).
+using OperationVersions = std::map<std::string, std::string, std::less<>>;
+
+Result<OperationVersions> read_operation_versions(const ObjectReader& payload) {
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor table, payload.required("operations"));
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> rows, table.array());
+  OperationVersions versions;
+  for (const JsonCursor& row : rows) {
+    if (!row.is_object()) return row.type_error("an object");
+    ObjectReader operation(row.json(), row.path());
+    FERRITE_ASSIGN_OR_RETURN(std::string id, operation.required_string("operation_id"));
+    FERRITE_ASSIGN_OR_RETURN(std::string version, operation.required_string("operation_version"));
+    if (!versions.emplace(std::move(id), std::move(version)).second) {
+      return row.error("names an operation an earlier row names");
+    }
+  }
+  return versions;
+}
+
+Result<ExplainedNode> read_node(const JsonCursor& cursor, const OperationVersions& versions) {
   // Only the fields explain shows are read; the rest of the node is allowed.
   if (!cursor.is_object()) return cursor.type_error("an object");
   ObjectReader object(cursor.json(), cursor.path());
   ExplainedNode node;
   FERRITE_ASSIGN_OR_RETURN(node.id, string_at(object, "id"));
   FERRITE_ASSIGN_OR_RETURN(std::string operation, string_at(object, "operation_id"));
-  FERRITE_ASSIGN_OR_RETURN(std::string version, string_at(object, "operation_version"));
-  node.operation = operation + " " + version;
+  const auto version = versions.find(operation);
+  if (version == versions.end()) {
+    return cursor.error(fmt::format("runs operation `{}`, which `operations` lacks", operation));
+  }
+  node.operation = operation + " " + version->second;
   FERRITE_ASSIGN_OR_RETURN(node.provider, string_at(object, "provider_id"));
-  FERRITE_ASSIGN_OR_RETURN(node.selection_reason, string_at(object, "selection_reason"));
-  FERRITE_ASSIGN_OR_RETURN(JsonCursor compatible, object.required("compatible_providers"));
-  FERRITE_ASSIGN_OR_RETURN(node.compatible, compatible.string_array());
+  // Absent members are the defaults (docs/plan-format.md, NODE).
+  if (object.optional("selection_reason")) {
+    FERRITE_ASSIGN_OR_RETURN(node.selection_reason, string_at(object, "selection_reason"));
+  } else {
+    node.selection_reason = "deterministic_compatible";
+  }
+  if (auto compatible = object.optional("compatible_providers")) {
+    FERRITE_ASSIGN_OR_RETURN(node.compatible, compatible->string_array());
+  } else {
+    node.compatible = {node.provider};
+  }
   std::vector<JsonCursor> rows;  // absent when no provider was rejected
   if (auto rejected = object.optional("rejected_providers")) {
     FERRITE_ASSIGN_OR_RETURN(rows, rejected->array());
@@ -217,8 +248,41 @@ std::string weight_quality_summary(const PlanExplanation& e) {
 
 // Every (value, arena, offset, length) the payload's `values` table places in
 // a packed activation arena, with the first and last node index binding it.
+// A storage component's length: written, or when absent the byte size of the
+// value's contiguous tensor in the component's element type (the tensor's
+// when the component names none).
+Result<uint64_t> component_length(const ObjectReader& component, const JsonCursor& row,
+                                  const ObjectReader& value) {
+  if (component.optional("length_bytes")) return component.required_u64("length_bytes");
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor tensor_cursor, value.required("tensor"));
+  if (!tensor_cursor.is_object()) return tensor_cursor.type_error("an object");
+  ObjectReader tensor(tensor_cursor.json(), tensor_cursor.path());
+  if (tensor.optional("layout")) {
+    return row.error("has no `length_bytes` but its tensor is not contiguous");
+  }
+  std::string type_name;
+  if (component.optional("element_type")) {
+    FERRITE_ASSIGN_OR_RETURN(type_name, component.required_string("element_type"));
+  } else {
+    FERRITE_ASSIGN_OR_RETURN(type_name, tensor.required_string("element_type"));
+  }
+  auto type = parse_element_type(type_name);
+  if (!type) return row.error(fmt::format("names element type `{}`, which is unknown", type_name));
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor dimensions, tensor.required("dimensions"));
+  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> extents, dimensions.array());
+  uint64_t bytes = element_type_size_bytes(*type);
+  for (const JsonCursor& extent : extents) {
+    if (!extent.json().is_number_unsigned()) return extent.type_error("an unsigned integer");
+    auto product = checked_mul(bytes, extent.json().get<uint64_t>());
+    if (!product) return row.error("has a tensor whose byte size overflows u64");
+    bytes = *product;
+  }
+  return bytes;
+}
+
 Result<std::vector<ExplainedBuffer>> read_buffers(const std::vector<JsonCursor>& node_rows,
                                                   const std::vector<JsonCursor>& value_rows,
+                                                  const std::vector<ExplainedResource>& resources,
                                                   const std::vector<ExplainedArena>& arenas) {
   std::set<std::string, std::less<>> arena_ids;
   for (const auto& a : arenas) arena_ids.insert(a.id);
@@ -229,19 +293,22 @@ Result<std::vector<ExplainedBuffer>> read_buffers(const std::vector<JsonCursor>&
     if (!value_row.is_object()) return value_row.type_error("an object");
     ObjectReader value(value_row.json(), value_row.path());
     FERRITE_ASSIGN_OR_RETURN(std::string value_id, value.required_string("value_id"));
-    FERRITE_ASSIGN_OR_RETURN(JsonCursor storage_cursor, value.required("storage"));
-    if (!storage_cursor.is_object()) return storage_cursor.type_error("an object");
-    ObjectReader storage(storage_cursor.json(), storage_cursor.path());
-    FERRITE_ASSIGN_OR_RETURN(JsonCursor components, storage.required("components"));
-    FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> component_rows, components.array());
+    FERRITE_ASSIGN_OR_RETURN(JsonCursor storage, value.required("storage"));
+    FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> component_rows, storage.array());
     for (const JsonCursor& component_row : component_rows) {
       if (!component_row.is_object()) return component_row.type_error("an object");
       ObjectReader component(component_row.json(), component_row.path());
-      FERRITE_ASSIGN_OR_RETURN(std::string resource, component.required_string("resource_id"));
+      // The resource by its index in `memory.resources`.
+      FERRITE_ASSIGN_OR_RETURN(uint64_t index, component.required_u64("resource"));
+      if (index >= resources.size()) {
+        return component_row.error(fmt::format("names resource {} of {} in `memory.resources`",
+                                               index, resources.size()));
+      }
+      const std::string& resource = resources[index].id;
       if (!arena_ids.contains(resource)) continue;
       FERRITE_ASSIGN_OR_RETURN(uint64_t offset, component.required_u64("offset_bytes"));
-      FERRITE_ASSIGN_OR_RETURN(uint64_t length, component.required_u64("length_bytes"));
-      placed[value_id].emplace_back(std::move(resource), offset, length);
+      FERRITE_ASSIGN_OR_RETURN(uint64_t length, component_length(component, component_row, value));
+      placed[value_id].emplace_back(resource, offset, length);
     }
   }
   std::map<std::tuple<std::string, uint64_t, std::string, uint64_t>, ExplainedBuffer> found;
@@ -308,10 +375,11 @@ Result<PlanExplanation> explain_plan(const json& wire) {
       return row.error("must be an object with a string `value_id`");
     }
   }
+  FERRITE_ASSIGN_OR_RETURN(OperationVersions versions, read_operation_versions(payload));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor nodes, payload.required("nodes"));
   FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> node_rows, nodes.array());
   for (const JsonCursor& row : node_rows) {
-    FERRITE_ASSIGN_OR_RETURN(ExplainedNode node, read_node(row));
+    FERRITE_ASSIGN_OR_RETURN(ExplainedNode node, read_node(row, versions));
     ++out.nodes_per_provider[node.provider];
     if (node.selection_reason == "fallback_from_preferred") ++out.fallbacks;
     out.nodes.push_back(std::move(node));
@@ -349,7 +417,7 @@ Result<PlanExplanation> explain_plan(const json& wire) {
   }
   FERRITE_ASSIGN_OR_RETURN(JsonCursor value_table, payload.required("values"));
   FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> value_rows, value_table.array());
-  FERRITE_ASSIGN_OR_RETURN(out.buffers, read_buffers(node_rows, value_rows, out.arenas));
+  FERRITE_ASSIGN_OR_RETURN(out.buffers, read_buffers(node_rows, value_rows, out.resources, out.arenas));
   FERRITE_RETURN_IF_ERROR(read_weight_materialization(payload, out));
   if (auto formats = payload.optional("quantization_formats")) {
     FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> rows, formats->array());

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "ferrite/plan/program_plan_compiler.h"
 #include "ferrite/core/canonical_encoder.h"
+#include "ferrite/core/checked_math.h"
 #include "ferrite/core/fingerprint.h"
 #include "ferrite/core/json_array.h"
 #include "ferrite/core/tensor_json.h"
@@ -230,11 +232,19 @@ Result<void> ExecutionPlan::collect_tables() {
   std::map<ProgramValueId, ValueSite> sites;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const PlanNode& node = nodes_[i];
-    auto [op, op_inserted] = operations_.emplace(node.operation_id, node.operation_fingerprint);
-    if (!op_inserted && op->second != node.operation_fingerprint) {
+    auto [op, op_inserted] = operations_.emplace(
+        node.operation_id, OperationIdentity{node.operation_fingerprint, node.operation_version});
+    if (!op_inserted && op->second.fingerprint != node.operation_fingerprint) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "operation `{}` has two fingerprints (node `{}`)",
                         node.operation_id.str(), node.id.str())
+          .with_field("node_id", node.id.str());
+    }
+    if (!op_inserted && op->second.version != node.operation_version) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "operation `{}` is required at versions {} and {} (node `{}`)",
+                        node.operation_id.str(), op->second.version.to_string(),
+                        node.operation_version.to_string(), node.id.str())
           .with_field("node_id", node.id.str());
     }
     const ProviderResourcePlan& estimate = node.provider_resources;
@@ -273,8 +283,87 @@ Result<void> ExecutionPlan::collect_tables() {
     }
   }
   values_.reserve(sites.size());
-  for (const auto& [value, site] : sites) values_.push_back(site);
+  const std::vector<PlanResourceSummary>& resources = memory_.resources;
+  for (const auto& [value, site] : sites) {
+    values_.push_back(site);
+    const ResolvedValueBinding& binding = nodes_[site.node].values[site.binding];
+    for (const ResolvedStorageComponent& component : binding.storage().components()) {
+      const auto at = std::lower_bound(
+          resources.begin(), resources.end(), component.resource_id,
+          [](const PlanResourceSummary& r, const ResourceId& id) { return r.resource_id < id; });
+      if (at == resources.end() || at->resource_id != component.resource_id) {
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "value `{}` is stored in resource `{}`, which the memory summary lacks",
+                          value.str(), component.resource_id.str())
+            .with_field("value_id", value.str());
+      }
+      component_resources_.push_back(static_cast<uint32_t>(at - resources.begin()));
+    }
+  }
   return {};
+}
+
+// One `values` row (docs/plan-format.md, VALUE): members equal to what the
+// rest of the row implies are left out — a component's element type when it
+// is the tensor's, its length when it is the contiguous tensor's byte size,
+// the component and weight ids when null, the layout when contiguous.
+void ExecutionPlan::encode_value_row(const ResolvedValueBinding& binding, size_t& next_component,
+                                     CanonicalEncoder& out) const {
+  const ResolvedTensorSpec& tensor = binding.tensor();
+  const bool contiguous = std::holds_alternative<ContiguousLayout>(tensor.layout());
+  std::optional<uint64_t> dense_bytes;
+  if (const auto count = checked_product(tensor.dimensions()); contiguous && count) {
+    dense_bytes = checked_mul(*count, element_type_size_bytes(tensor.element_type()));
+  }
+  out.begin_object();
+  out.key("storage");
+  out.begin_array();
+  for (const ResolvedStorageComponent& component : binding.storage().components()) {
+    const bool same_type = component.element_type == tensor.element_type();
+    out.begin_object();
+    if (component.component_id) {
+      out.key("component_id");
+      out.string(component.component_id->str());
+    }
+    if (!same_type) {
+      out.key("element_type");
+      out.string(element_type_name(component.element_type));
+    }
+    if (!(same_type && dense_bytes && *dense_bytes == component.length_bytes)) {
+      out.key("length_bytes");
+      out.unsigned_integer(component.length_bytes);
+    }
+    out.key("offset_bytes");
+    out.unsigned_integer(component.offset_bytes);
+    out.key("resource");
+    out.unsigned_integer(component_resources_[next_component++]);
+    out.end_object();
+  }
+  out.end_array();
+  out.key("tensor");
+  out.begin_object();
+  out.key("dimensions");
+  out.begin_array();
+  for (uint64_t d : tensor.dimensions()) out.unsigned_integer(d);
+  out.end_array();
+  out.key("element_type");
+  out.string(element_type_name(tensor.element_type()));
+  if (!contiguous) {
+    out.key("layout");
+    out.json(layout_to_json(tensor.layout()));
+  }
+  out.end_object();
+  out.key("usage");
+  out.string(buffer_usage_name(binding.usage()));
+  out.key("value_id");
+  out.string(binding.value_id().str());
+  // The weight contract the provider sees is the execution weight schema's
+  // entry for this id (pinned by execution_weights_fingerprint).
+  if (binding.weight()) {
+    out.key("weight_id");
+    out.string(binding.weight()->weight_id.str());
+  }
+  out.end_object();
 }
 
 // The four tables in key order, each written when the header's next key
@@ -291,12 +380,14 @@ void ExecutionPlan::encode_tables_before(std::string_view key, size_t& next,
         for (const PlanNode& node : nodes_) node.encode_canonical(out);
         break;
       case 1:
-        for (const auto& [operation, fingerprint] : operations_) {
+        for (const auto& [operation, identity] : operations_) {
           out.begin_object();
           out.key("operation_fingerprint");
-          out.string(fingerprint);
+          out.string(identity.fingerprint);
           out.key("operation_id");
           out.string(operation.str());
+          out.key("operation_version");
+          out.string(identity.version.to_string());
           out.end_object();
         }
         break;
@@ -316,29 +407,13 @@ void ExecutionPlan::encode_tables_before(std::string_view key, size_t& next,
           out.end_object();
         }
         break;
-      default:
+      default: {
+        size_t next_component = 0;
         for (const ValueSite& site : values_) {
-          const ResolvedValueBinding& b = nodes_[site.node].values[site.binding];
-          out.begin_object();
-          out.key("storage");
-          encode_canonical(b.storage(), out);
-          out.key("tensor");
-          encode_canonical(b.tensor(), out);
-          out.key("usage");
-          out.string(buffer_usage_name(b.usage()));
-          out.key("value_id");
-          out.string(b.value_id().str());
-          // The weight contract the provider sees is the execution weight
-          // schema's entry for this id (pinned by execution_weights_fingerprint).
-          out.key("weight_id");
-          if (b.weight()) {
-            out.string(b.weight()->weight_id.str());
-          } else {
-            out.null();
-          }
-          out.end_object();
+          encode_value_row(nodes_[site.node].values[site.binding], next_component, out);
         }
         break;
+      }
     }
     out.end_array();
   }

@@ -88,11 +88,16 @@ void value_rows(const std::vector<ResolvedValueBinding>& values, ValueBindingRol
 
 // Keys in byte-wise order; members that are empty or null are left out.
 // Compared with ferrite.plan/1, the node leaves out
-// what the payload's tables hold once per plan: `operation_fingerprint`
-// (`operations`), `provider_implementation_fingerprint` and the estimator's
-// id, version and implementation fingerprint (`providers`), and each value's
-// tensor, usage, storage and weight (`values`); and `resources`, the union of
-// the resources its values, workspaces and state effects name.
+// what the payload's tables hold once per plan: `operation_fingerprint` and
+// `operation_version` (`operations`), `provider_implementation_fingerprint`
+// and the estimator's id, version and implementation fingerprint
+// (`providers`), and each value's tensor, usage, storage and weight
+// (`values`); and what a reader derives: `resources` (the union of the
+// resources its values, workspaces and state effects name) and the estimate's
+// `estimate_fingerprint` (the hash of the estimate's other fields, which the
+// node and the `providers` row hold). ferrite.plan/3 also leaves out the
+// defaults: `compatible_providers` when it is `[provider_id]` alone, and
+// `selection_reason` when it is `deterministic_compatible`.
 void PlanNode::encode_canonical(CanonicalEncoder& out) const {
   out.begin_object();
   if (!attributes.empty()) {
@@ -108,8 +113,11 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
     out.key("binding_resource");
     out.string(binding_resource->str());
   }
-  out.key("compatible_providers");
-  id_array(compatible_providers, out);
+  // Absent when the chosen provider was the only compatible one.
+  if (!(compatible_providers.size() == 1 && compatible_providers.front() == provider_id)) {
+    out.key("compatible_providers");
+    id_array(compatible_providers, out);
+  }
   out.key("dependencies");
   id_array(dependencies, out);
   if (!exact_aliases.empty()) {
@@ -137,8 +145,6 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
   value_rows(values, ValueBindingRole::kInput, out);
   out.key("operation_id");
   out.string(operation_id.str());
-  out.key("operation_version");
-  out.string(operation_version.to_string());
   out.key("outputs");
   value_rows(values, ValueBindingRole::kOutput, out);
   if (persistent_resource) {
@@ -150,8 +156,6 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
   out.key("provider_resources");
   out.begin_object();
   workspace("binding", provider_resources.binding(), out);
-  out.key("estimate_fingerprint");
-  out.string(provider_resources.estimate_fingerprint());
   out.key("estimator_input_fingerprint");
   out.string(provider_resources.estimator_input_fingerprint());
   workspace("persistent", provider_resources.persistent(), out);
@@ -180,8 +184,10 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
     out.key("scratch_resource");
     out.string(scratch_resource->str());
   }
-  out.key("selection_reason");
-  out.string(plan_selection_reason_name(selection_reason));
+  if (selection_reason != PlanSelectionReason::kDeterministicCompatible) {
+    out.key("selection_reason");
+    out.string(plan_selection_reason_name(selection_reason));
+  }
   if (!state_effects.empty()) {
     out.key("state_effects");
     out.begin_array();

@@ -1,14 +1,18 @@
-// The compact wire form (ferrite.plan/2, docs/plan-format.md) of the
+// The compact wire form (ferrite.plan/3, docs/plan-format.md) of the
 // llama-decoder example: what nodes share is written once in the payload's
-// `operations`, `providers` and `values` tables and referenced by id; the
-// streamed payload is the document its hash and text describe.
+// `operations`, `providers` and `values` tables and referenced by id, value
+// storage names its resource by index, and members a reader derives or that
+// hold their default are left out; the streamed payload is the document its
+// hash and text describe.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
 #include <string>
 
+#include "ferrite/core/element_type.h"
 #include "ferrite/core/fingerprint.h"
+#include "ferrite/core/tensor_json.h"
 #include "ferrite/format/catalog_file.h"
 #include "ferrite/format/policy_file.h"
 #include "ferrite/format/program_file.h"
@@ -50,6 +54,36 @@ Compiled compile_llama_decoder() {
   return Compiled{std::move(plan), std::move(wire)};
 }
 
+// A `values` row's storage in the full form of ResolvedValueStorage::to_json:
+// the resource by id, absent members at the values the row implies.
+json expand_storage(const json& value, const json& resources) {
+  const json& tensor = value.at("tensor");
+  json components = json::array();
+  for (json component : value.at("storage")) {
+    const size_t index = component.at("resource").get<size_t>();
+    EXPECT_LT(index, resources.size()) << component;
+    if (index >= resources.size()) return nullptr;
+    component["resource_id"] = resources[index].at("resource_id");
+    component.erase("resource");
+    if (!component.contains("component_id")) component["component_id"] = nullptr;
+    if (!component.contains("element_type")) component["element_type"] = tensor.at("element_type");
+    if (!component.contains("length_bytes")) {
+      EXPECT_FALSE(tensor.contains("layout")) << "a strided or blocked tensor's length is written";
+      uint64_t bytes = element_type_size_bytes(
+          *parse_element_type(component.at("element_type").get<std::string>()));
+      for (const json& d : tensor.at("dimensions")) bytes *= d.get<uint64_t>();
+      component["length_bytes"] = bytes;
+    }
+    components.push_back(std::move(component));
+  }
+  return json{{"components", std::move(components)}};
+}
+
+json expand_tensor(json tensor) {
+  if (!tensor.contains("layout")) tensor["layout"] = "contiguous";
+  return tensor;
+}
+
 // Every value id a node row names, inputs then outputs.
 std::vector<std::string> node_value_ids(const json& node) {
   std::vector<std::string> ids;
@@ -65,7 +99,7 @@ TEST(PlanWireFormTest, StreamedPayloadIsTheDocumentItsTextAndHashDescribe) {
   const Compiled c = compile_llama_decoder();
   EXPECT_EQ(c.plan.canonical_text(), canonical_json(c.wire));
   EXPECT_EQ(plan_payload_hash(c.wire.at("payload")), c.plan.plan_hash());
-  EXPECT_EQ(c.wire.at("payload").at("schema"), "ferrite.plan/2");
+  EXPECT_EQ(c.wire.at("payload").at("schema"), "ferrite.plan/3");
   EXPECT_EQ(c.wire.at("payload").at("plan_id"), c.plan.plan_id());
   // The header holds every payload member but the four streamed tables.
   for (const char* table : {"nodes", "operations", "providers", "values"}) {
@@ -88,10 +122,15 @@ TEST(PlanWireFormTest, EachSharedRecordIsWrittenOnceAndEveryReferenceResolves) {
     ASSERT_TRUE(providers.insert(row.at("provider_id").get<std::string>()).second);
     EXPECT_EQ(row.size(), 5u) << row;
   }
-  std::set<std::string> operations;
+  std::map<std::string, std::string> operations;  // id → version
   for (const json& row : payload.at("operations")) {
-    ASSERT_TRUE(operations.insert(row.at("operation_id").get<std::string>()).second);
+    ASSERT_TRUE(operations
+                    .emplace(row.at("operation_id").get<std::string>(),
+                             row.at("operation_version").get<std::string>())
+                    .second);
+    EXPECT_EQ(row.size(), 3u) << row;
   }
+  const json& resources = payload.at("memory").at("resources");
   const auto& nodes = c.plan.nodes();
   ASSERT_EQ(payload.at("nodes").size(), nodes.size());
   std::set<std::string> referenced;
@@ -99,12 +138,15 @@ TEST(PlanWireFormTest, EachSharedRecordIsWrittenOnceAndEveryReferenceResolves) {
     const json& row = payload.at("nodes")[i];
     const PlanNode& node = nodes[i];
     // What the tables hold is not repeated per node.
-    for (const char* moved : {"operation_fingerprint", "provider_implementation_fingerprint",
-                              "values", "resources"}) {
+    for (const char* moved : {"operation_fingerprint", "operation_version",
+                              "provider_implementation_fingerprint", "values", "resources"}) {
       EXPECT_FALSE(row.contains(moved)) << node.id.str() << " " << moved;
     }
-    EXPECT_FALSE(row.at("provider_resources").contains("estimator_id"));
-    EXPECT_TRUE(operations.contains(node.operation_id.str()));
+    for (const char* moved : {"estimator_id", "estimate_fingerprint"}) {
+      EXPECT_FALSE(row.at("provider_resources").contains(moved)) << node.id.str() << " " << moved;
+    }
+    ASSERT_TRUE(operations.contains(node.operation_id.str()));
+    EXPECT_EQ(operations.at(node.operation_id.str()), node.operation_version.to_string());
     EXPECT_TRUE(providers.contains(node.provider_id.str()));
     // The rows name the node's bindings in order, and the table holds each
     // binding's tensor, usage, storage and weight.
@@ -116,12 +158,13 @@ TEST(PlanWireFormTest, EachSharedRecordIsWrittenOnceAndEveryReferenceResolves) {
       referenced.insert(ids[b]);
       const auto at = values.find(ids[b]);
       ASSERT_NE(at, values.end()) << ids[b];
-      EXPECT_EQ(at->second.at("storage"), binding.storage().to_json()) << ids[b];
+      EXPECT_EQ(expand_storage(at->second, resources), binding.storage().to_json()) << ids[b];
+      EXPECT_EQ(expand_tensor(at->second.at("tensor")), tensor_spec_to_json(binding.tensor())) << ids[b];
       EXPECT_EQ(at->second.at("usage"), buffer_usage_name(binding.usage())) << ids[b];
       if (binding.weight()) {
         EXPECT_EQ(at->second.at("weight_id"), binding.weight()->weight_id.str());
       } else {
-        EXPECT_TRUE(at->second.at("weight_id").is_null());
+        EXPECT_FALSE(at->second.contains("weight_id")) << ids[b];
       }
     }
   }
@@ -141,6 +184,13 @@ TEST(PlanWireFormTest, EmptyMembersAreLeftOutAndNonDefaultBindingsKeepTheirAcces
     EXPECT_EQ(row.contains("state_effects"), !node.state_effects.empty());
     EXPECT_EQ(row.contains("scratch_resource"), node.scratch_resource.has_value());
     EXPECT_EQ(row.contains("attributes"), !node.attributes.empty());
+    // Defaults: a lone compatible provider, the joint selection's reason.
+    EXPECT_EQ(row.contains("compatible_providers"),
+              node.compatible_providers != std::vector<ProviderId>{node.provider_id})
+        << node.id.str();
+    EXPECT_EQ(row.contains("selection_reason"),
+              node.selection_reason != PlanSelectionReason::kDeterministicCompatible)
+        << node.id.str();
     if (!node.state_effects.empty()) ++with_state;
     size_t position = 0;
     for (const char* role : {"inputs", "outputs"}) {

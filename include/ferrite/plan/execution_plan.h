@@ -22,7 +22,8 @@
 //      implementation and estimator identity; a provider that shows two
 //      identities is an error) and `values` (each value's tensor, usage,
 //      storage and weight contract, which must be the same at every binding);
-//      the nodes reference them by id. A
+//      the nodes reference them by id, and a value's storage references its
+//      resource by its index in `memory.resources`. A
 //      materializer other than the identity adds `weight_materializer` (its
 //      descriptor) and an approved approximate one `weight_quality_approval`
 //      (per-component error statistics; weight_quality.h); non-null
@@ -60,12 +61,12 @@
 namespace ferrite {
 
 
-inline constexpr std::string_view kPlanSchema = "ferrite.plan/2";
-// Plans are about 1.5 KiB per node (ferrite.plan/2). In memory (compile, run)
-// a plan's canonical text may reach 512 MiB (~350,000 nodes). Plan *files* —
+inline constexpr std::string_view kPlanSchema = "ferrite.plan/3";
+// Plans are about 1 KiB per node (ferrite.plan/3). In memory (compile, run)
+// a plan's canonical text may reach 512 MiB (~520,000 nodes). Plan *files* —
 // untrusted input to verify and explain — are capped at 64 MiB of text, and
-// their parsed form at kMaxJsonMemoryBytes (estimated ~14 KiB per node: about
-// 9,400 nodes);
+// their parsed form at kMaxJsonMemoryBytes (estimated ~10 KiB per node: about
+// 13,000 nodes);
 // `ferrite compile -o` refuses to write a plan that could not be read back.
 inline constexpr size_t kMaxPlanJsonBytes = size_t{512} << 20;
 inline constexpr size_t kMaxPlanFileBytes = size_t{64} << 20;
@@ -115,9 +116,16 @@ class ExecutionPlan {
     uint32_t node = 0;
     uint32_t binding = 0;
   };
-  // operations_, providers_ and values_ from nodes_; errors when nodes
-  // disagree on what a table holds once.
+  struct OperationIdentity {
+    std::string fingerprint;
+    ContractVersion version;
+  };
+  // operations_, providers_, values_ and component_resources_ from nodes_
+  // and memory_; errors when nodes disagree on what a table holds once, or a
+  // value's storage names a resource the memory summary lacks.
   Result<void> collect_tables();
+  void encode_value_row(const ResolvedValueBinding& binding, size_t& next_component,
+                        CanonicalEncoder& out) const;
   void encode_tables_before(std::string_view key, size_t& next, CanonicalEncoder& out) const;
 
   std::string plan_id_;
@@ -125,9 +133,12 @@ class ExecutionPlan {
   std::vector<PlanNode> nodes_;
   PlanMemorySummary memory_;
   std::vector<RetainedCompletionValue> retained_;
-  std::map<OperationId, std::string> operations_;  // operation → fingerprint
+  std::map<OperationId, OperationIdentity> operations_;
   std::map<ProviderId, ProviderIdentity> providers_;
   std::vector<ValueSite> values_;  // in value id order
+  // The index in memory_.resources of each storage component of values_, in
+  // value order then component order (the wire names resources by index).
+  std::vector<uint32_t> component_resources_;
   nlohmann::json header_;
 };
 

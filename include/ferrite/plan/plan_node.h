@@ -9,11 +9,13 @@
 // state effects (one per state, sorted by state id), the workspace resource
 // ids and the sorted unique union of every resource it touches. Plain data:
 // `ExecutionPlan::build` is the only producer. `encode_canonical` writes the
-// node's compact wire form (ferrite.plan/2, docs/plan-format.md): what every
-// node of a plan shares — the operation's fingerprint, the provider's
-// implementation and estimator identity, each value's tensor, usage, storage
-// and weight — is left to the payload's `operations`, `providers` and
-// `values` tables; the plan payload embeds the node and the plan hash covers
+// node's compact wire form (ferrite.plan/3, docs/plan-format.md): what every
+// node of a plan shares — the operation's fingerprint and version, the
+// provider's implementation and estimator identity, each value's tensor,
+// usage, storage and weight — is left to the payload's `operations`,
+// `providers` and `values` tables, what a reader derives (the resource union,
+// the estimate fingerprint) and the defaults (a lone compatible provider, the
+// `deterministic_compatible` reason) are left out; the plan payload embeds the node and the plan hash covers
 // it. `to_json()` is that encoding as a document.
 //
 // Example:
