@@ -41,7 +41,7 @@ int run_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
   if (!args.output_path.empty()) {
     // A plan file must be readable by verify and explain, whose limits guard
     // against hostile files; refuse to write one they would reject.
-    if (auto readable = parse_strict_json(text, kMaxPlanFileBytes); !readable) {
+    if (auto readable = check_strict_json_text(text, kMaxPlanFileBytes); !readable) {
       return report_error(make_error(ErrorCode::kInvalidExecutionPlan,
                                      "the plan of {} nodes is too large for a plan file ({}); it "
                                      "can still be compiled and run in memory",

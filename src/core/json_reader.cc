@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <set>
 #include <system_error>
 
@@ -46,52 +47,81 @@ std::string quoted_key(std::string_view key) {
   return out;
 }
 
-// Thrown from the parser callback to abort parsing; caught in parse_strict_json.
+// Thrown from the SAX handler to abort parsing; caught in parse_json_text.
 struct StrictJsonViolation {
   std::string path;
   std::string message;
 };
 
-// The open containers while parsing: for duplicate-key detection and the
-// depth cap (and to name paths in those errors).
-class StrictParseState {
+// nlohmann's SAX events in, the document out (or, with kBuild false, only
+// the checks), enforcing the limits as each event arrives: the depth cap,
+// duplicate keys, the parsed-size estimate and, unless floats are kept, no
+// floating-point numbers. One pass over the text: no second walk over the
+// document, no parser callback copying every value.
+template <bool kBuild>
+class StrictSaxHandler {
  public:
-  bool on_event(json::parse_event_t event, const json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start: {
-        charge(64);
-        enter_element();
-        if (frames_.size() + 1 > kMaxJsonDepth) {
-          throw StrictJsonViolation{
-              current_path(),
-              fmt::format("nests deeper than the limit of {} containers", kMaxJsonDepth)};
-        }
-        frames_.push_back(Frame{event == json::parse_event_t::object_start, {}, {}, 0});
-        break;
-      }
-      case json::parse_event_t::key: {
-        Frame& top = frames_.back();
-        const std::string& key = parsed.get_ref<const std::string&>();
-        charge(192 + 2 * key.size());
-        if (!top.keys.insert(key).second) {
-          throw StrictJsonViolation{container_path(),
-                                    fmt::format("has duplicate key {}", quoted_key(key))};
-        }
-        top.key = key;
-        break;
-      }
-      case json::parse_event_t::value:
-        charge(48 + (parsed.is_string() ? parsed.get_ref<const std::string&>().size() : 0));
-        enter_element();
-        break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        if (!frames_.empty()) frames_.pop_back();
-        break;
+  using number_integer_t = json::number_integer_t;
+  using number_unsigned_t = json::number_unsigned_t;
+  using number_float_t = json::number_float_t;
+  using string_t = json::string_t;
+  using binary_t = json::binary_t;
+
+  explicit StrictSaxHandler(bool keep_floats) : keep_floats_(keep_floats) {}
+
+  json& document() { return root_; }
+
+  bool null() { return scalar(json(nullptr), 48); }
+  bool boolean(bool value) { return scalar(json(value), 48); }
+  bool number_integer(number_integer_t value) { return scalar(json(value), 48); }
+  bool number_unsigned(number_unsigned_t value) { return scalar(json(value), 48); }
+  bool number_float(number_float_t value, const string_t& /*text*/) {
+    if (!keep_floats_) {
+      enter_element();
+      throw StrictJsonViolation{element_path(),
+                                "is a floating-point number; Ferrite accepts only integers "
+                                "in u64/i64 range (write rationals as strings such as "
+                                "\"1/100000\")"};
+    }
+    return scalar(json(value), 48);
+  }
+  bool string(string_t& value) {
+    const size_t cost = 48 + value.size();
+    return scalar(json(std::move(value)), cost);
+  }
+  bool binary(binary_t& /*value*/) { return false; }  // JSON text has none
+
+  bool start_object(size_t /*elements*/) { return open(true); }
+  bool start_array(size_t /*elements*/) { return open(false); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+
+  bool key(string_t& key) {
+    charge(192 + 2 * key.size());
+    Frame& top = frames_.back();
+    if constexpr (kBuild) {
+      auto& members = top.container->template get_ref<json::object_t&>();
+      auto [at, inserted] = members.try_emplace(std::move(key));
+      if (!inserted) duplicate(at->first);
+      top.key = &at->first;
+      top.slot = &at->second;
+    } else {
+      auto [at, inserted] = top.keys.insert(std::move(key));
+      if (!inserted) duplicate(*at);
+      top.key = &*at;
     }
     return true;
   }
+
+  bool parse_error(size_t position, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& error) {
+    error_position_ = position;
+    error_message_ = error.what();
+    return false;
+  }
+
+  const std::optional<size_t>& error_position() const { return error_position_; }
+  const std::string& error_message() const { return error_message_; }
 
   // Path of the innermost open container (for syntax errors), or "$".
   std::string container_path() const {
@@ -103,21 +133,28 @@ class StrictParseState {
  private:
   struct Frame {
     bool is_object = false;
-    std::set<std::string> keys;
-    std::string key;       // current key (objects)
-    size_t next_index = 0;  // elements started so far (arrays)
+    json* container = nullptr;    // kBuild: the open object or array
+    json* slot = nullptr;         // kBuild, objects: the member the next value fills
+    const std::string* key = nullptr;  // the current member's key (objects)
+    size_t next_index = 0;        // elements started so far (arrays)
+    std::set<std::string> keys;   // !kBuild: the keys seen (objects)
   };
 
   static std::string component(const std::string& parent, const Frame& frame) {
-    if (frame.is_object) return json_child_path(parent, frame.key);
+    if (frame.is_object) return json_child_path(parent, frame.key ? *frame.key : "");
     return json_index_path(parent, frame.next_index == 0 ? 0 : frame.next_index - 1);
   }
 
   // Path of the element being started (the new container's own path).
-  std::string current_path() const {
+  std::string element_path() const {
     std::string path = "$";
     for (const Frame& frame : frames_) path = component(path, frame);
     return path;
+  }
+
+  [[noreturn]] void duplicate(const std::string& key) const {
+    throw StrictJsonViolation{container_path(),
+                              fmt::format("has duplicate key {}", quoted_key(key))};
   }
 
   // Adds the estimated cost of one parsed element; aborts past the budget.
@@ -138,8 +175,56 @@ class StrictParseState {
     if (!top.is_object) ++top.next_index;
   }
 
+  // Where the next value goes: the root, the current member, or a new
+  // element of the open array.
+  json* place() {
+    if (frames_.empty()) return &root_;
+    Frame& top = frames_.back();
+    if (top.is_object) return top.slot;
+    auto& elements = top.container->template get_ref<json::array_t&>();
+    elements.emplace_back();
+    return &elements.back();
+  }
+
+  bool scalar(json value, size_t cost) {
+    charge(cost);
+    enter_element();
+    if constexpr (kBuild) *place() = std::move(value);
+    return true;
+  }
+
+  bool open(bool is_object) {
+    charge(64);
+    enter_element();
+    if (frames_.size() + 1 > kMaxJsonDepth) {
+      throw StrictJsonViolation{
+          element_path(),
+          fmt::format("nests deeper than the limit of {} containers", kMaxJsonDepth)};
+    }
+    Frame frame;
+    frame.is_object = is_object;
+    if constexpr (kBuild) {
+      // An open container's address is stable: its parent does not change
+      // until it is closed.
+      json* target = place();
+      *target = is_object ? json::object() : json::array();
+      frame.container = target;
+    }
+    frames_.push_back(std::move(frame));
+    return true;
+  }
+
+  bool close() {
+    if (!frames_.empty()) frames_.pop_back();
+    return true;
+  }
+
+  bool keep_floats_;
+  json root_;
   std::vector<Frame> frames_;
   size_t estimated_bytes_ = 0;
+  std::optional<size_t> error_position_;
+  std::string error_message_;
 };
 
 std::pair<size_t, size_t> line_and_column(std::string_view text, size_t offset) {
@@ -211,48 +296,59 @@ std::string_view json_value_kind(const json& value) {
   return "unknown";
 }
 
-Result<json> parse_strict_json(std::string_view text) {
-  return parse_strict_json(text, kMaxJsonTextBytes);
-}
+namespace {
 
-Result<json> parse_strict_json(std::string_view text, size_t max_bytes) {
-  FERRITE_ASSIGN_OR_RETURN(json doc, parse_bounded_json(text, max_bytes));
-  FERRITE_RETURN_IF_ERROR(check_strict_json_value(doc));
-  return doc;
-}
-
-Result<json> parse_bounded_json(std::string_view text, size_t max_bytes) {
+// The text through StrictSaxHandler<kBuild>; the document (null when not
+// built) or the first violation.
+template <bool kBuild>
+Result<json> parse_json_text(std::string_view text, size_t max_bytes, bool keep_floats) {
   if (text.size() > max_bytes) {
     return make_error(ErrorCode::kSerialization,
                       "`$` JSON text of {} bytes exceeds the limit of {} bytes", text.size(),
                       max_bytes)
         .with_field("path", "$");
   }
-  StrictParseState state;
-  json::parser_callback_t callback = [&state](int /*depth*/, json::parse_event_t event,
-                                              json& parsed) { return state.on_event(event, parsed); };
-  json doc;
+  StrictSaxHandler<kBuild> handler(keep_floats);
   try {
-    doc = json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true,
-                      /*ignore_comments=*/false);
+    json::sax_parse(text.begin(), text.end(), &handler, json::input_format_t::json,
+                    /*strict=*/true, /*ignore_comments=*/false);
   } catch (const StrictJsonViolation& violation) {
     return json_error_at(violation.path, violation.message);
-  } catch (const json::parse_error& error) {
-    // `byte` is the 1-based index of the last character read.
-    const size_t offset = error.byte == 0 ? 0 : static_cast<size_t>(error.byte - 1);
+  } catch (const std::exception& error) {
+    return json_error_at(handler.container_path(), "could not be parsed: {}", error.what());
+  }
+  if (handler.error_position()) {
+    // The position counts the characters read; the last one is the culprit.
+    const size_t position = *handler.error_position();
+    const size_t offset = position == 0 ? 0 : position - 1;
     const auto [line, column] = line_and_column(text, offset);
-    const std::string path = state.container_path();
+    const std::string path = handler.container_path();
     return make_error(ErrorCode::kSerialization,
                       "JSON syntax error at byte offset {} (line {}, column {}) inside `{}`: {}",
-                      offset, line, column, path, parse_error_detail(error.what()))
+                      offset, line, column, path, parse_error_detail(handler.error_message()))
         .with_field("path", path)
         .with_field("offset", std::to_string(offset));
-  } catch (const json::exception& error) {
-    return json_error_at(state.container_path(), "could not be parsed: {}", error.what());
-  } catch (const std::exception& error) {
-    return json_error_at("$", "could not be parsed: {}", error.what());
   }
-  return doc;
+  return std::move(handler.document());
+}
+
+}  // namespace
+
+Result<json> parse_strict_json(std::string_view text) {
+  return parse_strict_json(text, kMaxJsonTextBytes);
+}
+
+Result<json> parse_strict_json(std::string_view text, size_t max_bytes) {
+  return parse_json_text<true>(text, max_bytes, /*keep_floats=*/false);
+}
+
+Result<void> check_strict_json_text(std::string_view text, size_t max_bytes) {
+  FERRITE_RETURN_IF_ERROR(parse_json_text<false>(text, max_bytes, /*keep_floats=*/false));
+  return {};
+}
+
+Result<json> parse_bounded_json(std::string_view text, size_t max_bytes) {
+  return parse_json_text<true>(text, max_bytes, /*keep_floats=*/true);
 }
 
 Result<void> check_strict_json_value(const json& value, std::string_view path) {

@@ -10,8 +10,10 @@
 
 namespace ferrite {
 
-Result<PreparedModelFamily> read_program_file_json(const nlohmann::json& document) {
-  FERRITE_RETURN_IF_ERROR(check_strict_json_value(document));
+namespace {
+
+// A document the strict rules already hold for.
+Result<PreparedModelFamily> read_checked_program_document(const nlohmann::json& document) {
   const JsonCursor root(document);
   FERRITE_RETURN_IF_ERROR(
       format_internal::check_envelope(root, kProgramFileFormat, kProgramFileFormatVersion));
@@ -29,9 +31,16 @@ Result<PreparedModelFamily> read_program_file_json(const nlohmann::json& documen
                                      std::move(program));
 }
 
+}  // namespace
+
+Result<PreparedModelFamily> read_program_file_json(const nlohmann::json& document) {
+  FERRITE_RETURN_IF_ERROR(check_strict_json_value(document));
+  return read_checked_program_document(document);
+}
+
 Result<PreparedModelFamily> read_program_file_text(std::string_view text) {
   FERRITE_ASSIGN_OR_RETURN(nlohmann::json document, parse_strict_json(text));
-  return read_program_file_json(document);
+  return read_checked_program_document(document);
 }
 
 Result<PreparedModelFamily> read_program_file(const std::filesystem::path& path) {

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include <gmock/gmock.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -121,6 +122,56 @@ TEST_F(PlanReportHtmlTest, LiveBuffersNeverShareBytes) {
           << " [" << b.first_node << "," << b.last_node << "]";
     }
   }
+}
+
+// ferrite.plan/3 names a value's resource by index and leaves out lengths,
+// versions and defaults a reader derives: explain derives them as the
+// compiler meant (the arena buffers match the in-memory plan's bindings) and
+// names a reference that does not resolve.
+TEST_F(PlanReportHtmlTest, ExplainResolvesTableReferencesAndNamesBrokenOnes) {
+  const fs::path plan = dir_ / "llama.plan.json";
+  ASSERT_EQ(invoke(run_compile, CompileArgs{.sources = {.example = "llama-decoder"},
+                                            .output_path = plan.string()})
+                .code,
+            0);
+  auto wire = read_plan_wire(read_file(plan));
+  ASSERT_TRUE(wire);
+  auto e = explain_plan(*wire);
+  ASSERT_TRUE(e) << e.error().to_string();
+  // Every buffer's arena and length are the ones the full value rows name.
+  const nlohmann::json& payload = (*wire)["payload"];
+  const nlohmann::json& resources = payload["memory"]["resources"];
+  size_t checked = 0;
+  for (const ExplainedBuffer& buffer : e->buffers) {
+    for (const nlohmann::json& value : payload["values"]) {
+      if (value["value_id"] != buffer.value_id) continue;
+      const nlohmann::json& component = value["storage"][0];
+      EXPECT_EQ(resources[component["resource"].get<size_t>()]["resource_id"], buffer.arena_id);
+      uint64_t bytes = 4;  // the example's activations are f32 or u32
+      for (const auto& d : value["tensor"]["dimensions"]) bytes *= d.get<uint64_t>();
+      EXPECT_EQ(component.value("length_bytes", bytes), buffer.length_bytes) << buffer.value_id;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, e->buffers.size());
+  for (const ExplainedNode& node : e->nodes) {
+    EXPECT_THAT(node.operation, ::testing::EndsWith(" 1.0")) << node.id;
+    EXPECT_FALSE(node.selection_reason.empty());
+    EXPECT_THAT(node.compatible, ::testing::Contains(node.provider));
+  }
+
+  nlohmann::json broken = *wire;
+  broken["payload"]["values"][0]["storage"][0]["resource"] = resources.size();
+  auto refused = explain_plan(broken);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message(),
+              HasSubstr(fmt::format("names resource {} of {}", resources.size(),
+                                    resources.size())));
+  broken = *wire;
+  broken["payload"]["operations"] = nlohmann::json::array();
+  refused = explain_plan(broken);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message(), HasSubstr("which `operations` lacks"));
 }
 
 TEST(PlanReportHtml, EscapesEveryPlanString) {

@@ -17,8 +17,10 @@
 //   * floating-point numbers anywhere (Ferrite never hashes floats; rationals
 //     are written as strings). Integers beyond u64/i64 parse as floats, so
 //     they are rejected here too.
-// The parser callback tracks only what duplicate-key and depth detection
-// need (a stack of open containers with their keys / element indexes).
+// One pass: a SAX handler builds the document while it applies every rule
+// (duplicate keys are caught by the object it is filling; it keeps a stack of
+// the open containers for the depth cap and the paths in errors), so the
+// first violation in text order is the one reported.
 //
 // `JsonCursor` walks a parsed value and remembers its JSON path
 // (`$.program.blocks[0].nodes[2].inputs[1]`; keys that are not plain
@@ -73,6 +75,11 @@ Result<nlohmann::json> parse_strict_json(std::string_view text, size_t max_bytes
 // floating-point numbers are kept.
 Result<nlohmann::json> parse_bounded_json(std::string_view text,
                                           size_t max_bytes = kMaxJsonTextBytes);
+
+// Every rule of parse_strict_json, without building the document (memory:
+// the open containers and their keys): for text Ferrite wrote that a reader
+// must accept, such as a plan file before it is written.
+Result<void> check_strict_json_text(std::string_view text, size_t max_bytes);
 
 // Applies the value rules of parse_strict_json to a document built in memory
 // (duplicate keys cannot occur there): rejects the first floating-point number
