@@ -1,6 +1,7 @@
 #include "ferrite/core/json_reader.h"
 
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -98,6 +99,46 @@ TEST(FormatJsonReaderTest, SyntaxErrorsNameOffsetLineAndContainer) {
   EXPECT_FALSE(parse_strict_json("{} {}"));
   EXPECT_FALSE(parse_strict_json("// comment\n{}"));
   EXPECT_FALSE(parse_strict_json("{\"a\":\"\xff\"}"));
+}
+
+// The one-pass reader builds exactly nlohmann's document, and the check
+// without a document (check_strict_json_text) gives the same verdict and the
+// same error as the parse, for every rule.
+TEST(FormatJsonReaderTest, CheckingWithoutTheDocumentAgreesWithTheParse) {
+  std::string parsed_in_order_objects;
+  for (int i = 0; i < 65; ++i) parsed_in_order_objects += "{\"k\":";
+  parsed_in_order_objects += "1" + std::string(65, '}');
+  const std::vector<std::string> texts = {
+      R"({"a":[1,-2,"x",true,null,{"b":{}}],"z":{"y":[[],{}]}})",
+      R"("top")",
+      "7",
+      R"({"a":1,"a":2})",
+      R"({"program":{"blocks":[{"id":"b","nodes":[{},{"x":1},{"id":"n","id":"m"}]}]}})",
+      R"({"config":{"eps":1e-5}})",
+      R"({"a":[1,2,3.0]})",
+      R"({"n":18446744073709551616})",
+      nested_arrays(64),
+      nested_arrays(65),
+      parsed_in_order_objects,
+      "{\n  \"a\": [1,\n  2,,]\n}",
+      R"({"a":{"b":)",
+      "",
+      "{} {}",
+      "{\"a\":\"\xff\"}",
+  };
+  for (const std::string& text : texts) {
+    auto parsed = parse_strict_json(text);
+    auto checked = check_strict_json_text(text, kMaxJsonTextBytes);
+    ASSERT_EQ(parsed.has_value(), checked.has_value()) << text;
+    if (parsed) {
+      EXPECT_EQ(*parsed, json::parse(text)) << text;
+    } else {
+      EXPECT_EQ(parsed.error().message(), checked.error().message()) << text;
+      EXPECT_EQ(parsed.error().fields(), checked.error().fields()) << text;
+    }
+  }
+  EXPECT_TRUE(FailsWith(check_strict_json_text("[1,2]", 4), ErrorCode::kSerialization,
+                        "exceeds the limit of 4 bytes"));
 }
 
 TEST(FormatJsonReaderTest, RejectsTextOverSizeCap) {
