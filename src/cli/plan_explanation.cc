@@ -417,7 +417,8 @@ Result<PlanExplanation> explain_plan(const json& wire) {
   }
   FERRITE_ASSIGN_OR_RETURN(JsonCursor value_table, payload.required("values"));
   FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> value_rows, value_table.array());
-  FERRITE_ASSIGN_OR_RETURN(out.buffers, read_buffers(node_rows, value_rows, out.resources, out.arenas));
+  FERRITE_ASSIGN_OR_RETURN(out.buffers,
+                           read_buffers(node_rows, value_rows, out.resources, out.arenas));
   FERRITE_RETURN_IF_ERROR(read_weight_materialization(payload, out));
   if (auto formats = payload.optional("quantization_formats")) {
     FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> rows, formats->array());

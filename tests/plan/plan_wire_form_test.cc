@@ -159,7 +159,8 @@ TEST(PlanWireFormTest, EachSharedRecordIsWrittenOnceAndEveryReferenceResolves) {
       const auto at = values.find(ids[b]);
       ASSERT_NE(at, values.end()) << ids[b];
       EXPECT_EQ(expand_storage(at->second, resources), binding.storage().to_json()) << ids[b];
-      EXPECT_EQ(expand_tensor(at->second.at("tensor")), tensor_spec_to_json(binding.tensor())) << ids[b];
+      EXPECT_EQ(expand_tensor(at->second.at("tensor")), tensor_spec_to_json(binding.tensor()))
+          << ids[b];
       EXPECT_EQ(at->second.at("usage"), buffer_usage_name(binding.usage())) << ids[b];
       if (binding.weight()) {
         EXPECT_EQ(at->second.at("weight_id"), binding.weight()->weight_id.str());

@@ -15,8 +15,9 @@
 // usage, storage and weight — is left to the payload's `operations`,
 // `providers` and `values` tables, what a reader derives (the resource union,
 // the estimate fingerprint) and the defaults (a lone compatible provider, the
-// `deterministic_compatible` reason) are left out; the plan payload embeds the node and the plan hash covers
-// it. `to_json()` is that encoding as a document.
+// `deterministic_compatible` reason) are left out; the plan payload embeds
+// the node and the plan hash covers it. `to_json()` is that encoding as a
+// document.
 //
 // Example:
 //   const PlanNode& node = plan.nodes()[0];
