@@ -117,6 +117,7 @@ def run_level(url, clients, tokens, rounds, prompt, timeout):
         "aggregate_tok_s": generated / wall if wall > 0 else 0.0,
         "ttft_p50_ms": percentile(ttft, 50) * 1e3,
         "ttft_p99_ms": percentile(ttft, 99) * 1e3,
+        "ttft_max_ms": max(ttft, default=0.0) * 1e3,
         "itl_p50_ms": percentile(gaps, 50) * 1e3,
         "itl_p99_ms": percentile(gaps, 99) * 1e3,
     }

@@ -309,9 +309,10 @@ Result<json> parse_json_text(std::string_view text, size_t max_bytes, bool keep_
         .with_field("path", "$");
   }
   StrictSaxHandler<kBuild> handler(keep_floats);
+  bool parsed = false;
   try {
-    json::sax_parse(text.begin(), text.end(), &handler, json::input_format_t::json,
-                    /*strict=*/true, /*ignore_comments=*/false);
+    parsed = json::sax_parse(text.begin(), text.end(), &handler, json::input_format_t::json,
+                             /*strict=*/true, /*ignore_comments=*/false);
   } catch (const StrictJsonViolation& violation) {
     return json_error_at(violation.path, violation.message);
   } catch (const std::exception& error) {
@@ -329,6 +330,7 @@ Result<json> parse_json_text(std::string_view text, size_t max_bytes, bool keep_
         .with_field("path", path)
         .with_field("offset", std::to_string(offset));
   }
+  if (!parsed) return json_error_at(handler.container_path(), "could not be parsed");
   return std::move(handler.document());
 }
 
