@@ -43,6 +43,19 @@ class PlanReportHtmlTest : public ::testing::Test {
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
+
+  // The llama-decoder example's plan file, read back as explain reads it.
+  nlohmann::json example_plan_wire() {
+    const fs::path plan = dir_ / "llama.plan.json";
+    EXPECT_EQ(invoke(run_compile, CompileArgs{.sources = {.example = "llama-decoder"},
+                                              .output_path = plan.string()})
+                  .code,
+              0);
+    auto wire = read_plan_wire(read_file(plan));
+    EXPECT_TRUE(wire) << wire.error().to_string();
+    return wire ? std::move(*wire) : nlohmann::json();
+  }
+
   fs::path dir_;
 };
 
@@ -93,14 +106,8 @@ TEST_F(PlanReportHtmlTest, ModelReportDrawsEveryBufferAndMarksFallbacks) {
 }
 
 TEST_F(PlanReportHtmlTest, LiveBuffersNeverShareBytes) {
-  const fs::path plan = dir_ / "llama.plan.json";
-  ASSERT_EQ(invoke(run_compile, CompileArgs{.sources = {.example = "llama-decoder"},
-                                            .output_path = plan.string()})
-                .code,
-            0);
-  auto wire = read_plan_wire(read_file(plan));
-  ASSERT_TRUE(wire);
-  auto e = explain_plan(*wire);
+  const nlohmann::json wire = example_plan_wire();
+  auto e = explain_plan(wire);
   ASSERT_TRUE(e) << e.error().to_string();
   ASSERT_FALSE(e->buffers.empty());
   for (const auto& a : e->buffers) {
@@ -126,29 +133,23 @@ TEST_F(PlanReportHtmlTest, LiveBuffersNeverShareBytes) {
 
 // ferrite.plan/3 names a value's resource by index and leaves out lengths,
 // versions and defaults a reader derives: explain derives them as the
-// compiler meant (the arena buffers match the in-memory plan's bindings) and
-// names a reference that does not resolve.
+// compiler meant (each arena buffer's resource and length are its value
+// row's) and names a reference that does not resolve.
 TEST_F(PlanReportHtmlTest, ExplainResolvesTableReferencesAndNamesBrokenOnes) {
-  const fs::path plan = dir_ / "llama.plan.json";
-  ASSERT_EQ(invoke(run_compile, CompileArgs{.sources = {.example = "llama-decoder"},
-                                            .output_path = plan.string()})
-                .code,
-            0);
-  auto wire = read_plan_wire(read_file(plan));
-  ASSERT_TRUE(wire);
-  auto e = explain_plan(*wire);
+  const nlohmann::json wire = example_plan_wire();
+  auto e = explain_plan(wire);
   ASSERT_TRUE(e) << e.error().to_string();
-  // Every buffer's arena and length are the ones the full value rows name.
-  const nlohmann::json& payload = (*wire)["payload"];
-  const nlohmann::json& resources = payload["memory"]["resources"];
+  const nlohmann::json& payload = wire.at("payload");
+  const nlohmann::json& resources = payload.at("memory").at("resources");
   size_t checked = 0;
   for (const ExplainedBuffer& buffer : e->buffers) {
-    for (const nlohmann::json& value : payload["values"]) {
-      if (value["value_id"] != buffer.value_id) continue;
-      const nlohmann::json& component = value["storage"][0];
-      EXPECT_EQ(resources[component["resource"].get<size_t>()]["resource_id"], buffer.arena_id);
+    for (const nlohmann::json& value : payload.at("values")) {
+      if (value.at("value_id") != buffer.value_id) continue;
+      const nlohmann::json& component = value.at("storage").at(0);
+      EXPECT_EQ(resources.at(component.at("resource").get<size_t>()).at("resource_id"),
+                buffer.arena_id);
       uint64_t bytes = 4;  // the example's activations are f32 or u32
-      for (const auto& d : value["tensor"]["dimensions"]) bytes *= d.get<uint64_t>();
+      for (const auto& d : value.at("tensor").at("dimensions")) bytes *= d.get<uint64_t>();
       EXPECT_EQ(component.value("length_bytes", bytes), buffer.length_bytes) << buffer.value_id;
       ++checked;
     }
@@ -160,14 +161,14 @@ TEST_F(PlanReportHtmlTest, ExplainResolvesTableReferencesAndNamesBrokenOnes) {
     EXPECT_THAT(node.compatible, ::testing::Contains(node.provider));
   }
 
-  nlohmann::json broken = *wire;
+  nlohmann::json broken = wire;
   broken["payload"]["values"][0]["storage"][0]["resource"] = resources.size();
   auto refused = explain_plan(broken);
   ASSERT_FALSE(refused);
   EXPECT_THAT(refused.error().message(),
               HasSubstr(fmt::format("names resource {} of {}", resources.size(),
                                     resources.size())));
-  broken = *wire;
+  broken = wire;
   broken["payload"]["operations"] = nlohmann::json::array();
   refused = explain_plan(broken);
   ASSERT_FALSE(refused);
