@@ -254,6 +254,13 @@ struct HttpServer::Impl {
   Engine& engine;
   httplib::Server http;
   int port = -1;
+  socket_t listening = INVALID_SOCKET;  // the socket bind_to_port made last
+  std::atomic<bool> ran{false};          // run() was called: cpp-httplib owns the socket
+  std::atomic<bool> closed_unserved{false};
+  // Closes the listening socket of a server that never served (once).
+  void close_unserved() {
+    if (listening != INVALID_SOCKET && !closed_unserved.exchange(true)) ::close(listening);
+  }
   std::atomic<uint64_t> next_id{1};
   std::atomic<bool>* stopping = nullptr;
   std::atomic<int64_t> in_flight{0};  // generation requests not yet answered
@@ -679,6 +686,8 @@ std::string HttpServer::Impl::metrics_text() const {
   out += fmt::format("ferrite_kv_blocks_reserved {}\n", m.kv_blocks_reserved);
   family("ferrite_kv_block_tokens", "gauge", "Token positions per KV block.");
   out += fmt::format("ferrite_kv_block_tokens {}\n", m.kv_block_tokens);
+  family("ferrite_kv_block_bytes", "gauge", "Bytes of one KV block (every layer's K and V rows).");
+  out += fmt::format("ferrite_kv_block_bytes {}\n", m.kv_block_bytes);
   family("ferrite_step_seconds", "histogram", "Time of one engine step.");
   uint64_t cumulative = 0;
   for (size_t b = 0; b < kStepSecondsBuckets.size(); ++b) {
@@ -707,9 +716,10 @@ void HttpServer::Impl::install() {
   http.set_tcp_nodelay(true);
   // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which
   // lets a second server bind a port in use and silently share its traffic.
-  http.set_socket_options([](socket_t sock) {
+  http.set_socket_options([this](socket_t sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listening = sock;  // bind raises its backlog once it listens
   });
   http.set_logger([this](const httplib::Request&, const httplib::Response& res) {
     std::lock_guard lock(counts_mutex);
@@ -814,12 +824,28 @@ Result<std::unique_ptr<HttpServer>> HttpServer::bind(ServerOptions options, Engi
     return make_error(ErrorCode::kIo, "cannot listen on {}:{} (address in use or not local?)",
                       s.options.host, s.options.port);
   }
+  // Debian's cpp-httplib is a compiled library that listens with a backlog
+  // of 5 whatever the header's macro says; listen() again on the listening
+  // socket only sets its backlog (Linux, POSIX: "may be called again").
+  if (s.listening == INVALID_SOCKET || ::listen(s.listening, kListenBacklog) != 0) {
+    if (s.listening != INVALID_SOCKET) ::close(s.listening);  // cpp-httplib closes it only once run
+    s.listening = INVALID_SOCKET;
+    return make_error(ErrorCode::kIo, "cannot set the listen backlog of {}:{} to {}",
+                      s.options.host, s.port, kListenBacklog);
+  }
   return server;
 }
 
 int HttpServer::port() const { return impl_->port; }
 
-void HttpServer::run() { impl_->http.listen_after_bind(); }
+void HttpServer::run() {
+  impl_->ran = true;
+  if (stopping_.load()) {  // stopped before serving
+    impl_->close_unserved();
+    return;
+  }
+  impl_->http.listen_after_bind();
+}
 
 void HttpServer::stop() {
   if (stopping_.exchange(true)) return;
@@ -832,6 +858,9 @@ void HttpServer::stop() {
   const auto until = Clock::now() + 10s;
   while (impl_->in_flight.load() > 0 && Clock::now() < until) std::this_thread::sleep_for(5ms);
   impl_->http.stop();
+  // cpp-httplib closes its listening socket only when it is serving; a
+  // server that never ran closes it here.
+  if (!impl_->ran.load()) impl_->close_unserved();
 }
 
 std::string HttpServer::metrics_text() const { return impl_->metrics_text(); }

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <regex>
 #include <thread>
@@ -60,17 +62,19 @@ struct Running {
   }
 };
 
+// With `serve` false the server is bound (listening) but nothing accepts.
 std::unique_ptr<Running> start(uint32_t slots = 2, uint64_t queue = 4,
-                               std::optional<std::string> api_key = std::nullopt) {
+                               std::optional<std::string> api_key = std::nullopt,
+                               bool serve = true) {
   auto running = std::make_unique<Running>();
   auto model = compile_serve_model(shared_models_dir() / "stories260K.gguf", 16, false);
   EXPECT_TRUE(model) << model.error().to_string();
   if (!model) return nullptr;
   running->model = std::move(*model);
-  auto executors = running->model->executors(slots);
+  auto executors = running->model->paged_executors(slots);
   EXPECT_TRUE(executors);
   auto engine = serve::Engine::start({.slots = slots, .context_length = running->model->context_length,
-                                      .step_tokens = 0, .max_queued = queue, .kv_block_tokens = 16},
+                                      .step_tokens = 0, .max_queued = queue},
                                      std::move(*executors), *running->model->tokenizer);
   EXPECT_TRUE(engine) << engine.error().to_string();
   if (!engine) return nullptr;
@@ -87,6 +91,7 @@ std::unique_ptr<Running> start(uint32_t slots = 2, uint64_t queue = 4,
   EXPECT_TRUE(server) << server.error().to_string();
   if (!server) return nullptr;
   running->server = std::move(*server);
+  if (!serve) return running;
   running->thread = std::thread([s = running->server.get()] { s->run(); });
   // Ready when /health answers (bounded).
   for (int i = 0; i < 200; ++i) {
@@ -341,6 +346,44 @@ TEST(HttpServerTest, PortInUseIsAnError) {
   ASSERT_FALSE(second);
   EXPECT_EQ(second.error().code(), ErrorCode::kIo);
   EXPECT_NE(second.error().message().find(std::to_string(running->port())), std::string::npos);
+}
+
+// Connections the server has not accepted yet wait in the listen backlog
+// (serve::kListenBacklog): 64 opened at once while nothing accepts all
+// complete their handshakes. With cpp-httplib's own backlog of 5, all but
+// about 6 would have their SYNs dropped and not connect within the 2 s.
+TEST(HttpServerTest, ABurstOfConnectionsWaitsInTheListenBacklog) {
+  if (!have_model()) GTEST_SKIP() << "no model files";
+  auto running = start(2, 4, std::nullopt, /*serve=*/false);
+  ASSERT_TRUE(running);
+  constexpr int kConnections = 64;
+  static_assert(kConnections < serve::kListenBacklog);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(running->port()));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::vector<int> sockets;
+  for (int i = 0; i < kConnections; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    ASSERT_GE(fd, 0);
+    sockets.push_back(fd);
+    const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+    ASSERT_TRUE(rc == 0 || errno == EINPROGRESS) << std::strerror(errno);
+  }
+  const auto until = Clock::now() + 2s;
+  int connected = 0;
+  for (int fd : sockets) {
+    pollfd p{fd, POLLOUT, 0};
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+    if (::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count()))) == 1) {
+      int error = 0;
+      socklen_t length = sizeof error;
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+      if (error == 0) ++connected;
+    }
+  }
+  for (int fd : sockets) ::close(fd);
+  EXPECT_EQ(connected, kConnections);
 }
 
 TEST(HttpServerTest, CompletionStreamedEqualsNonStreamed) {

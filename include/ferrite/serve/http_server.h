@@ -83,10 +83,18 @@ struct ServerOptions {
   time_t read_timeout_seconds = 5;
 };
 
+// The listening socket's backlog: connections the kernel completes and
+// queues while the accepting thread is off the CPU (a step may hold every
+// core). With cpp-httplib's 5, a burst of clients overflowed the queue, the
+// kernel dropped their handshakes and each retried after the 1 s SYN
+// timeout, or found its connection reset (bench/serve_load.py times the
+// connect apart to show it).
+inline constexpr int kListenBacklog = 1024;
+
 class HttpServer {
  public:
-  // Binds the listening socket (errors name host and port); serving starts
-  // with run().
+  // Binds the listening socket with a backlog of kListenBacklog (errors
+  // name host and port); serving starts with run().
   static Result<std::unique_ptr<HttpServer>> bind(ServerOptions options, Engine& engine);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
