@@ -133,7 +133,9 @@ def main():
                     row = serve_load.run_level(f"http://127.0.0.1:{port}", c, args.tokens,
                                                args.rounds, args.prompt, 600)
                     print(f"# {name} clients={c} pass={r}: {row['aggregate_tok_s']:.1f} tok/s, "
-                          f"TTFT p99 {row['ttft_p99_ms']:.1f} ms (max {row['ttft_max_ms']:.1f}), "
+                          f"TTFT p99 {row['ttft_p99_ms']:.1f} ms (max {row['ttft_max_ms']:.1f}: connect "
+                          f"{row['slowest_connect_ms']:.1f}, headers {row['slowest_headers_ms']:.1f}; "
+                          f"slowest connect {row['connect_max_ms']:.1f}), "
                           f"errors {row['errors']}"
                           + (f" (first: {row['first_error']})" if row["first_error"] else ""),
                           file=sys.stderr, flush=True)

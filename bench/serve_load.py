@@ -34,12 +34,20 @@ def percentile(values, p):
 
 
 def one_request(host, port, body, timeout):
-    """Returns (tokens, ttft, gaps) or raises."""
+    """Returns (tokens, ttft, gaps, connect_s, headers_s) or raises.
+
+    connect_s: the TCP connect alone; headers_s: from the start to the
+    response's status line and headers; ttft: from the start to the first
+    text event. They tell a stall in the handshake (a dropped SYN is retried
+    after about a second) from one in the server's queue or steps."""
     conn = http.client.HTTPConnection(host, port, timeout=timeout)
     start = time.perf_counter()
+    conn.connect()
+    connected = time.perf_counter() - start
     conn.request("POST", "/v1/completions", body=body,
                  headers={"Content-Type": "application/json"})
     response = conn.getresponse()
+    headers = time.perf_counter() - start
     if response.status != 200:
         raise RuntimeError(f"HTTP {response.status}: {response.read()[:200]!r}")
     tokens, first, last, gaps, done = 0, None, None, [], False
@@ -76,7 +84,7 @@ def one_request(host, port, body, timeout):
     conn.close()
     if not done:
         raise RuntimeError("the stream ended without [DONE]")
-    return (counted if counted is not None else tokens), first, gaps
+    return (counted if counted is not None else tokens), first, gaps, connected, headers
 
 
 def run_level(url, clients, tokens, rounds, prompt, timeout):
@@ -107,6 +115,7 @@ def run_level(url, clients, tokens, rounds, prompt, timeout):
     generated = sum(r[0] for r in results)
     ttft = [r[1] for r in results if r[1] is not None]
     gaps = [g for r in results for g in r[2]]
+    slowest = max((r for r in results if r[1] is not None), key=lambda r: r[1], default=None)
     return {
         "clients": clients,
         "requests": len(results) + len(errors),
@@ -118,6 +127,11 @@ def run_level(url, clients, tokens, rounds, prompt, timeout):
         "ttft_p50_ms": percentile(ttft, 50) * 1e3,
         "ttft_p99_ms": percentile(ttft, 99) * 1e3,
         "ttft_max_ms": max(ttft, default=0.0) * 1e3,
+        # The slowest first token's parts: connect, then headers (both from
+        # the request's start), and the most any connect took.
+        "slowest_connect_ms": slowest[3] * 1e3 if slowest else 0.0,
+        "slowest_headers_ms": slowest[4] * 1e3 if slowest else 0.0,
+        "connect_max_ms": max((r[3] for r in results), default=0.0) * 1e3,
         "itl_p50_ms": percentile(gaps, 50) * 1e3,
         "itl_p99_ms": percentile(gaps, 99) * 1e3,
     }
