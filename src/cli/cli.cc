@@ -13,6 +13,7 @@
 #include "cli/pack_command.h"
 #include "cli/run_command.h"
 #include "ferrite/core/version.h"
+#include "ferrite/runtime/kv_block_pool.h"
 
 namespace ferrite::cli {
 namespace {
@@ -137,6 +138,10 @@ int run_cli(int argc, char** argv) {
                           "Model files: also show what `ferrite serve --parallel S` holds (the "
                           "KV block pool, the memory of S sequence slots)")
       ->check(CLI::Range(1u, 256u));
+  explain_cmd->add_option("--kv-tokens", explain.kv_tokens,
+                          "With --parallel: the KV pool's positions, as `ferrite serve "
+                          "--kv-tokens T` (default S × context)")
+      ->check(CLI::Range(uint64_t{1}, KvBlockPool::kMaxBlocks * kServeKvBlockTokens));
   explain_cmd->add_option("--html", explain.html,
                           "Also write the plan as one self-contained HTML page (summary, node "
                           "table, activation arena chart, memory by kind)");
@@ -216,6 +221,11 @@ int run_cli(int argc, char** argv) {
                         "Requests that may wait for a slot; more are refused with 503 (default "
                         "4 × --parallel)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  serve_cmd->add_option("--kv-tokens", serve.kv_tokens,
+                        "Positions the shared KV block pool holds across all sequences (default "
+                        "--parallel × --context: every slot a whole context); fewer saves memory "
+                        "and admission waits for blocks")
+      ->check(CLI::Range(uint64_t{1}, KvBlockPool::kMaxBlocks * kServeKvBlockTokens));
   serve_cmd->add_option("--threads", serve.settings.threads,
                         "Provider threads, cpu.fast's (default 0 = one per hardware thread)")
       ->check(CLI::Range(0u, 256u));

@@ -45,6 +45,7 @@ struct ExplainArgs {
   bool json = false;
   std::string html;  // write the HTML report here (cli/plan_report_html.h)
   uint32_t parallel = 0;  // model files: also what `serve --parallel S` holds (0: no)
+  std::optional<uint64_t> kv_tokens;  // with parallel: `serve --kv-tokens T`
 };
 int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err);
 

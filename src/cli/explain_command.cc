@@ -67,7 +67,7 @@ int explain_model(const ExplainArgs& args, std::ostream& out, std::ostream& err)
   }
   std::optional<ServingFit> serving;
   if (args.parallel != 0) {
-    auto computed = serving_fit(*fit, args.parallel);
+    auto computed = serving_fit(*fit, args.parallel, args.kv_tokens);
     if (!computed) return report_error(computed.error(), args.json, out, err);
     serving = *computed;
   }
@@ -87,10 +87,17 @@ int explain_model(const ExplainArgs& args, std::ostream& out, std::ostream& err)
 }  // namespace
 
 int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err) {
-  if (!args.path.empty() && is_model_path(args.path)) return explain_model(args, out, err);
-  if (args.parallel != 0) {
+  if (args.kv_tokens && args.parallel == 0) {
     return report_error(make_error(ErrorCode::kInvalidArgument,
-                                   "--parallel is for model files (what `ferrite serve` holds)")
+                                   "--kv-tokens sizes the serving pool: it needs --parallel")
+                            .value(),
+                        args.json, out, err);
+  }
+  if (!args.path.empty() && is_model_path(args.path)) return explain_model(args, out, err);
+  if (args.parallel != 0 || args.kv_tokens) {
+    return report_error(make_error(ErrorCode::kInvalidArgument,
+                                   "--parallel and --kv-tokens are for model files (what "
+                                   "`ferrite serve` holds)")
                             .value(),
                         args.json, out, err);
   }

@@ -332,9 +332,11 @@ std::string render_text(const MemoryFit& fit) {
   return text;
 }
 
-Result<ServingFit> serving_fit(const MemoryFit& fit, uint32_t slots) {
-  if (slots == 0 || fit.context_length == 0) {
-    return make_error(ErrorCode::kInvalidArgument, "serving needs at least 1 slot and 1 position");
+Result<ServingFit> serving_fit(const MemoryFit& fit, uint32_t slots,
+                               std::optional<uint64_t> kv_tokens) {
+  if (slots == 0 || fit.context_length == 0 || (kv_tokens && *kv_tokens == 0)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "serving needs at least 1 slot, 1 position and 1 KV position");
   }
   ServingFit out;
   out.slots = slots;
@@ -343,13 +345,15 @@ Result<ServingFit> serving_fit(const MemoryFit& fit, uint32_t slots) {
   // The states are the KV cache: token-scaled, state_bytes / context per position.
   const uint64_t per_position = fit.state_bytes / fit.context_length;
   auto block = checked_mul(per_position, out.block_tokens);
-  auto blocks = checked_mul(per_sequence, uint64_t{slots});
+  auto blocks = kv_tokens ? std::optional<uint64_t>(*kv_tokens / out.block_tokens +
+                                                    (*kv_tokens % out.block_tokens != 0))
+                          : checked_mul(per_sequence, uint64_t{slots});
   auto pool_tokens = blocks ? checked_mul(*blocks, out.block_tokens) : std::nullopt;
   auto pool = block && blocks ? checked_mul(*block, *blocks) : std::nullopt;
-  auto per_slot = checked_add(fit.state_bytes, fit.activation_bytes);
-  if (per_slot) per_slot = checked_add(*per_slot, fit.workspace_bytes);
+  auto per_slot = checked_add(fit.activation_bytes, fit.workspace_bytes);
   auto slots_bytes = per_slot ? checked_mul(*per_slot, uint64_t{slots}) : std::nullopt;
-  auto total = slots_bytes ? checked_add(fit.weights_bytes, *slots_bytes) : std::nullopt;
+  auto total = slots_bytes && pool ? checked_add(fit.weights_bytes, *slots_bytes) : std::nullopt;
+  if (total) total = checked_add(*total, *pool);
   if (!pool_tokens || !pool || !total) {
     return make_error(ErrorCode::kInvalidArgument, "{} slots of this plan overflow 64-bit sizes",
                       slots);
@@ -379,9 +383,9 @@ nlohmann::json to_json(const ServingFit& fit) {
 
 std::string render_text(const ServingFit& fit) {
   return fmt::format(
-      "serving (`ferrite serve --parallel {}`): KV pool of {} blocks × {} positions ({} per "
-      "block) = {} positions, {} · per slot {} (KV cache, activations, workspaces) · weights "
-      "shared once · total {} of {} usable: {}\n",
+      "serving (`ferrite serve --parallel {}`): one KV pool of {} blocks × {} positions ({} per "
+      "block) = {} positions, {}, paged by every slot · per slot {} (activations, workspaces) · "
+      "weights shared once · total {} of {} usable: {}\n",
       fit.slots, fit.blocks, fit.block_tokens, human_bytes(fit.block_bytes), fit.pool_tokens,
       human_bytes(fit.pool_bytes), human_bytes(fit.per_slot_bytes), human_bytes(fit.total_bytes),
       human_bytes(fit.usable_bytes), fit.fits ? "fits" : "does NOT fit");
@@ -394,7 +398,7 @@ uint64_t machine_memory_bytes() {
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
 }
 
-Result<std::unique_ptr<Executor>> ModelPlan::load() const {
+Result<std::unique_ptr<Executor>> ModelPlan::load(std::shared_ptr<KvBlockStore> kv) const {
   const ExecutionWeightPlan& execution_weights = compiled.resolution.execution_weights;
   const WeightMaterializer* materializer = materializers.find(execution_weights.materializer().id);
   if (materializer == nullptr) {
@@ -404,7 +408,7 @@ Result<std::unique_ptr<Executor>> ModelPlan::load() const {
   ProgressBar bar(progress, "loading weights", weight_source_bytes(model.family.weight_schema()));
   ProgressWeightSource counted(*model.checkpoint.weights, bar);
   return Executor::load(compiled.executable, model.family, providers, counted, execution_weights,
-                        *materializer);
+                        *materializer, std::move(kv));
 }
 
 Result<ModelPlan> compile_model_plan(const std::string& model_path,

@@ -100,7 +100,8 @@ struct ModelPlan {
   const ExecutionPlan& plan() const { return compiled.plan(); }
   // Executor::load of the plan with the model's weights and the plan's
   // execution weights and materializer.
-  Result<std::unique_ptr<Executor>> load() const;
+  // With `kv`, the executor's KV cache is paged in it (runtime/executor.h).
+  Result<std::unique_ptr<Executor>> load(std::shared_ptr<KvBlockStore> kv = nullptr) const;
 };
 
 uint64_t machine_memory_bytes();
@@ -146,10 +147,11 @@ Result<MemoryFit> model_memory_fit(const std::string& model_path, const ModelPla
 nlohmann::json to_json(const MemoryFit& fit);
 std::string render_text(const MemoryFit& fit);
 
-// What `ferrite serve --parallel S` holds for the same plan (serve/engine.h):
-// one copy of the weights; per sequence slot its own states (the KV cache),
-// activations and workspaces; and the KV block pool the engine admits
-// requests against — S × ceil(context / kServeKvBlockTokens) blocks of
+// What `ferrite serve --parallel S [--kv-tokens T]` holds for the same plan
+// (serve/engine.h): one copy of the weights; per sequence slot its
+// activations and workspaces; and the one KV block pool every slot pages its
+// KV cache in — ceil(T / kServeKvBlockTokens) blocks (T defaults to S ×
+// context: S × ceil(context / kServeKvBlockTokens) blocks) of
 // kServeKvBlockTokens positions, each block the K and V rows of every layer
 // for its positions (state bytes per position × block tokens). The step
 // batch's staging buffers (runtime/step_batch.h: max(S, capacity) rows of
@@ -162,12 +164,13 @@ struct ServingFit {
   uint64_t blocks = 0;       // in the pool
   uint64_t pool_tokens = 0;  // positions the pool holds
   uint64_t pool_bytes = 0;
-  uint64_t per_slot_bytes = 0;
-  uint64_t total_bytes = 0;  // weights + slots × per slot
+  uint64_t per_slot_bytes = 0;  // activations and workspaces
+  uint64_t total_bytes = 0;     // weights + pool + slots × per slot
   uint64_t usable_bytes = 0;
   bool fits = false;
 };
-Result<ServingFit> serving_fit(const MemoryFit& fit, uint32_t slots);
+Result<ServingFit> serving_fit(const MemoryFit& fit, uint32_t slots,
+                               std::optional<uint64_t> kv_tokens = std::nullopt);
 nlohmann::json to_json(const ServingFit& fit);
 std::string render_text(const ServingFit& fit);
 

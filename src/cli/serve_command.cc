@@ -89,33 +89,49 @@ int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err) {
             .value(),
         false, out, err);
   }
+  const uint64_t context = model.model.context_length;
+  // One KV pool for every slot: --kv-tokens positions, by default a whole
+  // context per slot.
+  const uint64_t per_sequence = (context + kServeKvBlockTokens - 1) / kServeKvBlockTokens;
+  const uint64_t blocks = args.kv_tokens ? (*args.kv_tokens + kServeKvBlockTokens - 1) /
+                                               kServeKvBlockTokens
+                                         : per_sequence * args.parallel;
+  auto store = KvBlockStore::create(model.plan(), kServeKvBlockTokens, blocks,
+                                    model.providers.allocator());
+  if (!store) return report_error(store.error(), false, out, err);
+  if (blocks < per_sequence) {
+    err << fmt::format("ferrite serve: the KV pool holds {} positions, less than one context of "
+                       "{}: longer requests are refused\n",
+                       blocks * kServeKvBlockTokens, context);
+  }
+  // Slot 0 loads the weights; the others borrow them. Every slot pages its
+  // KV cache in the store.
   std::vector<std::unique_ptr<Executor>> executors;
   {
-    auto first = model.load();
+    auto first = model.load(*store);
     if (!first) return report_error(first.error(), false, out, err);
     executors.push_back(std::move(*first));
   }
   for (uint32_t i = 1; i < args.parallel; ++i) {
     auto next = Executor::load_sharing_weights(*executors.front(), model.compiled.executable,
-                                               model.model.family, model.providers);
+                                               model.model.family, model.providers, *store);
     if (!next) return report_error(next.error(), false, out, err);
     executors.push_back(std::move(*next));
   }
   const uint64_t weights = executors.front()->shared_weight_bytes();
-  // What each slot adds: its states (KV cache), activations and workspaces.
+  // What each slot adds: its activations and workspaces (the KV cache is
+  // the store's).
   const uint64_t per_slot = executors.back()->allocated_bytes() -
                             (executors.back()->borrows_weights() ? 0 : weights);
   Result<void> template_failure;
   serve::ChatTemplate chat = choose_chat_template(args, *tokenizer, err, template_failure);
   if (!template_failure) return report_error(template_failure.error(), false, out, err);
 
-  const uint64_t context = model.model.context_length;
   auto engine = serve::Engine::start(
       {.slots = args.parallel,
        .context_length = context,
        .step_tokens = 0,
        .max_queued = args.queue.value_or(uint64_t{4} * args.parallel),
-       .kv_block_tokens = kServeKvBlockTokens,
        .batch_linear = args.batch_linear},
       std::move(executors), *tokenizer);
   if (!engine) return report_error(engine.error(), false, out, err);
@@ -140,9 +156,11 @@ int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err) {
 
   err << fmt::format(
       "ferrite serve: http://{}:{} · model `{}` · {} sequence slots × {} positions · weights {} "
-      "shared, {} per slot · linear layers {} · kernels {} · plan {}\n",
+      "shared · KV pool {} blocks × {} positions, {} · {} per slot · linear layers {} · kernels "
+      "{} · plan {}\n",
       args.host, (*server)->port(), options.model_name, args.parallel, context,
-      human_bytes(weights), human_bytes(per_slot),
+      human_bytes(weights), blocks, kServeKvBlockTokens, human_bytes((*store)->allocated_bytes()),
+      human_bytes(per_slot),
       (*engine)->step_batch()
           ? fmt::format("batched over sequences ({} nodes)", (*engine)->step_batch()->wide_nodes())
           : std::string("per sequence"),

@@ -7,8 +7,11 @@
 // (cli/model_plan.h: --context, --capacity, --provider, --isa, --weights,
 // --quality-approval, --memory, --threads). The plan is loaded once and
 // --parallel S executors of it share that one copy of the weights
-// (Executor::load_sharing_weights), one per sequence slot, each with its
-// own KV cache of --context positions. The engine's step budget is
+// (Executor::load_sharing_weights), one per sequence slot, and one KV block
+// store (runtime/kv_block_store.h) of --kv-tokens positions in blocks of
+// kServeKvBlockTokens (default S × --context rounded up to blocks: every
+// slot can hold a whole context; fewer: memory follows what admitted
+// requests reserve, and requests wait for blocks). The engine's step budget is
 // max(S, --capacity) tokens; the waiting queue holds --queue requests
 // (default 4 × S). Chat uses --chat-template FILE, else the model's
 // template, else the ChatML default. The model is listed as --model-name
@@ -37,6 +40,7 @@ struct ServeArgs {
   int port = 8080;
   uint32_t parallel = 4;
   std::optional<uint64_t> queue;
+  std::optional<uint64_t> kv_tokens;  // the KV pool's positions (default S × context)
   std::optional<std::string> model_name;
   std::optional<std::string> api_key;
   std::optional<std::string> chat_template;

@@ -1,5 +1,6 @@
 #include "ferrite/runtime/executor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -70,6 +71,10 @@ Result<std::set<ResourceId>> zeroed_state_resources(const ExecutionPlan& plan,
 struct Executor::Resources {
   std::map<ResourceId, Executor::Buffer> buffers;
   std::map<ResourceId, StateCapacityTokenScaled> token_scaled;
+  // Token-scaled states paged in the executor's KV block store: their
+  // `buffers` entry is the region's first block at the planned (logical)
+  // size, which kernels reach only through the page table.
+  std::set<ResourceId> paged;
   // State resources of `initialization: zero` (zeroed_state_resources).
   std::set<ResourceId> zeroed_states;
   // The execution component stored at each (resource, offset) a weight
@@ -123,8 +128,15 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutablePlan& executabl
                                                  const CpuProviderRegistry& providers,
                                                  const WeightSource& weights,
                                                  const ExecutionWeightPlan& execution_weights,
-                                                 const WeightMaterializer& materializer) {
+                                                 const WeightMaterializer& materializer,
+                                                 std::shared_ptr<KvBlockStore> kv) {
   FERRITE_RETURN_IF_ERROR(check_target(executable, providers));
+  if (kv != nullptr && kv->plan_id() != executable.execution_plan().plan_id()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "the KV block store was made for plan `{}`, this plan is `{}`",
+                      kv->plan_id(), executable.execution_plan().plan_id())
+        .with_field("field", "plan_id");
+  }
   const ExecutionPlan& plan = executable.execution_plan();
   const auto recorded = plan.header().find("execution_weights_fingerprint");
   if (recorded == plan.header().end() || !recorded->is_string() ||
@@ -140,13 +152,20 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutablePlan& executabl
                       materializer.descriptor().id.str());
   }
   return load_with(executable, family, providers, &weights, &execution_weights, &materializer,
-                   nullptr);
+                   nullptr, std::move(kv));
 }
 
 Result<std::unique_ptr<Executor>> Executor::load_sharing_weights(
     const Executor& weights_from, const ExecutablePlan& executable,
-    const PreparedModelFamily& family, const CpuProviderRegistry& providers) {
+    const PreparedModelFamily& family, const CpuProviderRegistry& providers,
+    std::shared_ptr<KvBlockStore> kv) {
   FERRITE_RETURN_IF_ERROR(check_target(executable, providers));
+  if (kv != nullptr && kv->plan_id() != executable.execution_plan().plan_id()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "the KV block store was made for plan `{}`, this plan is `{}`",
+                      kv->plan_id(), executable.execution_plan().plan_id())
+        .with_field("field", "plan_id");
+  }
   if (weights_from.weights_ == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "the executor to share weights with holds no weight arenas");
@@ -159,7 +178,7 @@ Result<std::unique_ptr<Executor>> Executor::load_sharing_weights(
         .with_field("field", "plan_id");
   }
   return load_with(executable, family, providers, nullptr, nullptr, nullptr,
-                   weights_from.weights_);
+                   weights_from.weights_, std::move(kv));
 }
 
 uint64_t Executor::shared_weight_bytes() const { return weights_ ? weights_->bytes : 0; }
@@ -168,7 +187,7 @@ Result<std::unique_ptr<Executor>> Executor::load_with(
     const ExecutablePlan& executable, const PreparedModelFamily& family,
     const CpuProviderRegistry& providers, const WeightSource* weights,
     const ExecutionWeightPlan* execution_weights, const WeightMaterializer* materializer,
-    std::shared_ptr<const WeightArenas> borrowed) {
+    std::shared_ptr<const WeightArenas> borrowed, std::shared_ptr<KvBlockStore> kv) {
   const ExecutionPlan& plan = executable.execution_plan();
   if (providers.allocator() == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "the providers declare no allocator");
@@ -178,6 +197,11 @@ Result<std::unique_ptr<Executor>> Executor::load_with(
   std::unique_ptr<Executor> ex(new Executor());
   ex->allocator_ = providers.allocator();
   ex->plan_id_ = plan.plan_id();
+  if (kv) {
+    ex->kv_ = std::move(kv);
+    ex->pages_ = std::make_unique<KvPageTable>();
+    ex->pages_->block_shift = ex->kv_->block_shift();
+  }
   Resources resources;
   FERRITE_ASSIGN_OR_RETURN(resources.zeroed_states, zeroed_state_resources(plan, family));
   if (borrowed) {
@@ -202,6 +226,10 @@ Result<std::unique_ptr<Executor>> Executor::load_with(
       component = &own->components.emplace(place, *component).first->second;
     }
     ex->weights_ = std::move(own);
+  }
+  if (ex->pages_) {  // map_kv_blocks never grows them
+    ex->pages_->blocks.reserve(ex->max_pages_);
+    ex->sorted_blocks_.reserve(ex->max_pages_);
   }
   FERRITE_RETURN_IF_ERROR(ex->bind_kernels(plan, resources, kernels));
   // The token capacity: the leading extent of the program inputs.
@@ -278,7 +306,10 @@ Result<std::vector<const CpuProviderSpec*>> Executor::find_kernels(
 // buffer's size to `allocated_bytes_`. Weight resources go to `own` (the
 // arenas this executor fills and may share), or, with `borrowed`, are not
 // allocated at all: their addresses are the borrowed arenas' (which must
-// hold each at its planned size). A size that overflows is
+// hold each at its planned size). With a KV block store, token-scaled state
+// resources are not allocated either: they are the store's regions (which
+// must match the plan's demand), recorded in `resources.paged`, and the
+// zero-initialized ones in `paged_zero_`. A size that overflows is
 // InvalidExecutionPlan; memory the allocator cannot give is its error (Io
 // for the host) naming the resource.
 Result<void> Executor::allocate_resources(const ExecutionPlan& plan,
@@ -288,6 +319,27 @@ Result<void> Executor::allocate_resources(const ExecutionPlan& plan,
   buffers_.reserve(plan.memory().resources.size());
   for (const auto& r : plan.memory().resources) {
     if (r.token_scaled) resources.token_scaled.emplace(r.resource_id, *r.token_scaled);
+    if (r.token_scaled && kv_) {
+      // Paged: the rows live in the store's blocks (the header's "Paged KV").
+      const KvBlockStore::Region* region = kv_->region(r.resource_id);
+      if (region == nullptr || region->bytes_per_token != r.token_scaled->bytes_per_token ||
+          region->maximum_tokens != r.token_scaled->maximum_tokens) {
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "state resource `{}` is not in the KV block store as planned",
+                          r.resource_id.str())
+            .with_field("resource_id", r.resource_id.str());
+      }
+      auto region_bytes = checked_mul(region->block_bytes, kv_->block_count());
+      resources.buffers.emplace(r.resource_id, Buffer{region->data, region_bytes.value_or(0)});
+      resources.paged.insert(r.resource_id);
+      if (resources.zeroed_states.contains(r.resource_id)) {
+        paged_zero_.push_back({region->data, region->block_bytes});
+      }
+      const uint64_t tokens = kv_->block_tokens();
+      max_pages_ = std::max(max_pages_, r.token_scaled->maximum_tokens / tokens +
+                                            (r.token_scaled->maximum_tokens % tokens != 0));
+      continue;
+    }
     if (r.usage == BufferUsage::kWeights && borrowed != nullptr) {
       auto it = borrowed->by_id.find(r.resource_id);
       if (it == borrowed->by_id.end() || it->second.size != r.size_bytes) {
@@ -458,7 +510,15 @@ Result<void> Executor::bind_kernels(const ExecutionPlan& plan, const Resources& 
                           node.id.str(), binding.value_id().str(), components.size());
       }
       const ResolvedStorageComponent& component = components.front();
-      FERRITE_ASSIGN_OR_RETURN(std::byte * at, resources.locate(component));
+      // A paged state is its store region (allocate_resources matched it to
+      // the plan's demand); its rows are found through the page table.
+      const bool paged = resources.paged.contains(component.resource_id);
+      std::byte* at = nullptr;
+      if (paged) {
+        at = resources.buffers.at(component.resource_id).data;
+      } else {
+        FERRITE_ASSIGN_OR_RETURN(at, resources.locate(component));
+      }
       uint64_t token_rows = 0;
       if (auto scaled = resources.token_scaled.find(component.resource_id);
           scaled != resources.token_scaled.end()) {
@@ -467,7 +527,7 @@ Result<void> Executor::bind_kernels(const ExecutionPlan& plan, const Resources& 
         const StateCapacityTokenScaled& demand = scaled->second;
         auto span = checked_mul(demand.bytes_per_token, demand.maximum_tokens);
         if (component.offset_bytes != 0 || !span ||
-            *span > resources.buffers.at(component.resource_id).size) {
+            (!paged && *span > resources.buffers.at(component.resource_id).size)) {
           return make_error(ErrorCode::kInvalidExecutionPlan,
                             "node `{}`: token-scaled state `{}` does not fit its resource",
                             node.id.str(), binding.value_id().str());
@@ -476,7 +536,9 @@ Result<void> Executor::bind_kernels(const ExecutionPlan& plan, const Resources& 
       }
       auto [it, _] = values_.try_emplace(binding.value_id(),
                                          BoundValue{at, binding.tensor(), token_rows});
-      KernelTensor tensor{it->second.data, &it->second.tensor, it->second.token_rows, weight};
+      const KvPageTable* pages = paged ? pages_.get() : nullptr;
+      KernelTensor tensor{it->second.data, &it->second.tensor, it->second.token_rows, weight,
+                          pages};
       if (binding.role() == ValueBindingRole::kInput) {
         kernel_node.inputs.push_back(tensor);
         input_is_weight.push_back(binding.usage() == BufferUsage::kWeights);
@@ -571,6 +633,49 @@ Result<std::span<const float>> Executor::output_f32(const ProgramValueId& value)
 
 void Executor::reset_states() {
   for (auto& s : states_) std::memset(s.data, 0, s.size);
+  if (pages_) pages_->blocks.clear();
+}
+
+std::span<const uint32_t> Executor::kv_blocks() const {
+  return pages_ ? std::span<const uint32_t>(pages_->blocks) : std::span<const uint32_t>();
+}
+
+// The header's "Paged KV": validates the whole table before changing it,
+// then zero-fills every block that enters it in the zero-initialized states.
+Result<void> Executor::map_kv_blocks(std::span<const uint32_t> blocks) {
+  if (!kv_) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "this executor holds its own KV cache: it has no KV blocks to map");
+  }
+  if (blocks.size() > max_pages_) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "{} KV pages exceed the {} a sequence of this plan may use", blocks.size(),
+                      max_pages_);
+  }
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (blocks[i] >= kv_->block_count()) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "page {} names KV block {}; the store has {} blocks", i, blocks[i],
+                        kv_->block_count())
+          .with_field("ordinal", std::to_string(i));
+    }
+  }
+  // Two pages on one block would overwrite each other's rows.
+  sorted_blocks_.assign(blocks.begin(), blocks.end());
+  std::sort(sorted_blocks_.begin(), sorted_blocks_.end());
+  if (auto twice = std::adjacent_find(sorted_blocks_.begin(), sorted_blocks_.end());
+      twice != sorted_blocks_.end()) {
+    return make_error(ErrorCode::kInvalidArgument, "KV block {} is mapped at two pages", *twice);
+  }
+  std::vector<uint32_t>& table = pages_->blocks;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (i < table.size() && table[i] == blocks[i]) continue;
+    for (const PagedZeroRegion& region : paged_zero_) {
+      std::memset(region.data + uint64_t{blocks[i]} * region.block_bytes, 0, region.block_bytes);
+    }
+  }
+  table.assign(blocks.begin(), blocks.end());
+  return {};
 }
 
 }  // namespace ferrite

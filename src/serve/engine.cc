@@ -106,20 +106,22 @@ Result<std::unique_ptr<Engine>> Engine::start(const EngineLimits& given,
                       "the waiting queue must hold at least 1 request: requests are admitted "
                       "from it");
   }
-  if (limits.context_length == 0 || limits.kv_block_tokens == 0) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "the context ({}) and the KV block size ({}) must be at least 1",
-                      limits.context_length, limits.kv_block_tokens);
+  if (limits.context_length == 0) {
+    return make_error(ErrorCode::kInvalidArgument, "the context must hold at least 1 position");
   }
-  const uint64_t per_sequence = (limits.context_length + limits.kv_block_tokens - 1) /
-                                limits.kv_block_tokens;
-  auto blocks = checked_mul(per_sequence, uint64_t{limits.slots});
-  if (!blocks || *blocks > KvBlockPool::kMaxBlocks) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "{} slots × {} positions need more KV blocks than a pool holds ({})",
-                      limits.slots, limits.context_length, KvBlockPool::kMaxBlocks);
+  // One physical KV pool for every slot: the ledger's blocks are its blocks.
+  const KvBlockStore* store = executors[0]->kv_store();
+  for (size_t i = 0; i < executors.size(); ++i) {
+    if (store == nullptr || executors[i]->kv_store() != store) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "the engine's executors must page their KV caches in one KV block store "
+                        "(Executor::load_sharing_weights with a store): slot {} does not",
+                        i)
+          .with_field("ordinal", std::to_string(i));
+    }
   }
-  FERRITE_ASSIGN_OR_RETURN(KvBlockPool pool, KvBlockPool::create(limits.kv_block_tokens, *blocks));
+  FERRITE_ASSIGN_OR_RETURN(KvBlockPool pool,
+                           KvBlockPool::create(store->block_tokens(), store->block_count()));
   FERRITE_ASSIGN_OR_RETURN(
       SequenceScheduler scheduler,
       SequenceScheduler::create({.max_sequences = limits.slots,
@@ -151,7 +153,8 @@ Engine::Engine(const EngineLimits& limits, std::vector<std::unique_ptr<Executor>
       logits_id_(ProgramValueId::literal(kDecoderLogits)),
       scheduler_(std::move(scheduler)) {
   totals_.slots = limits.slots;
-  totals_.kv_block_tokens = limits.kv_block_tokens;
+  totals_.kv_block_tokens = executors_[0]->kv_store()->block_tokens();
+  totals_.kv_block_bytes = executors_[0]->kv_store()->bytes_per_block();
 }
 
 Engine::~Engine() { shutdown(std::chrono::milliseconds(0)); }
@@ -196,7 +199,12 @@ Submission Engine::submit(CompletionRequest request) {
       return out;
     case SubmitOutcome::kImpossible:
       out.status = SubmitStatus::kImpossible;
-      out.message = "the KV cache can never hold this request";
+      out.message = fmt::format(
+          "the KV pool holds {} positions for all requests together; this request needs {} "
+          "(its prompt of {} and max_tokens {}; the last token is never stored)",
+          scheduler_.pool().block_count() * scheduler_.pool().block_tokens(),
+          request.prompt.size() + request.max_tokens - 1, request.prompt.size(),
+          request.max_tokens);
       return out;
     case SubmitOutcome::kQueueFull:
       out.status = SubmitStatus::kQueueFull;
@@ -278,7 +286,8 @@ void Engine::publish(Sequence& sequence) {
 }
 
 std::vector<bool> Engine::run_spans(const std::vector<StepSpan>& spans,
-                                   const std::vector<Sequence*>& running) {
+                                   const std::vector<Sequence*>& running,
+                                   const std::vector<std::vector<uint32_t>>& pages) {
   std::vector<bool> ended(spans.size(), false);
   std::vector<uint64_t> done(spans.size(), 0);
   auto fail = [&](size_t i, const Status& error) {
@@ -286,14 +295,17 @@ std::vector<bool> Engine::run_spans(const std::vector<StepSpan>& spans,
     ended[i] = true;
   };
   // A sequence that ended before the step (none do today) is skipped, not
-  // reported again.
+  // reported again. Every other slot's executor gets its sequence's pages
+  // (a new sequence in the slot starts from empty states first).
   std::vector<bool> skipped(spans.size(), false);
   for (size_t i = 0; i < spans.size(); ++i) {
     if (running[i]->ended) {
       skipped[i] = true;
-    } else if (spans[i].start == 0) {
-      executors_[spans[i].slot]->reset_states();  // a new sequence in this slot
+      continue;
     }
+    Executor& executor = *executors_[spans[i].slot];
+    if (spans[i].start == 0) executor.reset_states();
+    if (auto mapped = executor.map_kv_blocks(pages[i]); !mapped) fail(i, mapped.error());
   }
   std::vector<StepBatch::Member> members;
   std::vector<size_t> member_span;
@@ -439,7 +451,15 @@ void Engine::loop() {
     }
     std::vector<Sequence*> running;
     running.reserve(step->spans.size());
-    for (const StepSpan& span : step->spans) running.push_back(sequences_.at(span.sequence).get());
+    // Each span's KV pages as the pool gave them for this step (the pool is
+    // read under the lock; the executors map them in run_spans).
+    std::vector<std::vector<uint32_t>> pages;
+    pages.reserve(step->spans.size());
+    for (const StepSpan& span : step->spans) {
+      running.push_back(sequences_.at(span.sequence).get());
+      const auto table = scheduler_.pool().page_table(span.sequence);
+      pages.emplace_back(table.begin(), table.end());
+    }
     lock.unlock();
     const auto started = Clock::now();
     std::vector<SequenceId> ended;
@@ -450,7 +470,7 @@ void Engine::loop() {
       if (span.prefill) prompt_tokens += span.count;
       if (span.samples) ++sampled;
     }
-    const std::vector<bool> span_ended = run_spans(step->spans, running);
+    const std::vector<bool> span_ended = run_spans(step->spans, running, pages);
     for (size_t i = 0; i < step->spans.size(); ++i) {
       if (span_ended[i]) ended.push_back(step->spans[i].sequence);
     }

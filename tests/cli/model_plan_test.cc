@@ -286,18 +286,35 @@ TEST_F(ModelPlanTest, ExplainShowsTheServingPool) {
   const uint64_t state = fit["state_bytes"].get<uint64_t>();
   EXPECT_EQ(pool["kv_block_bytes"].get<uint64_t>(), state / 200 * 16);
   EXPECT_EQ(pool["kv_pool_bytes"].get<uint64_t>(), state / 200 * 16 * 52);
-  const uint64_t per_slot = state + fit["activation_bytes"].get<uint64_t>() +
-                            fit["workspace_bytes"].get<uint64_t>();
+  // A slot's KV cache is its pages of the pool: a slot adds only its
+  // activations and workspaces.
+  const uint64_t per_slot =
+      fit["activation_bytes"].get<uint64_t>() + fit["workspace_bytes"].get<uint64_t>();
   EXPECT_EQ(pool["per_slot_bytes"].get<uint64_t>(), per_slot);
-  EXPECT_EQ(pool["total_bytes"].get<uint64_t>(), fit["weights_bytes"].get<uint64_t>() + 4 * per_slot);
+  EXPECT_EQ(pool["total_bytes"].get<uint64_t>(),
+            fit["weights_bytes"].get<uint64_t>() + state / 200 * 16 * 52 + 4 * per_slot);
   EXPECT_TRUE(pool["fits"].get<bool>());
+
+  // --kv-tokens: a smaller pool than 4 whole contexts, rounded up to blocks.
+  const Outcome smaller = invoke(run_explain, ExplainArgs{.path = kModel.string(),
+                                                          .model = {.context = 200},
+                                                          .json = true,
+                                                          .parallel = 4,
+                                                          .kv_tokens = 100});
+  ASSERT_EQ(smaller.code, kExitOk) << smaller.err;
+  const nlohmann::json small_pool = nlohmann::json::parse(smaller.out)["serving"];
+  EXPECT_EQ(small_pool["kv_blocks"], 7u);  // ceil(100 / 16)
+  EXPECT_EQ(small_pool["kv_pool_tokens"], 112u);
+  EXPECT_EQ(small_pool["kv_pool_bytes"].get<uint64_t>(), state / 200 * 16 * 7);
+  EXPECT_EQ(small_pool["total_bytes"].get<uint64_t>(),
+            fit["weights_bytes"].get<uint64_t>() + state / 200 * 16 * 7 + 4 * per_slot);
 
   const Outcome text = invoke(run_explain, ExplainArgs{.path = kModel.string(),
                                                        .model = {.context = 200},
                                                        .parallel = 4});
   ASSERT_EQ(text.code, kExitOk) << text.err;
-  EXPECT_THAT(text.out, HasSubstr("serving (`ferrite serve --parallel 4`): KV pool of 52 blocks × "
-                                  "16 positions"));
+  EXPECT_THAT(text.out, HasSubstr("serving (`ferrite serve --parallel 4`): one KV pool of 52 "
+                                  "blocks × 16 positions"));
   // Without --parallel there is no serving section; on a program it is refused.
   const Outcome plain = invoke(run_explain, ExplainArgs{.path = kModel.string(),
                                                         .model = {.context = 200}});
@@ -305,7 +322,7 @@ TEST_F(ModelPlanTest, ExplainShowsTheServingPool) {
   const Outcome program = invoke(
       run_explain, ExplainArgs{.sources = {.example = "llama-decoder"}, .parallel = 2});
   EXPECT_EQ(program.code, kExitUsage) << program.err;
-  EXPECT_THAT(program.err, HasSubstr("--parallel is for model files"));
+  EXPECT_THAT(program.err, HasSubstr("--parallel and --kv-tokens are for model files"));
 }
 
 }  // namespace model_plan_test

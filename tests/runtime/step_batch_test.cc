@@ -23,7 +23,6 @@ namespace fs = std::filesystem;
 
 const ProgramValueId kTokens = ProgramValueId::literal(kDecoderTokens);
 const ProgramValueId kPositions = ProgramValueId::literal(kDecoderPositions);
-const ProgramValueId kLogits = ProgramValueId::literal(kDecoderLogits);
 
 // Writes `count` tokens of `sequence` from position `first` as the next step's inputs.
 void write_chunk(Executor& ex, const std::vector<uint32_t>& sequence, uint64_t first,
@@ -34,16 +33,8 @@ void write_chunk(Executor& ex, const std::vector<uint32_t>& sequence, uint64_t f
   ASSERT_TRUE(ex.write_input(kPositions, positions));
 }
 
-std::vector<float> logits(const Executor& ex) {
-  auto out = ex.output_f32(kLogits);
-  EXPECT_TRUE(out);
-  return out ? std::vector<float>(out->begin(), out->end()) : std::vector<float>();
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return !a.empty() && a.size() == b.size() &&
-         std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+std::vector<float> logits(const Executor& ex) { return testing::decoder_logits(ex); }
+using testing::same_bits;
 
 // Three sequences of different lengths stepped together in ragged rounds
 // (prefill chunks beside decode tokens, members joining and leaving), each

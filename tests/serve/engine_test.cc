@@ -89,14 +89,15 @@ std::unique_ptr<ServeModel> model_for(bool fast, uint64_t capacity = 16) {
   return model ? std::move(*model) : nullptr;
 }
 
+// `blocks` KV blocks of `block_tokens` positions (0: a whole context per slot).
 std::unique_ptr<Engine> start_engine(const ServeModel& model, uint32_t slots, uint64_t queue,
-                                     uint64_t step_tokens = 0) {
-  auto executors = model.executors(slots);
+                                     uint64_t step_tokens = 0, uint64_t block_tokens = 16,
+                                     uint64_t blocks = 0) {
+  auto executors = model.paged_executors(slots, block_tokens, blocks);
   EXPECT_TRUE(executors) << executors.error().to_string();
   if (!executors) return nullptr;
   auto engine = Engine::start({.slots = slots, .context_length = model.context_length,
-                               .step_tokens = step_tokens, .max_queued = queue,
-                               .kv_block_tokens = 16},
+                               .step_tokens = step_tokens, .max_queued = queue},
                               std::move(*executors), *model.tokenizer);
   EXPECT_TRUE(engine) << engine.error().to_string();
   return engine ? std::move(*engine) : nullptr;
@@ -181,8 +182,9 @@ bool same_bits(const std::vector<std::vector<float>>& a, const std::vector<std::
 // tokens 5..40, greedy and sampled, submitted at different times to an
 // engine of 4 slots (so some wait in the queue and join later, and steps
 // mix prefill chunks with decodes): each request's tokens and logits equal
-// the same request run alone, bit for bit.
-void check_batch_invariance(bool fast) {
+// the same request run alone, bit for bit. The slots page their KV caches in
+// one pool of `blocks` blocks of `block_tokens` (0: a whole context per slot).
+void check_batch_invariance(bool fast, uint64_t block_tokens = 16, uint64_t blocks = 0) {
   auto model = model_for(fast);
   ASSERT_TRUE(model);
   const std::vector<uint64_t> prompt_lengths{1, 45, 7, 23, 16, 3, 33, 17};
@@ -202,7 +204,7 @@ void check_batch_invariance(bool fast) {
     request.record_logits = true;
     requests.push_back(std::move(request));
   }
-  auto engine = start_engine(*model, 4, 16);
+  auto engine = start_engine(*model, 4, 16, 0, block_tokens, blocks);
   ASSERT_TRUE(engine);
   std::vector<std::shared_ptr<serve::RequestStream>> streams;
   for (size_t r = 0; r < requests.size(); ++r) {
@@ -234,6 +236,8 @@ void check_batch_invariance(bool fast) {
   EXPECT_EQ(metrics.kv_blocks_used, 0u);
   EXPECT_EQ(metrics.active, 0u);
   EXPECT_EQ(metrics.queued, 0u);
+  // The ledger admits against the store's blocks: all of them free again.
+  if (blocks != 0) EXPECT_EQ(metrics.kv_blocks_free, blocks);
 }
 
 TEST(EngineTest, BatchInvarianceCpuReference) {
@@ -244,6 +248,58 @@ TEST(EngineTest, BatchInvarianceCpuReference) {
 TEST(EngineTest, BatchInvarianceCpuFast) {
   if (!have_model()) GTEST_SKIP() << "no model files";
   check_batch_invariance(true);
+}
+
+// A KV pool of 28 blocks of 4 positions (112 positions). The requests store
+// 20 to 56 positions each (prompt + max_tokens - 1; 77 blocks in all, the
+// first four alone 39), so whenever they overlap admission waits for blocks
+// with slots free, and every sequence's pages lie scattered among the
+// others'. Still bit-identical to alone.
+TEST(EngineTest, BatchInvarianceInASmallPagedPool) {
+  if (!have_model()) GTEST_SKIP() << "no model files";
+  check_batch_invariance(true, 4, 28);
+}
+
+// A pool of 2 blocks of 16 positions: a request needing more than the
+// whole pool is refused at once (never queued), one that fits runs.
+TEST(EngineTest, ARequestLargerThanTheWholePoolIsImpossible) {
+  if (!have_model()) GTEST_SKIP() << "no model files";
+  auto model = model_for(false);
+  ASSERT_TRUE(model);
+  auto engine = start_engine(*model, 2, 4, 0, 16, 2);
+  ASSERT_TRUE(engine);
+  // Stored positions: the prompt and every sampled token but the last.
+  const auto refused = engine->submit({.prompt = {1, 2, 3}, .max_tokens = 31});  // 33 > 32
+  EXPECT_EQ(refused.status, SubmitStatus::kImpossible);
+  EXPECT_NE(refused.message.find("holds 32 positions for all requests together; this request "
+                                 "needs 33"),
+            std::string::npos)
+      << refused.message;
+  EXPECT_EQ(engine->metrics().queued, 0u);
+  auto fits = engine->submit({.prompt = {1, 2, 3}, .max_tokens = 30});  // 32 positions, 2 blocks
+  ASSERT_EQ(fits.status, SubmitStatus::kQueued) << fits.message;
+  EXPECT_TRUE(drain(*fits.stream).last.finished);
+}
+
+TEST(EngineTest, RefusesExecutorsThatDoNotShareOneKvStore) {
+  if (!have_model()) GTEST_SKIP() << "no model files";
+  auto model = model_for(false);
+  ASSERT_TRUE(model);
+  auto own_caches = model->executors(2);
+  ASSERT_TRUE(own_caches);
+  auto refused = Engine::start({.slots = 2, .context_length = model->context_length,
+                                .step_tokens = 0, .max_queued = 4},
+                               std::move(*own_caches), *model->tokenizer);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), ErrorCode::kInvalidArgument);
+  auto a = model->paged_executors(1), b = model->paged_executors(1);  // two stores
+  ASSERT_TRUE(a && b);
+  std::vector<std::unique_ptr<Executor>> mixed;
+  mixed.push_back(std::move(a->front()));
+  mixed.push_back(std::move(b->front()));
+  EXPECT_FALSE(Engine::start({.slots = 2, .context_length = model->context_length,
+                              .step_tokens = 0, .max_queued = 4},
+                             std::move(mixed), *model->tokenizer));
 }
 
 TEST(EngineTest, GreedyTextEqualsGenerate) {

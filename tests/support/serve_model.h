@@ -3,6 +3,7 @@
 // cpu.reference), and S executors of it sharing one copy of the weights.
 #pragma once
 
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -45,7 +46,46 @@ struct ServeModel {
     }
     return out;
   }
+
+  // `count` executors for serving: all share one copy of the weights (the
+  // first loads it) and page their KV caches in one store of `blocks` blocks
+  // of `block_tokens` positions (0 blocks: a whole context per executor).
+  Result<std::vector<std::unique_ptr<Executor>>> paged_executors(uint32_t count,
+                                                                  uint64_t block_tokens = 16,
+                                                                  uint64_t blocks = 0) const {
+    if (blocks == 0) blocks = count * ((context_length + block_tokens - 1) / block_tokens);
+    FERRITE_ASSIGN_OR_RETURN(auto store,
+                             KvBlockStore::create(executable->execution_plan(), block_tokens, blocks,
+                                                  providers.allocator()));
+    const WeightMaterializerRegistry identity = WeightMaterializerRegistry::identity_only();
+    FERRITE_ASSIGN_OR_RETURN(ExecutionWeightPlan execution_weights,
+                             identity.select(family, WeightMaterializerSelection{}));
+    std::vector<std::unique_ptr<Executor>> out;
+    FERRITE_ASSIGN_OR_RETURN(
+        auto first, Executor::load(*executable, family, providers, *checkpoint.weights,
+                                   execution_weights,
+                                   *identity.find(execution_weights.materializer().id), store));
+    out.push_back(std::move(first));
+    for (uint32_t i = 1; i < count; ++i) {
+      FERRITE_ASSIGN_OR_RETURN(auto next, Executor::load_sharing_weights(
+                                              *out.front(), *executable, family, providers, store));
+      out.push_back(std::move(next));
+    }
+    return out;
+  }
 };
+
+// The decoder's logits after the executor's last step (empty on error).
+inline std::vector<float> decoder_logits(const Executor& ex) {
+  auto out = ex.output_f32(ProgramValueId::literal(kDecoderLogits));
+  return out ? std::vector<float>(out->begin(), out->end()) : std::vector<float>();
+}
+
+// Equal bit for bit, and not empty.
+inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return !a.empty() && a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
 
 // `fast`: cpu.fast preferred (2 threads), else cpu.reference alone.
 inline Result<std::unique_ptr<ServeModel>> compile_serve_model(const std::filesystem::path& path,
@@ -55,7 +95,10 @@ inline Result<std::unique_ptr<ServeModel>> compile_serve_model(const std::filesy
   auto model = std::unique_ptr<ServeModel>(
       new ServeModel{std::move(checkpoint), std::move(family), {}, std::nullopt, std::nullopt, 0});
   FERRITE_RETURN_IF_ERROR(add_cpu_reference_providers(model->providers));
-  if (fast) FERRITE_RETURN_IF_ERROR(add_cpu_fast_providers(model->providers, {.threads = 2}));
+  if (fast) {
+    FERRITE_RETURN_IF_ERROR(
+        add_cpu_fast_providers(model->providers, {.threads = 2, .isa = std::nullopt}));
+  }
   FERRITE_ASSIGN_OR_RETURN(auto target,
                            model->providers.target(host_cpu_device(uint64_t{1} << 32)));
   FERRITE_ASSIGN_OR_RETURN(auto options,

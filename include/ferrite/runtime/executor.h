@@ -54,7 +54,10 @@
 //     them at the same time; everything a step writes — states (the KV
 //     cache), the activation arena, workspaces and scratch, inputs and
 //     outputs — is each executor's own, so executors sharing weights never
-//     see each other's sequences;
+//     see each other's sequences. The exception is a paged KV cache ("Paged
+//     KV" below): executors over one store write the same regions, and are
+//     kept apart only by mapping disjoint blocks (KvBlockPool gives a block
+//     to one sequence at a time);
 //   * lifetimes are shared: the arenas (their buffers, their allocator and
 //     the weight component specs kernels were bound with) are owned by a
 //     reference-counted holder every sharing executor keeps, so they live
@@ -67,6 +70,29 @@
 //     same catalog (check_target); their thread pool is shared too, so steps
 //     of executors over one registry must not run concurrently (the serving
 //     engine runs them one after another on one thread).
+// Paged KV (one pool of KV blocks for many sequences):
+// `load_sharing_weights(first, plan, family, providers, store)` also binds
+// every token-scaled state of the plan (the K and V caches) into `store`
+// (runtime/kv_block_store.h, created for the same plan, else
+// InvalidExecutionPlan) instead of allocating it: the executor's kernels
+// find a position's row through its page table. `map_kv_blocks(blocks)`
+// sets that table for the sequence it runs — page i (positions
+// [i·B, (i+1)·B), B the store's block_tokens) is block blocks[i], as
+// KvBlockPool::page_table gives them — before a step; a block id outside the
+// store, a block named twice, or more pages than the plan's context needs
+// is kInvalidArgument and leaves the table as it was. A block that enters
+// the table (at a page the table did not have, or that held another block;
+// so shrinking a table and growing it back zero-fills the pages it regains)
+// is zero-filled first in every state
+// declared `initialization: zero`. A step that reaches a position whose page
+// is not mapped fails naming the node and position; nothing is written
+// outside the mapped blocks. `reset_states` empties the table. An executor
+// loaded without a store has its own contiguous caches; map_kv_blocks on it
+// is kInvalidArgument. `load(..., store)` pages the caches of the executor
+// that loads the weights too (the serving engine's first slot). A paged
+// state's binding records the store's region, which may hold fewer rows than
+// a context: only kernels that address rows through KernelTensor::row (the
+// attention kernels of every provider) may bind token-scaled states. `allocated_bytes()` never counts the store.
 // `run(tokens)` executes the nodes in plan order for a step of `tokens`
 // tokens (1 ≤ tokens ≤ the capacity of the token inputs): no allocation and
 // no lookup happen in it. Inputs are written with `write_input` (u32 values,
@@ -97,6 +123,8 @@
 #include "ferrite/plan/execution_plan.h"
 #include "ferrite/program/prepared_model_family.h"
 #include "ferrite/runtime/cpu_provider_registry.h"
+#include "ferrite/runtime/kernel.h"
+#include "ferrite/runtime/kv_block_store.h"
 
 namespace ferrite {
 
@@ -115,17 +143,20 @@ class Executor {
                                                 const PreparedModelFamily& family,
                                                 const CpuProviderRegistry& providers,
                                                 const WeightSource& weights);
+  // With `kv`, its token-scaled states are paged in `kv` (see "Paged KV").
   static Result<std::unique_ptr<Executor>> load(const ExecutablePlan& plan,
                                                 const PreparedModelFamily& family,
                                                 const CpuProviderRegistry& providers,
                                                 const WeightSource& weights,
                                                 const ExecutionWeightPlan& execution_weights,
-                                                const WeightMaterializer& materializer);
+                                                const WeightMaterializer& materializer,
+                                                std::shared_ptr<KvBlockStore> kv = nullptr);
   // Another executor of the same plan over `weights_from`'s weight arenas
   // (see "Weight sharing" above).
+  // With `kv`, its token-scaled states are paged in `kv` (see "Paged KV").
   static Result<std::unique_ptr<Executor>> load_sharing_weights(
       const Executor& weights_from, const ExecutablePlan& plan, const PreparedModelFamily& family,
-      const CpuProviderRegistry& providers);
+      const CpuProviderRegistry& providers, std::shared_ptr<KvBlockStore> kv = nullptr);
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
   ~Executor();
@@ -134,6 +165,11 @@ class Executor {
   Result<void> run(uint64_t tokens);
   Result<std::span<const float>> output_f32(const ProgramValueId& value) const;
   void reset_states();
+  Result<void> map_kv_blocks(std::span<const uint32_t> blocks);
+  // The store the KV cache is paged in; null for an executor with its own.
+  const KvBlockStore* kv_store() const { return kv_.get(); }
+  // The blocks mapped now, page by page.
+  std::span<const uint32_t> kv_blocks() const;
 
   uint64_t allocated_bytes() const { return allocated_bytes_; }
   uint64_t token_capacity() const { return token_capacity_; }
@@ -162,7 +198,7 @@ class Executor {
       const ExecutablePlan& plan, const PreparedModelFamily& family,
       const CpuProviderRegistry& providers, const WeightSource* weights,
       const ExecutionWeightPlan* execution_weights, const WeightMaterializer* materializer,
-      std::shared_ptr<const WeightArenas> borrowed);
+      std::shared_ptr<const WeightArenas> borrowed, std::shared_ptr<KvBlockStore> kv);
 
   // The load steps; each states its contract in executor.cc.
   static Result<void> check_target(const ExecutablePlan& plan,
@@ -188,6 +224,18 @@ class Executor {
   std::string plan_id_;
   std::vector<DeviceBuffer> buffers_;  // every plan resource, owned
   std::vector<Buffer> states_;        // views of the zero-initialized states
+  // Paged KV: the store, the page table every paged state's kernels read,
+  // the zero-initialized paged regions (map_kv_blocks fills entering blocks
+  // with zeros there) and the most pages a sequence may map.
+  struct PagedZeroRegion {
+    std::byte* data = nullptr;
+    uint64_t block_bytes = 0;
+  };
+  std::shared_ptr<KvBlockStore> kv_;
+  std::unique_ptr<KvPageTable> pages_;
+  std::vector<PagedZeroRegion> paged_zero_;
+  std::vector<uint32_t> sorted_blocks_;  // map_kv_blocks' scratch (duplicates)
+  uint64_t max_pages_ = 0;
   std::map<ProgramValueId, BoundValue> values_;
   std::vector<BoundKernel> kernels_;  // plan order
   // The nodes StepBatch may widen (record_row_wise), in plan order. Pointers

@@ -30,6 +30,9 @@
 //    is free or owned by exactly one sequence; owned blocks of a sequence ≤
 //    its reservation; the sum of reservations ≤ block_count; free blocks +
 //    owned blocks = block_count.
+//  * The pool is the ledger; the blocks' bytes are a KvBlockStore's
+//    (runtime/kv_block_store.h) of the same block size and count, whose
+//    block b is this pool's block b (the serving engine pairs them).
 //  * Not thread-safe: the scheduler that owns it serializes access.
 //
 // Example:

@@ -6,9 +6,10 @@
 // Contract:
 //  * Executors. The engine holds S executors of one decoder plan
 //    (runtime/generation.h's interface), one per sequence slot, that share
-//    one copy of the weights (Executor::load_sharing_weights). Each must hold
-//    `context_length` KV positions. A slot's executor runs only the sequence
-//    admitted to that slot, so a sequence's arithmetic — the kernels, their
+//    one copy of the weights and one KV block store
+//    (Executor::load_sharing_weights with a store), planned for
+//    `context_length` KV positions per sequence. A slot's executor runs
+//    only the sequence admitted to that slot, so a sequence's arithmetic — the kernels, their
 //    summation orders, its own KV cache — never depends on what else runs:
 //    BATCH INVARIANCE. A request's tokens and logits are bit-identical
 //    whether it runs alone or among others of any lengths arriving at any
@@ -25,11 +26,15 @@
 //    token id outside the vocabulary, or a sampler setting out of range). A
 //    queued request is admitted in arrival order when a slot is free and the
 //    pool reserves blocks for prompt + max_tokens positions; it then never
-//    fails for lack of memory. The pool has S × ceil(C / block_tokens)
-//    blocks: today every slot's executor holds a whole context physically,
-//    so the pool is the admission ledger (and what /metrics reports), not
-//    yet the storage kernels read (paged attention inside the kernels is the
-//    next step, docs/serving.md).
+//    fails for lack of memory. The pool is PHYSICAL: every executor pages its
+//    KV cache in one KvBlockStore (runtime/kv_block_store.h; the engine
+//    refuses executors that do not share one), and the ledger
+//    (KvBlockPool) has exactly the store's blocks, of its block size. Before
+//    each step a slot's executor maps the blocks the pool gave its sequence
+//    (Executor::map_kv_blocks), so attention reads and writes the K and V
+//    rows of that sequence only, wherever its blocks lie. The store may
+//    hold fewer blocks than S × ceil(C / block_tokens): memory then follows
+//    what admitted requests may use, and admission waits for blocks.
 //  * Steps. One engine thread loops: it applies cancellations, admits, asks
 //    the scheduler for a step (every decoding sequence one token, round
 //    robin by slot; the rest of the T-token budget to prefill chunks, oldest
@@ -163,7 +168,6 @@ struct EngineLimits {
   uint64_t context_length = 1;   // C: positions each sequence may use
   uint64_t step_tokens = 0;      // T (0: max(S, the executors' token capacity))
   uint64_t max_queued = 0;       // Q
-  uint64_t kv_block_tokens = 16;
   // Run each step's linear layers once over the rows of every running
   // sequence (runtime/step_batch.h); false: each sequence's executor runs
   // alone (the same bits, one weight pass per sequence; for comparison).
@@ -190,6 +194,7 @@ struct EngineMetrics {
   uint64_t active = 0;
   uint32_t slots = 0;
   uint64_t kv_block_tokens = 0;
+  uint64_t kv_block_bytes = 0;  // one block of every layer's K and V
   uint64_t kv_blocks_used = 0;
   uint64_t kv_blocks_free = 0;
   uint64_t kv_blocks_reserved = 0;
@@ -230,7 +235,8 @@ class Engine {
   // of one piece per span; returns, per span, whether its sequence ended
   // (finish recorded in it).
   std::vector<bool> run_spans(const std::vector<StepSpan>& spans,
-                              const std::vector<Sequence*>& running);
+                              const std::vector<Sequence*>& running,
+                              const std::vector<std::vector<uint32_t>>& pages);
   // After its span ran: samples the sequence's next token where the span
   // ends the prompt or decodes; returns true when the sequence ended.
   bool sample(const StepSpan& span, Sequence& sequence);

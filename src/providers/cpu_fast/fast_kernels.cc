@@ -340,7 +340,7 @@ Result<BoundKernel> attention_kernel(const Context& ctx, const KernelNode& node,
                                      uint64_t window) {
   const uint64_t n_heads = shape.n_heads, n_kv_heads = shape.n_kv_heads,
                  head_dim = shape.head_dim, capacity = shape.capacity, q_width = shape.q_width,
-                 kv_width = shape.kv_width, context = shape.context;
+                 context = shape.context;
   const KernelTensor q = node.inputs[0], k = node.inputs[1], v = node.inputs[2],
                      positions = node.inputs[3], k_cache = node.inputs[4],
                      v_cache = node.inputs[5], out = node.outputs[0];
@@ -359,8 +359,6 @@ Result<BoundKernel> attention_kernel(const Context& ctx, const KernelNode& node,
     tokens = std::min(tokens, capacity);
     const uint64_t group = n_heads / n_kv_heads;
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(scale_base)));
-    const float* kc = k_cache.as<float>();
-    const float* vc = v_cache.as<float>();
     for (uint64_t t = 0; t < tokens; ++t) {
       FERRITE_ASSIGN_OR_RETURN(const uint32_t pos,
                                append_kv_row(node_id, shape, k, v, positions, k_cache, v_cache, t));
@@ -372,7 +370,7 @@ Result<BoundKernel> attention_kernel(const Context& ctx, const KernelNode& node,
           float* s = scores + h * context;
           float max_score = -INFINITY;
           for (uint64_t p = first; p <= pos; ++p) {
-            s[p] = fast::dot(ctx->isa, query, kc + p * kv_width + kv, head_dim) * scale;
+            s[p] = fast::dot(ctx->isa, query, kv_row(k_cache, shape, p) + kv, head_dim) * scale;
             max_score = std::max(max_score, s[p]);
           }
           float total = 0;
@@ -383,7 +381,7 @@ Result<BoundKernel> attention_kernel(const Context& ctx, const KernelNode& node,
           float* result = out.as<float>() + t * q_width + h * head_dim;
           std::fill_n(result, head_dim, 0.0f);
           for (uint64_t p = first; p <= pos; ++p) {
-            fast::axpy(ctx->isa, s[p], vc + p * kv_width + kv, result, head_dim);
+            fast::axpy(ctx->isa, s[p], kv_row(v_cache, shape, p) + kv, result, head_dim);
           }
           for (uint64_t i = 0; i < head_dim; ++i) result[i] /= total;
         }

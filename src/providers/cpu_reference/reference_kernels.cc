@@ -187,7 +187,7 @@ Result<BoundKernel> attention_kernel(const KernelNode& node, const AttentionShap
                                      uint64_t scale_base, uint64_t window) {
   const uint64_t n_heads = shape.n_heads, n_kv_heads = shape.n_kv_heads,
                  head_dim = shape.head_dim, capacity = shape.capacity, q_width = shape.q_width,
-                 kv_width = shape.kv_width, context = shape.context;
+                 context = shape.context;
   const KernelTensor q = node.inputs[0], k = node.inputs[1], v = node.inputs[2],
                      positions = node.inputs[3], k_cache = node.inputs[4],
                      v_cache = node.inputs[5], out = node.outputs[0];
@@ -217,7 +217,7 @@ Result<BoundKernel> attention_kernel(const KernelNode& node, const AttentionShap
         const float* query = q.as<float>() + t * q_width + h * head_dim;
         double max_score = -INFINITY;
         for (uint64_t p = first; p <= pos; ++p) {
-          const float* key = k_cache.as<float>() + p * kv_width + kv;
+          const float* key = kv_row(k_cache, shape, p) + kv;
           double dot = 0;
           for (uint64_t i = 0; i < head_dim; ++i) dot += static_cast<double>(query[i]) * key[i];
           scores[p] = dot * scale;
@@ -232,7 +232,7 @@ Result<BoundKernel> attention_kernel(const KernelNode& node, const AttentionShap
         for (uint64_t i = 0; i < head_dim; ++i) {
           double acc = 0;
           for (uint64_t p = first; p <= pos; ++p) {
-            acc += scores[p] * v_cache.as<float>()[p * kv_width + kv + i];
+            acc += scores[p] * kv_row(v_cache, shape, p)[kv + i];
           }
           result[i] = static_cast<float>(acc / total);
         }

@@ -10,7 +10,9 @@
 // heads. Errors name the node (field `node_id`). `append_kv_row(...)` is the
 // first step of attention for token t in every provider: it checks the
 // token's position against the context and copies its k and v rows into
-// the caches at that position, returning the position.
+// the caches at that position, returning the position; a position whose
+// page is not mapped (a paged cache, KernelTensor::pages) is an error too.
+// `kv_row(cache, shape, p)` is row p of a cache, paged or not.
 #pragma once
 
 #include <algorithm>
@@ -53,6 +55,13 @@ inline Result<AttentionShape> attention_shape(const KernelNode& node) {
   return s;
 }
 
+// Row p of a K or V cache (paged or not; KernelTensor::row). Every row at or
+// before a position append_kv_row accepted is mapped: a sequence's pages are
+// a prefix of its positions.
+inline float* kv_row(const KernelTensor& cache, const AttentionShape& s, uint64_t p) {
+  return cache.row<float>(p, s.kv_width * sizeof(float));
+}
+
 inline Result<uint32_t> append_kv_row(const NodeId& node_id, const AttentionShape& s,
                                       const KernelTensor& k, const KernelTensor& v,
                                       const KernelTensor& positions, const KernelTensor& k_cache,
@@ -63,8 +72,16 @@ inline Result<uint32_t> append_kv_row(const NodeId& node_id, const AttentionShap
                       "node `{}`: position {} is outside the context of {}", node_id.str(), pos,
                       s.context);
   }
-  std::copy_n(k.as<float>() + t * s.kv_width, s.kv_width, k_cache.as<float>() + pos * s.kv_width);
-  std::copy_n(v.as<float>() + t * s.kv_width, s.kv_width, v_cache.as<float>() + pos * s.kv_width);
+  if (!k_cache.row_mapped(pos) || !v_cache.row_mapped(pos)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "node `{}`: position {} has no KV block: the sequence holds {} blocks of "
+                      "{} positions",
+                      node_id.str(), pos, k_cache.pages->blocks.size(),
+                      uint64_t{1} << k_cache.pages->block_shift)
+        .with_field("node_id", node_id.str());
+  }
+  std::copy_n(k.as<float>() + t * s.kv_width, s.kv_width, kv_row(k_cache, s, pos));
+  std::copy_n(v.as<float>() + t * s.kv_width, s.kv_width, kv_row(v_cache, s, pos));
   return pos;
 }
 
