@@ -16,6 +16,7 @@
 #include "ferrite/materializers/ggml_block_materializer.h"
 #include "ferrite/plan/plan_verify.h"
 #include "ferrite/runtime/generation.h"
+#include "ferrite/runtime/kv_block_pool.h"
 #include "ferrite/runtime/weight_digest.h"
 #include "providers/builtin/builtin_providers.h"
 
@@ -341,12 +342,12 @@ Result<ServingFit> serving_fit(const MemoryFit& fit, uint32_t slots,
   ServingFit out;
   out.slots = slots;
   out.usable_bytes = fit.usable_bytes;
-  const uint64_t per_sequence = (fit.context_length + out.block_tokens - 1) / out.block_tokens;
+  const uint64_t per_sequence = KvBlockPool::blocks_covering(fit.context_length, out.block_tokens);
   // The states are the KV cache: token-scaled, state_bytes / context per position.
   const uint64_t per_position = fit.state_bytes / fit.context_length;
   auto block = checked_mul(per_position, out.block_tokens);
-  auto blocks = kv_tokens ? std::optional<uint64_t>(*kv_tokens / out.block_tokens +
-                                                    (*kv_tokens % out.block_tokens != 0))
+  auto blocks = kv_tokens ? std::optional<uint64_t>(
+                                KvBlockPool::blocks_covering(*kv_tokens, out.block_tokens))
                           : checked_mul(per_sequence, uint64_t{slots});
   auto pool_tokens = blocks ? checked_mul(*blocks, out.block_tokens) : std::nullopt;
   auto pool = block && blocks ? checked_mul(*block, *blocks) : std::nullopt;

@@ -92,10 +92,10 @@ int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err) {
   const uint64_t context = model.model.context_length;
   // One KV pool for every slot: --kv-tokens positions, by default a whole
   // context per slot.
-  const uint64_t per_sequence = (context + kServeKvBlockTokens - 1) / kServeKvBlockTokens;
-  const uint64_t blocks = args.kv_tokens ? (*args.kv_tokens + kServeKvBlockTokens - 1) /
-                                               kServeKvBlockTokens
-                                         : per_sequence * args.parallel;
+  const uint64_t per_sequence = KvBlockPool::blocks_covering(context, kServeKvBlockTokens);
+  const uint64_t blocks =
+      args.kv_tokens ? KvBlockPool::blocks_covering(*args.kv_tokens, kServeKvBlockTokens)
+                     : per_sequence * args.parallel;
   auto store = KvBlockStore::create(model.plan(), kServeKvBlockTokens, blocks,
                                     model.providers.allocator());
   if (!store) return report_error(store.error(), false, out, err);

@@ -31,9 +31,9 @@ Result<ResolvedValueBinding> make_binding(
   std::optional<ResolvedWeightBinding> weight;
   if (const WeightReference* ref = program.find_weight_by_value(value)) {
     std::optional<ResolvedWeightBinding> derived;
-    FERRITE_ASSIGN_OR_RETURN(const ResolvedWeightBinding* contract,
+    FERRITE_ASSIGN_OR_RETURN(const ResolvedWeightBinding* weight_contract,
                              weight_contract_for(context, ref->weight_id, derived));
-    weight = *contract;
+    weight = *weight_contract;
   }
   const AliasPolicy alias = role == ValueBindingRole::kInput ? AliasPolicy(NoAlias{}) : contract.alias();
   return ResolvedValueBinding::create(value, role, ordinal, tensor->second, contract.access(), alias,

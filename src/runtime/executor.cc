@@ -10,6 +10,7 @@
 
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/fingerprint.h"
+#include "ferrite/runtime/kv_block_pool.h"
 
 namespace ferrite {
 namespace {
@@ -336,8 +337,8 @@ Result<void> Executor::allocate_resources(const ExecutionPlan& plan,
         paged_zero_.push_back({region->data, region->block_bytes});
       }
       const uint64_t tokens = kv_->block_tokens();
-      max_pages_ = std::max(max_pages_, r.token_scaled->maximum_tokens / tokens +
-                                            (r.token_scaled->maximum_tokens % tokens != 0));
+      max_pages_ = std::max(
+          max_pages_, KvBlockPool::blocks_covering(r.token_scaled->maximum_tokens, tokens));
       continue;
     }
     if (r.usage == BufferUsage::kWeights && borrowed != nullptr) {

@@ -36,10 +36,6 @@ Result<KvBlockPool> KvBlockPool::create(uint64_t block_tokens, uint64_t block_co
   return KvBlockPool(block_tokens, block_count);
 }
 
-uint64_t KvBlockPool::blocks_for(uint64_t tokens) const {
-  return tokens / block_tokens_ + (tokens % block_tokens_ != 0 ? 1 : 0);
-}
-
 AdmissionDecision KvBlockPool::reserve(SequenceId sequence, uint64_t tokens) {
   AdmissionDecision decision;
   decision.requested_blocks = blocks_for(tokens);

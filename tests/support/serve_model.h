@@ -12,6 +12,7 @@
 #include "families/llama/llama_checkpoint.h"
 #include "ferrite/plan/program_plan_compiler.h"
 #include "ferrite/runtime/generation.h"
+#include "ferrite/runtime/kv_block_pool.h"
 #include "ferrite/runtime/tokenizer.h"
 #include "providers/cpu_fast/cpu_fast.h"
 #include "providers/cpu_reference/cpu_reference.h"
@@ -53,7 +54,7 @@ struct ServeModel {
   Result<std::vector<std::unique_ptr<Executor>>> paged_executors(uint32_t count,
                                                                   uint64_t block_tokens = 16,
                                                                   uint64_t blocks = 0) const {
-    if (blocks == 0) blocks = count * ((context_length + block_tokens - 1) / block_tokens);
+    if (blocks == 0) blocks = count * KvBlockPool::blocks_covering(context_length, block_tokens);
     FERRITE_ASSIGN_OR_RETURN(auto store,
                              KvBlockStore::create(executable->execution_plan(), block_tokens, blocks,
                                                   providers.allocator()));

@@ -77,8 +77,14 @@ class KvBlockPool {
   Result<void> grow(SequenceId sequence, uint64_t tokens);
   Result<void> release(SequenceId sequence);
 
-  // Blocks needed for `tokens` positions (ceil division; no overflow).
-  uint64_t blocks_for(uint64_t tokens) const;
+  // Blocks of `block_tokens` (> 0) positions needed for `tokens` positions:
+  // the ceiling of tokens / block_tokens, never overflowing. The one place
+  // that rounds positions up to blocks (serving, explain, the executor's
+  // page limit and the tests all use it).
+  static constexpr uint64_t blocks_covering(uint64_t tokens, uint64_t block_tokens) {
+    return tokens / block_tokens + (tokens % block_tokens != 0 ? 1 : 0);
+  }
+  uint64_t blocks_for(uint64_t tokens) const { return blocks_covering(tokens, block_tokens_); }
 
   std::span<const uint32_t> page_table(SequenceId sequence) const;
   bool holds(SequenceId sequence) const { return sequences_.contains(sequence); }
