@@ -5,6 +5,8 @@
 // program node (Google Benchmark prints it with a unit, e.g. 52.1us), so
 // linear growth shows as a flat `per_node` column. The chain rows are the
 // median (and mean, stddev, cv) of three single-compile repetitions.
+// `threads` is the compile threads (compile_options.h): 1, and the default
+// (this machine's concurrency) beside it; times are wall-clock.
 //
 // Usage: compile_bench [--benchmark_filter=...] [--benchmark_repetitions=N]
 #include <benchmark/benchmark.h>
@@ -12,6 +14,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "ferrite/core/parallel_indices.h"
 #include "ferrite/format/catalog_file.h"
 #include "ferrite/format/policy_file.h"
 #include "ferrite/format/program_file.h"
@@ -49,8 +52,9 @@ const Fixture& fixture() {
 void run(benchmark::State& state, const PreparedModelFamily& family,
          std::map<ProgramValueId, ProgramTensorSpec> inputs) {
   const Fixture& f = fixture();
-  const ProgramPlanCompileOptions options =
+  ProgramPlanCompileOptions options =
       unwrap(ProgramPlanCompileOptions::create(std::move(inputs)), "options");
+  options.set_compile_threads(static_cast<unsigned>(state.range(1)));
   const auto materializers = WeightMaterializerRegistry::identity_only();
   const double nodes = static_cast<double>(family.program().nodes().size());
   for (auto _ : state) {
@@ -71,8 +75,17 @@ void BM_CompileLlama(benchmark::State& state) {
   run(state, unwrap(llama_program(static_cast<uint32_t>(state.range(0))), "program"),
       llama_inputs(32));
 }
-BENCHMARK(BM_CompileLlama)->ArgName("layers")->Arg(1)->Arg(8)->Arg(32)->Arg(128)
-    ->Unit(benchmark::kMillisecond);
+void thread_args(benchmark::internal::Benchmark* b, std::initializer_list<int64_t> sizes) {
+  const int64_t parallel = default_compile_threads();
+  for (int64_t size : sizes) {
+    b->Args({size, 1});
+    if (parallel > 1) b->Args({size, parallel});
+  }
+}
+
+BENCHMARK(BM_CompileLlama)->ArgNames({"layers", "threads"})
+    ->Apply([](benchmark::internal::Benchmark* b) { thread_args(b, {1, 8, 32, 128}); })
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_CompileChain(benchmark::State& state) {
   run(state, unwrap(chain_program(static_cast<uint32_t>(state.range(0))), "program"),
@@ -81,9 +94,10 @@ void BM_CompileChain(benchmark::State& state) {
 // One compile per repetition (the 100,001-node chain takes seconds), three
 // repetitions reported as their median and spread: a single run moved by up
 // to 2x on a shared 2-vCPU machine.
-BENCHMARK(BM_CompileChain)->ArgName("nodes")->Arg(1000)->Arg(10000)->Arg(100000)
+BENCHMARK(BM_CompileChain)->ArgNames({"nodes", "threads"})
+    ->Apply([](benchmark::internal::Benchmark* b) { thread_args(b, {1000, 10000, 100000}); })
     ->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3)
-    ->ReportAggregatesOnly(true);
+    ->ReportAggregatesOnly(true)->UseRealTime();
 
 }  // namespace
 }  // namespace ferrite::bench

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/core/parallel_indices.h"
+
 namespace ferrite {
 
 CompletionRetentionSpec CompletionRetentionSpec::for_determinism_outputs(
@@ -30,6 +32,10 @@ Result<void> ProgramPlanCompileOptions::insert_tensor_spec(ProgramValueId value_
   FERRITE_RETURN_IF_ERROR(tensor.validate(fmt::format("program value `{}`", value_id.str())));
   tensor_specs_.insert_or_assign(std::move(value_id), std::move(tensor));
   return {};
+}
+
+unsigned ProgramPlanCompileOptions::compile_threads() const {
+  return compile_threads_ == 0 ? default_compile_threads() : compile_threads_;
 }
 
 Result<void> ProgramPlanCompileOptions::record_run_settings(nlohmann::json settings) {

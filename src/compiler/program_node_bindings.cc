@@ -1,9 +1,17 @@
 #include "ferrite/compiler/program_node_bindings.h"
 
+#include <optional>
+
 #include <fmt/format.h>
+
+#include "ferrite/core/parallel_indices.h"
 
 namespace ferrite {
 namespace {
+
+// Nodes one thread takes at a time: enough work (tens of microseconds) to
+// hide the hand-out, few enough to spread a small program.
+constexpr size_t kNodesPerChunk = 16;
 
 BufferUsage usage_of(const ModelProgram& program, const ProgramValueId& value) {
   switch (program.value_kind(value).value_or(ProgramValueKind::kNodeOutput)) {
@@ -74,13 +82,16 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
   }
   const auto& nodes = context.family.program().nodes();
   if (previous != nullptr && previous->size() != nodes.size()) previous = nullptr;
-  std::vector<PlanNodeResolution> out;
-  out.reserve(nodes.size());
-  for (size_t index = 0; index < nodes.size(); ++index) {
+  // Each node is resolved on its own (a function of the context and its
+  // bindings), into its own slot; several threads take nodes in chunks in
+  // order, and the lowest failing node's error is returned, as serially.
+  std::vector<std::optional<Result<PlanNodeResolution>>> slots(nodes.size());
+  auto resolve_one = [&](size_t index) -> Result<PlanNodeResolution> {
     const ProgramNode* node = nodes[index];
     FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
                              context.catalog.operation_for_node(node->id, node->operation_id));
     std::vector<ResolvedValueBinding> bindings;
+    bindings.reserve(node->inputs.size() + node->outputs.size());
     for (size_t i = 0; i < node->inputs.size() && i < op->inputs.size(); ++i) {
       FERRITE_ASSIGN_OR_RETURN(auto binding,
                                make_binding(context, node->inputs[i], ValueBindingRole::kInput,
@@ -109,13 +120,26 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
       const PlanNodeResolution& earlier = (*previous)[index];
       if (earlier.node_id() == node->id && earlier.values() == bindings &&
           earlier.required_capabilities() == requested && earlier.preferred_provider() == preferred) {
-        out.push_back(earlier);
-        continue;
+        return earlier;
       }
     }
-    FERRITE_ASSIGN_OR_RETURN(auto resolution, resolve_node(context, *node, std::move(bindings),
-                                                           std::move(requested), std::move(preferred)));
-    out.push_back(std::move(resolution));
+    return resolve_node(context, *node, std::move(bindings), std::move(requested),
+                        std::move(preferred));
+  };
+  for_each_index(nodes.size(), options.compile_threads(), kNodesPerChunk, [&](size_t index) {
+    slots[index] = resolve_one(index);
+    return slots[index]->has_value();
+  });
+  std::vector<PlanNodeResolution> out;
+  out.reserve(nodes.size());
+  for (auto& slot : slots) {
+    // Every slot before the lowest failure is filled (parallel_indices.h).
+    if (!slot) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node {} of {} was not resolved", out.size(), nodes.size());
+    }
+    if (!*slot) return Error(std::move(slot->error()));
+    out.push_back(std::move(**slot));
   }
   return out;
 }

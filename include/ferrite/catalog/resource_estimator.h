@@ -89,6 +89,10 @@ class OperationResourceEstimator {
  public:
   virtual ~OperationResourceEstimator();
   virtual const OperationProviderDescriptor& descriptor() const = 0;
+  // Called concurrently from the compiler's resolution threads
+  // (compile_options.h, "compile threads"): an implementation must be safe
+  // to call from several threads at once (a pure function of the request,
+  // or synchronized state).
   virtual Result<OperationResourceEstimate> estimate_resources(
       const OperationResourceEstimateRequest& request) const = 0;
 

@@ -18,7 +18,14 @@
 //     other byte (a plan is refused when a rebuild records other settings).
 //     `record_run_settings` accepts a JSON object whose members are strings,
 //     unsigned integers, booleans, null or arrays of strings (canonical JSON
-//     has no floats); anything else is kInvalidArgument naming the member.
+//     has no floats); anything else is kInvalidArgument naming the member;
+//   * compile threads (0, the default: core/parallel_indices.h's
+//     default_compile_threads()): how many threads resolve the program's
+//     nodes. They change how fast a plan is built, never its bytes: each
+//     node's resolution lands in its own slot and the first failing node's
+//     error is the one reported, as serially. Registered estimators are
+//     then called concurrently (resource_estimator.h: estimate_resources
+//     is const and must be safe to call from several threads at once).
 // Specs are validated when inserted; node and value ids are checked against the
 // program by `validate_compile_options` (compiler/tensor_inference.h).
 //
@@ -98,6 +105,9 @@ class ProgramPlanCompileOptions {
     completion_retention_ = CompletionRetentionSpec::for_determinism_outputs(family);
   }
   void set_activation_storage(ActivationStorage storage) { activation_storage_ = storage; }
+  void set_compile_threads(unsigned threads) { compile_threads_ = threads; }
+  // The threads resolution uses: the set count, or the default for 0.
+  unsigned compile_threads() const;
   ActivationStorage activation_storage() const { return activation_storage_; }
   void require_weight_materializer(WeightMaterializerId id) {
     weight_materializer_selection_ = {std::move(id), std::nullopt};
@@ -130,6 +140,7 @@ class ProgramPlanCompileOptions {
   CompletionRetentionSpec completion_retention_;
   WeightMaterializerSelection weight_materializer_selection_;
   ActivationStorage activation_storage_ = ActivationStorage::kPacked;
+  unsigned compile_threads_ = 0;  // 0: default_compile_threads()
   nlohmann::json run_settings_;  // null, or an object (record_run_settings)
 };
 

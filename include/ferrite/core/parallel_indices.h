@@ -1,0 +1,38 @@
+// ferrite/core/parallel_indices.h — run independent per-index work on a few
+// threads, with results that do not depend on how many.
+//
+// Contract: `for_each_index(count, threads, chunk, body)` calls body(i) for
+// indices of [0, count), from the calling thread and up to threads - 1
+// threads it starts and joins before returning. Indices are handed out in
+// chunks of `chunk`, in increasing order. body returns true to go on; once
+// any call returns false no NEW chunk is taken (chunks already taken run to
+// their end), so every index below the lowest one that returned false has
+// been visited — a caller that keeps per-index results and reports the
+// lowest failing index reports what a serial loop would. With threads ≤ 1,
+// or count ≤ chunk, it is a plain serial loop that stops at the first false.
+// body must be safe to call concurrently for different indices; results go
+// to per-index slots, so nothing shared is written in an order that depends
+// on scheduling (DETERMINISM). `default_compile_threads()` is the hardware's
+// concurrency, at least 1 and at most kMaxCompileThreads.
+//
+// Example:
+//   std::vector<std::optional<Result<Node>>> out(n);
+//   for_each_index(n, default_compile_threads(), 16, [&](size_t i) {
+//     out[i] = resolve(i);
+//     return out[i]->has_value();
+//   });
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace ferrite {
+
+inline constexpr unsigned kMaxCompileThreads = 16;
+
+unsigned default_compile_threads();
+
+void for_each_index(size_t count, unsigned threads, size_t chunk,
+                    const std::function<bool(size_t)>& body);
+
+}  // namespace ferrite

@@ -1,0 +1,64 @@
+// for_each_index (core/parallel_indices.h): every index once, and a stop
+// never leaves an index below the lowest stopping one unvisited.
+#include "ferrite/core/parallel_indices.h"
+
+#include <atomic>
+#include <memory>
+#include <random>
+
+#include <gtest/gtest.h>
+
+namespace ferrite {
+namespace {
+
+TEST(ParallelIndicesTest, VisitsEveryIndexExactlyOnce) {
+  for (unsigned threads : {1u, 2u, 3u, 8u}) {
+    for (size_t count : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{1000}}) {
+      auto visits = std::make_unique<std::atomic<int>[]>(count + 1);
+      for_each_index(count, threads, 16, [&](size_t i) {
+        visits[i].fetch_add(1);
+        return true;
+      });
+      for (size_t i = 0; i < count; ++i) {
+        ASSERT_EQ(visits[i].load(), 1) << "index " << i << " of " << count << ", " << threads
+                                       << " threads";
+      }
+    }
+  }
+}
+
+TEST(ParallelIndicesTest, SerialLoopStopsAtTheFirstFalse) {
+  std::vector<size_t> seen;
+  for_each_index(100, 1, 16, [&](size_t i) {
+    seen.push_back(i);
+    return i != 41;
+  });
+  ASSERT_EQ(seen.size(), 42u);
+  EXPECT_EQ(seen.back(), 41u);
+}
+
+TEST(ParallelIndicesTest, EveryIndexBelowTheLowestStopIsVisited) {
+  std::mt19937 random(7);
+  for (int run = 0; run < 200; ++run) {
+    const size_t count = 50 + random() % 500;
+    const size_t first_stop = random() % count;
+    const size_t second_stop = first_stop + random() % (count - first_stop);
+    auto visited = std::make_unique<std::atomic<bool>[]>(count);
+    for_each_index(count, 4, 1 + random() % 20, [&](size_t i) {
+      visited[i].store(true);
+      return i != first_stop && i != second_stop;
+    });
+    for (size_t i = 0; i <= first_stop; ++i) {
+      ASSERT_TRUE(visited[i].load()) << "run " << run << ": index " << i << " below the stop at "
+                                     << first_stop << " was skipped";
+    }
+  }
+}
+
+TEST(ParallelIndicesTest, DefaultThreadsAreBounded) {
+  EXPECT_GE(default_compile_threads(), 1u);
+  EXPECT_LE(default_compile_threads(), kMaxCompileThreads);
+}
+
+}  // namespace
+}  // namespace ferrite
