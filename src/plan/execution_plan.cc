@@ -13,6 +13,7 @@
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/fingerprint.h"
 #include "ferrite/core/json_array.h"
+#include "ferrite/core/parallel_indices.h"
 #include "ferrite/core/tensor_json.h"
 #include "ferrite/catalog/canonical_encoding.h"
 #include "ferrite/plan/plan_node_builder.h"
@@ -20,6 +21,9 @@
 
 namespace ferrite {
 namespace {
+
+// Nodes one thread builds at a time (core/parallel_indices.h).
+constexpr size_t kNodesPerChunk = 16;
 
 using nlohmann::json;
 
@@ -123,7 +127,8 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
                                            const ProgramResolution& resolution,
                                            const JointProviderSelection& selection,
                                            const CompletionRetentionSpec& retention,
-                                           const nlohmann::json& run_settings) {
+                                           const nlohmann::json& run_settings,
+                                           unsigned threads) {
   FERRITE_RETURN_IF_ERROR(validate_policy(catalog, policy));
   const ModelProgram& program = family.program();
   const auto& program_nodes = program.nodes();
@@ -151,11 +156,24 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   ExecutionPlan plan;
   const PlanNodeBuildContext context{family, catalog, selection, program_nodes, producers,
                                      last_consumers};
+  // Nodes are built on `threads` threads into their own slots; the state
+  // hazards are then added in program order, and the first failing node's
+  // error is the one returned, as serially (plan_node_builder.h).
+  std::vector<std::optional<Result<PlanNode>>> built(program_nodes.size());
+  for_each_index(program_nodes.size(), threads, kNodesPerChunk, [&](size_t i) {
+    built[i] = build_plan_node_alone(context, i, resolution.node_resolutions[i]);
+    return built[i]->has_value();
+  });
   StateHazards hazards;
+  plan.nodes_.reserve(program_nodes.size());
   for (size_t i = 0; i < program_nodes.size(); ++i) {
-    FERRITE_ASSIGN_OR_RETURN(auto node,
-                             build_plan_node(context, i, resolution.node_resolutions[i], hazards));
-    plan.nodes_.push_back(std::move(node));
+    if (!built[i]) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "node {} of {} was not built", i,
+                        program_nodes.size());
+    }
+    if (!*built[i]) return Error(std::move(built[i]->error()));
+    add_state_dependencies(context, i, **built[i], hazards);
+    plan.nodes_.push_back(std::move(**built[i]));
   }
   FERRITE_ASSIGN_OR_RETURN(auto bound, bound_values(plan.nodes_));
   FERRITE_RETURN_IF_ERROR(check_coverage(program, bound));

@@ -206,6 +206,27 @@ std::set<size_t> StateHazards::record(const StateId& state, size_t node_index,
 
 Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t node_index,
                                  const PlanNodeResolution& resolution, StateHazards& hazards) {
+  FERRITE_ASSIGN_OR_RETURN(PlanNode node, build_plan_node_alone(context, node_index, resolution));
+  add_state_dependencies(context, node_index, node, hazards);
+  return node;
+}
+
+void add_state_dependencies(const PlanNodeBuildContext& context, size_t node_index,
+                            PlanNode& node, StateHazards& hazards) {
+  std::set<size_t> waits;
+  for (const auto& effect : node.state_effects) {
+    const auto hazard = hazards.record(effect.state_id, node_index, effect.access);
+    waits.insert(hazard.begin(), hazard.end());
+  }
+  if (waits.empty()) return;
+  for (size_t w : waits) node.dependencies.push_back(context.program_nodes[w]->id);
+  std::sort(node.dependencies.begin(), node.dependencies.end());
+  node.dependencies.erase(std::unique(node.dependencies.begin(), node.dependencies.end()),
+                          node.dependencies.end());
+}
+
+Result<PlanNode> build_plan_node_alone(const PlanNodeBuildContext& context, size_t node_index,
+                                       const PlanNodeResolution& resolution) {
   if (node_index >= context.program_nodes.size()) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "node index {} is outside the program",
                       node_index);
@@ -251,7 +272,8 @@ Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t nod
         .with_field("node_id", node.id.str());
   }
 
-  // Dependencies: producers of inputs ∪ state hazards.
+  // Dependencies: producers of inputs (add_state_dependencies adds the
+  // state hazards).
   std::set<size_t> waits;
   for (const auto& input : node.inputs) {
     if (auto it = context.producers.find(input); it != context.producers.end()) {
@@ -262,10 +284,6 @@ Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t nod
       }
       waits.insert(it->second);
     }
-  }
-  for (const auto& effect : effects) {
-    const auto hazard = hazards.record(effect.state_id, node_index, effect.access);
-    waits.insert(hazard.begin(), hazard.end());
   }
   std::vector<NodeId> dependencies;
   for (size_t w : waits) dependencies.push_back(context.program_nodes[w]->id);

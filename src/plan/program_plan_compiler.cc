@@ -98,7 +98,8 @@ Result<ProgramPlanCompilation> ProgramPlanCompiler::compile(
   FERRITE_ASSIGN_OR_RETURN(auto plan, ExecutionPlan::build(family, catalog, policy, resolution,
                                                            selection,
                                                            options.completion_retention(),
-                                                           options.run_settings()));
+                                                           options.run_settings(),
+                                                           options.compile_threads()));
   FERRITE_ASSIGN_OR_RETURN(ExecutablePlan executable,
                            ExecutablePlan::create(std::move(plan), catalog));
   return ProgramPlanCompilation{std::move(executable), std::move(resolution)};

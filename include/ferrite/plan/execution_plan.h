@@ -33,7 +33,9 @@
 // The payload is never held as one document: `header()` is every payload
 // member except the four tables, which are streamed from the nodes whenever
 // the payload is encoded (hash, text, to_json), so building and hashing a
-// plan costs one pass over its nodes.
+// plan costs one pass over its nodes. `threads` build the nodes
+// (plan_node_builder.h's two steps; the compiler passes its compile threads):
+// the plan's bytes are the same for any count.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto plan, ExecutionPlan::build(family, catalog, policy, resolution,
@@ -78,7 +80,8 @@ class ExecutionPlan {
                                      const ProgramResolution& resolution,
                                      const JointProviderSelection& selection,
                                      const CompletionRetentionSpec& retention,
-                                     const nlohmann::json& run_settings = nullptr);
+                                     const nlohmann::json& run_settings = nullptr,
+                                     unsigned threads = 1);
 
   const std::string& plan_id() const { return plan_id_; }
   const std::string& plan_hash() const { return plan_hash_; }

@@ -66,4 +66,15 @@ struct PlanNodeBuildContext {
 Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t node_index,
                                  const PlanNodeResolution& resolution, StateHazards& hazards);
 
+// build_plan_node in two steps, for building nodes on several threads:
+// `build_plan_node_alone` reads nothing but the context and the node (its
+// dependencies are its inputs' producers only), so nodes may be built in any
+// order and at once; `add_state_dependencies` must then be called for every
+// node in program order (it records the node's state accesses in `hazards`
+// and adds the nodes it must wait for, keeping dependencies sorted).
+Result<PlanNode> build_plan_node_alone(const PlanNodeBuildContext& context, size_t node_index,
+                                       const PlanNodeResolution& resolution);
+void add_state_dependencies(const PlanNodeBuildContext& context, size_t node_index,
+                            PlanNode& node, StateHazards& hazards);
+
 }  // namespace ferrite
