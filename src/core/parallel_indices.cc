@@ -1,5 +1,7 @@
 #include "ferrite/core/parallel_indices.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -8,7 +10,15 @@
 namespace ferrite {
 
 unsigned default_compile_threads() {
-  return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxCompileThreads);
+  // The CPUs this process may run on (taskset, a container's cpuset), else
+  // the machine's.
+  unsigned cpus = std::thread::hardware_concurrency();
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
+    cpus = static_cast<unsigned>(CPU_COUNT(&allowed));
+  }
+  return std::clamp(cpus, 1u, kMaxCompileThreads);
 }
 
 void for_each_index(size_t count, unsigned threads, size_t chunk,

@@ -2,6 +2,8 @@
 // never leaves an index below the lowest stopping one unvisited.
 #include "ferrite/core/parallel_indices.h"
 
+#include <sched.h>
+
 #include <atomic>
 #include <memory>
 #include <random>
@@ -58,6 +60,23 @@ TEST(ParallelIndicesTest, EveryIndexBelowTheLowestStopIsVisited) {
 TEST(ParallelIndicesTest, DefaultThreadsAreBounded) {
   EXPECT_GE(default_compile_threads(), 1u);
   EXPECT_LE(default_compile_threads(), kMaxCompileThreads);
+}
+
+TEST(ParallelIndicesTest, DefaultThreadsFollowTheCpusThisThreadMayUse) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &saved)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  const unsigned pinned = default_compile_threads();
+  ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
+  EXPECT_EQ(pinned, 1u);
 }
 
 }  // namespace

@@ -12,8 +12,9 @@
 // or count ≤ chunk, it is a plain serial loop that stops at the first false.
 // body must be safe to call concurrently for different indices; results go
 // to per-index slots, so nothing shared is written in an order that depends
-// on scheduling (DETERMINISM). `default_compile_threads()` is the hardware's
-// concurrency, at least 1 and at most kMaxCompileThreads.
+// on scheduling (DETERMINISM). `default_compile_threads()` is the number of
+// CPUs the process may run on (its affinity: `taskset -c 0 ferrite compile`
+// compiles on one thread), at least 1 and at most kMaxCompileThreads.
 //
 // Example:
 //   std::vector<std::optional<Result<Node>>> out(n);
