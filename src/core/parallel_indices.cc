@@ -24,7 +24,7 @@ unsigned default_compile_threads() {
 void for_each_index(size_t count, unsigned threads, size_t chunk,
                     const std::function<bool(size_t)>& body) {
   chunk = std::max<size_t>(chunk, 1);
-  if (threads <= 1 || count <= chunk) {
+  if (threads <= 1 || count / chunk < kMinimumParallelChunks) {
     for (size_t i = 0; i < count; ++i) {
       if (!body(i)) return;
     }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <random>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -37,6 +38,17 @@ TEST(ParallelIndicesTest, SerialLoopStopsAtTheFirstFalse) {
   });
   ASSERT_EQ(seen.size(), 42u);
   EXPECT_EQ(seen.back(), 41u);
+}
+
+TEST(ParallelIndicesTest, LittleWorkStaysOnTheCallingThread) {
+  const std::thread::id caller = std::this_thread::get_id();
+  const size_t little = kMinimumParallelChunks * 16 - 1;
+  std::atomic<int> elsewhere{0};
+  for_each_index(little, 8, 16, [&](size_t) {
+    if (std::this_thread::get_id() != caller) elsewhere.fetch_add(1);
+    return true;
+  });
+  EXPECT_EQ(elsewhere.load(), 0);
 }
 
 TEST(ParallelIndicesTest, EveryIndexBelowTheLowestStopIsVisited) {

@@ -9,7 +9,9 @@
 // their end), so every index below the lowest one that returned false has
 // been visited — a caller that keeps per-index results and reports the
 // lowest failing index reports what a serial loop would. With threads ≤ 1,
-// or count ≤ chunk, it is a plain serial loop that stops at the first false.
+// or fewer than kMinimumParallelChunks chunks of work (starting threads
+// would cost more than they save), it is a plain serial loop that stops at
+// the first false.
 // body must be safe to call concurrently for different indices; results go
 // to per-index slots, so nothing shared is written in an order that depends
 // on scheduling (DETERMINISM). `default_compile_threads()` is the number of
@@ -30,6 +32,7 @@
 namespace ferrite {
 
 inline constexpr unsigned kMaxCompileThreads = 16;
+inline constexpr size_t kMinimumParallelChunks = 4;
 
 unsigned default_compile_threads();
 
