@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -49,7 +50,15 @@ void for_each_index(size_t count, unsigned threads, size_t chunk,
       std::min<size_t>(threads - 1, (count + chunk - 1) / chunk - 1);
   std::vector<std::thread> pool;
   pool.reserve(helpers);
-  for (size_t t = 0; t < helpers; ++t) pool.emplace_back(work);
+  for (size_t t = 0; t < helpers; ++t) {
+    // A thread the system refuses (a process or container limit) is work
+    // the others do instead: fewer threads, the same results.
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
   work();
   for (std::thread& thread : pool) thread.join();
 }

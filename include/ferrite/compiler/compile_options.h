@@ -21,7 +21,7 @@
 //     has no floats); anything else is kInvalidArgument naming the member;
 //   * compile threads (0, the default: core/parallel_indices.h's
 //     default_compile_threads()): how many threads resolve the program's
-//     nodes. They change how fast a plan is built, never its bytes: each
+//     nodes and build its plan nodes. They change how fast a plan is built, never its bytes: each
 //     node's resolution lands in its own slot and the first failing node's
 //     error is the one reported, as serially. Registered estimators are
 //     then called concurrently (resource_estimator.h: estimate_resources
@@ -106,7 +106,7 @@ class ProgramPlanCompileOptions {
   }
   void set_activation_storage(ActivationStorage storage) { activation_storage_ = storage; }
   void set_compile_threads(unsigned threads) { compile_threads_ = threads; }
-  // The threads resolution uses: the set count, or the default for 0.
+  // The threads the compile uses: the set count, or the default for 0.
   unsigned compile_threads() const;
   ActivationStorage activation_storage() const { return activation_storage_; }
   void require_weight_materializer(WeightMaterializerId id) {

@@ -3,7 +3,8 @@
 //
 // Contract: `for_each_index(count, threads, chunk, body)` calls body(i) for
 // indices of [0, count), from the calling thread and up to threads - 1
-// threads it starts and joins before returning. Indices are handed out in
+// threads it starts and joins before returning (a thread the system
+// refuses to start is simply not used). Indices are handed out in
 // chunks of `chunk`, in increasing order. body returns true to go on; once
 // any call returns false no NEW chunk is taken (chunks already taken run to
 // their end), so every index below the lowest one that returned false has
