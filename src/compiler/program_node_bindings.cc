@@ -1,7 +1,5 @@
 #include "ferrite/compiler/program_node_bindings.h"
 
-#include <optional>
-
 #include <fmt/format.h>
 
 #include "ferrite/core/parallel_indices.h"
@@ -85,7 +83,6 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
   // Each node is resolved on its own (a function of the context and its
   // bindings), into its own slot; several threads take nodes in chunks in
   // order, and the lowest failing node's error is returned, as serially.
-  std::vector<std::optional<Result<PlanNodeResolution>>> slots(nodes.size());
   auto resolve_one = [&](size_t index) -> Result<PlanNodeResolution> {
     const ProgramNode* node = nodes[index];
     FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
@@ -126,22 +123,8 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     return resolve_node(context, *node, std::move(bindings), std::move(requested),
                         std::move(preferred));
   };
-  for_each_index(nodes.size(), options.compile_threads(), kNodesPerChunk, [&](size_t index) {
-    slots[index] = resolve_one(index);
-    return slots[index]->has_value();
-  });
-  std::vector<PlanNodeResolution> out;
-  out.reserve(nodes.size());
-  for (auto& slot : slots) {
-    // Every slot before the lowest failure is filled (parallel_indices.h).
-    if (!slot) {
-      return make_error(ErrorCode::kInvalidExecutionPlan,
-                        "node {} of {} was not resolved", out.size(), nodes.size());
-    }
-    if (!*slot) return Error(std::move(slot->error()));
-    out.push_back(std::move(**slot));
-  }
-  return out;
+  return results_in_order<PlanNodeResolution>(nodes.size(), options.compile_threads(),
+                                              kNodesPerChunk, resolve_one);
 }
 
 }  // namespace ferrite

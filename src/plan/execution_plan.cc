@@ -159,21 +159,15 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   // Nodes are built on `threads` threads into their own slots; the state
   // hazards are then added in program order, and the first failing node's
   // error is the one returned, as serially (plan_node_builder.h).
-  std::vector<std::optional<Result<PlanNode>>> built(program_nodes.size());
-  for_each_index(program_nodes.size(), threads, kNodesPerChunk, [&](size_t i) {
-    built[i] = build_plan_node_alone(context, i, resolution.node_resolutions[i]);
-    return built[i]->has_value();
-  });
+  FERRITE_ASSIGN_OR_RETURN(
+      plan.nodes_, results_in_order<PlanNode>(program_nodes.size(), threads, kNodesPerChunk,
+                                              [&](size_t i) {
+                                                return build_plan_node_alone(
+                                                    context, i, resolution.node_resolutions[i]);
+                                              }));
   StateHazards hazards;
-  plan.nodes_.reserve(program_nodes.size());
-  for (size_t i = 0; i < program_nodes.size(); ++i) {
-    if (!built[i]) {
-      return make_error(ErrorCode::kInvalidExecutionPlan, "node {} of {} was not built", i,
-                        program_nodes.size());
-    }
-    if (!*built[i]) return Error(std::move(built[i]->error()));
-    add_state_dependencies(context, i, **built[i], hazards);
-    plan.nodes_.push_back(std::move(**built[i]));
+  for (size_t i = 0; i < plan.nodes_.size(); ++i) {
+    add_state_dependencies(context, i, plan.nodes_[i], hazards);
   }
   FERRITE_ASSIGN_OR_RETURN(auto bound, bound_values(plan.nodes_));
   FERRITE_RETURN_IF_ERROR(check_coverage(program, bound));

@@ -132,12 +132,6 @@ Result<std::unique_ptr<Executor>> Executor::load(const ExecutablePlan& executabl
                                                  const WeightMaterializer& materializer,
                                                  std::shared_ptr<KvBlockStore> kv) {
   FERRITE_RETURN_IF_ERROR(check_target(executable, providers));
-  if (kv != nullptr && kv->plan_id() != executable.execution_plan().plan_id()) {
-    return make_error(ErrorCode::kInvalidExecutionPlan,
-                      "the KV block store was made for plan `{}`, this plan is `{}`",
-                      kv->plan_id(), executable.execution_plan().plan_id())
-        .with_field("field", "plan_id");
-  }
   const ExecutionPlan& plan = executable.execution_plan();
   const auto recorded = plan.header().find("execution_weights_fingerprint");
   if (recorded == plan.header().end() || !recorded->is_string() ||
@@ -161,12 +155,6 @@ Result<std::unique_ptr<Executor>> Executor::load_sharing_weights(
     const PreparedModelFamily& family, const CpuProviderRegistry& providers,
     std::shared_ptr<KvBlockStore> kv) {
   FERRITE_RETURN_IF_ERROR(check_target(executable, providers));
-  if (kv != nullptr && kv->plan_id() != executable.execution_plan().plan_id()) {
-    return make_error(ErrorCode::kInvalidExecutionPlan,
-                      "the KV block store was made for plan `{}`, this plan is `{}`",
-                      kv->plan_id(), executable.execution_plan().plan_id())
-        .with_field("field", "plan_id");
-  }
   if (weights_from.weights_ == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "the executor to share weights with holds no weight arenas");
@@ -190,6 +178,12 @@ Result<std::unique_ptr<Executor>> Executor::load_with(
     const ExecutionWeightPlan* execution_weights, const WeightMaterializer* materializer,
     std::shared_ptr<const WeightArenas> borrowed, std::shared_ptr<KvBlockStore> kv) {
   const ExecutionPlan& plan = executable.execution_plan();
+  if (kv != nullptr && kv->plan_id() != plan.plan_id()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "the KV block store was made for plan `{}`, this plan is `{}`",
+                      kv->plan_id(), plan.plan_id())
+        .with_field("field", "plan_id");
+  }
   if (providers.allocator() == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "the providers declare no allocator");
   }

@@ -117,7 +117,7 @@ TEST(KvBlockStoreTest, MappingAndStepsStayInsideTheStore) {
   auto outside = ex.map_kv_blocks(std::vector<uint32_t>{5, 8});
   ASSERT_FALSE(outside);
   EXPECT_EQ(outside.error().code(), ErrorCode::kInvalidArgument);
-  const uint64_t pages = ((*model)->context_length + 3) / 4;
+  const uint64_t pages = KvBlockPool::blocks_covering((*model)->context_length, 4);
   auto too_many = ex.map_kv_blocks(std::vector<uint32_t>(pages + 1, 0));
   ASSERT_FALSE(too_many);
   auto twice = ex.map_kv_blocks(std::vector<uint32_t>{5, 2, 5});  // pages would overwrite

@@ -29,6 +29,10 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
+#include <vector>
+
+#include "ferrite/core/status.h"
 
 namespace ferrite {
 
@@ -39,5 +43,29 @@ unsigned default_compile_threads();
 
 void for_each_index(size_t count, unsigned threads, size_t chunk,
                     const std::function<bool(size_t)>& body);
+
+// fn(i) for every i of [0, count) through for_each_index, each result in its
+// own slot: the results in index order, or the lowest failing index's error —
+// what a serial loop would return.
+template <class T, class Fn>
+Result<std::vector<T>> results_in_order(size_t count, unsigned threads, size_t chunk, Fn fn) {
+  std::vector<std::optional<Result<T>>> slots(count);
+  for_each_index(count, threads, chunk, [&](size_t i) {
+    slots[i] = fn(i);
+    return slots[i]->has_value();
+  });
+  std::vector<T> out;
+  out.reserve(count);
+  for (auto& slot : slots) {
+    // Every slot below the lowest failure is filled (for_each_index).
+    if (!slot) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "index {} of {} was not computed",
+                        out.size(), count);
+    }
+    if (!*slot) return Error(std::move(slot->error()));
+    out.push_back(std::move(**slot));
+  }
+  return out;
+}
 
 }  // namespace ferrite
