@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
+#include <memory>
+#include <span>
 #include <limits>
 #include <optional>
 #include <set>
@@ -9,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/core/streamed_json.h"
 #include "ferrite/core/text.h"
 
 namespace ferrite {
@@ -53,12 +57,71 @@ struct StrictJsonViolation {
   std::string message;
 };
 
-// nlohmann's SAX events in, the document out (or, with kBuild false, only
+// The estimated cost of a streamed element once it is closed (its span).
+constexpr size_t kStreamedElementCost = 16;
+
+}  // namespace
+
+// Fills a StreamedJson (its friend) while the handler parses.
+class StreamedJsonBuilder {
+ public:
+  explicit StreamedJsonBuilder(StreamedJson& out) : out_(&out) {}
+  nlohmann::json& document() { return out_->document_; }
+  std::vector<std::string_view>& array(std::string path) {
+    return out_->arrays_[std::move(path)];
+  }
+  std::string_view own(std::string text) {
+    out_->owned_.push_back(std::make_unique<const std::string>(std::move(text)));
+    return *out_->owned_.back();
+  }
+
+ private:
+  StreamedJson* out_;
+};
+
+namespace {
+
+// A forward iterator over the text that records how far the parser has read
+// (nlohmann's SAX events carry no positions). After start_object/start_array
+// the parser has read exactly through the opening bracket, after
+// end_object/end_array exactly through the closing one: spans of streamed
+// container elements come from these two positions
+// (StreamedJsonTest.SpansParseToTheDocumentsElements holds them equal).
+class TrackedIterator {
+ public:
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+
+  TrackedIterator(const char* at, const char** read_to) : at_(at), read_to_(read_to) {}
+  reference operator*() const { return *at_; }
+  TrackedIterator& operator++() {
+    ++at_;
+    *read_to_ = at_;
+    return *this;
+  }
+  TrackedIterator operator++(int) {
+    TrackedIterator before = *this;
+    ++*this;
+    return before;
+  }
+  bool operator==(const TrackedIterator& other) const { return at_ == other.at_; }
+  bool operator!=(const TrackedIterator& other) const { return at_ != other.at_; }
+
+ private:
+  const char* at_;
+  const char** read_to_;
+};
+
+// nlohmann's SAX events in, the document out (or, with `build` false, only
 // the checks), enforcing the limits as each event arrives: the depth cap,
 // duplicate keys, the parsed-size estimate and, unless floats are kept, no
 // floating-point numbers. One pass over the text: no second walk over the
-// document, no parser callback copying every value.
-template <bool kBuild>
+// document, no parser callback copying every value. Arrays matching a
+// streamed pattern (streamed_json.h) keep their elements' spans instead of
+// their elements; those elements are checked without being built.
 class StrictSaxHandler {
  public:
   using number_integer_t = json::number_integer_t;
@@ -67,9 +130,19 @@ class StrictSaxHandler {
   using string_t = json::string_t;
   using binary_t = json::binary_t;
 
-  explicit StrictSaxHandler(bool keep_floats) : keep_floats_(keep_floats) {}
+  StrictSaxHandler(bool build, bool keep_floats) : build_(build), keep_floats_(keep_floats) {}
 
-  json& document() { return root_; }
+  // Streams the arrays matching `patterns`; spans are recorded into `builder`
+  // (null: check only) relative to `text`, whose read position is *read_to.
+  void stream(std::span<const JsonArrayPattern> patterns, StreamedJsonBuilder* builder,
+              std::string_view text, const char* const* read_to) {
+    patterns_ = patterns;
+    builder_ = builder;
+    text_ = text;
+    read_to_ = read_to;
+  }
+
+  json& document() { return builder_ != nullptr ? builder_->document() : root_; }
 
   bool null() { return scalar(json(nullptr), 48); }
   bool boolean(bool value) { return scalar(json(value), 48); }
@@ -99,7 +172,7 @@ class StrictSaxHandler {
   bool key(string_t& key) {
     charge(192 + 2 * key.size());
     Frame& top = frames_.back();
-    if constexpr (kBuild) {
+    if (top.container != nullptr) {
       auto& members = top.container->template get_ref<json::object_t&>();
       auto [at, inserted] = members.try_emplace(std::move(key));
       if (!inserted) duplicate(at->first);
@@ -133,11 +206,16 @@ class StrictSaxHandler {
  private:
   struct Frame {
     bool is_object = false;
-    json* container = nullptr;    // kBuild: the open object or array
-    json* slot = nullptr;         // kBuild, objects: the member the next value fills
+    json* container = nullptr;    // the open object or array, when built
+    json* slot = nullptr;         // built objects: the member the next value fills
     const std::string* key = nullptr;  // the current member's key (objects)
     size_t next_index = 0;        // elements started so far (arrays)
-    std::set<std::string> keys;   // !kBuild: the keys seen (objects)
+    std::set<std::string> keys;   // objects not built: the keys seen
+    std::vector<std::string_view>* spans = nullptr;  // a streamed array (check only: &unused)
+    bool element = false;         // a container that is an element of a streamed array
+    bool inside_stream = false;   // an element of a streamed array or inside one
+    size_t element_begin = 0;     // its first byte in the text
+    size_t charged_before = 0;    // the estimate before it opened
   };
 
   static std::string component(const std::string& parent, const Frame& frame) {
@@ -175,10 +253,19 @@ class StrictSaxHandler {
     if (!top.is_object) ++top.next_index;
   }
 
-  // Where the next value goes: the root, the current member, or a new
-  // element of the open array.
+  // Whether the next value is built into the document.
+  bool building() const {
+    if (frames_.empty()) return build_;
+    const Frame& top = frames_.back();
+    return top.container != nullptr && top.spans == nullptr;
+  }
+
+  bool in_streamed_array() const { return !frames_.empty() && frames_.back().spans != nullptr; }
+
+  // Where the next value goes (when building): the root, the current
+  // member, or a new element of the open array.
   json* place() {
-    if (frames_.empty()) return &root_;
+    if (frames_.empty()) return &document();
     Frame& top = frames_.back();
     if (top.is_object) return top.slot;
     auto& elements = top.container->template get_ref<json::array_t&>();
@@ -186,10 +273,35 @@ class StrictSaxHandler {
     return &elements.back();
   }
 
+  size_t read_offset() const {
+    return read_to_ == nullptr ? 0 : static_cast<size_t>(*read_to_ - text_.data());
+  }
+
+  // Whether the array being opened (a child of the open frames) is streamed.
+  bool matches_pattern() const {
+    for (const JsonArrayPattern& pattern : patterns_) {
+      if (pattern.components.size() != frames_.size()) continue;
+      bool match = true;
+      for (size_t i = 0; i < frames_.size() && match; ++i) {
+        const Frame& frame = frames_[i];
+        const std::string& want = pattern.components[i];
+        match = want == "[]" ? !frame.is_object
+                             : frame.is_object && frame.key != nullptr && *frame.key == want;
+      }
+      if (match) return true;
+    }
+    return false;
+  }
+
   bool scalar(json value, size_t cost) {
     charge(cost);
     enter_element();
-    if constexpr (kBuild) *place() = std::move(value);
+    if (building()) {
+      *place() = std::move(value);
+    } else if (in_streamed_array() && builder_ != nullptr) {
+      // A scalar element keeps its own text (the cost charged covers it).
+      frames_.back().spans->push_back(builder_->own(value.dump()));
+    }
     return true;
   }
 
@@ -203,28 +315,64 @@ class StrictSaxHandler {
     }
     Frame frame;
     frame.is_object = is_object;
-    if constexpr (kBuild) {
+    if (in_streamed_array()) {
+      frame.element = true;
+      frame.element_begin = read_offset() - 1;  // read through the opening bracket
+      frame.charged_before = estimated_bytes_ - 64;
+    }
+    frame.inside_stream =
+        !frames_.empty() && (frames_.back().inside_stream || frames_.back().spans != nullptr);
+    const bool streams =
+        !is_object && !patterns_.empty() && !frame.inside_stream && matches_pattern();
+    if (building()) {
       // An open container's address is stable: its parent does not change
       // until it is closed.
       json* target = place();
       *target = is_object ? json::object() : json::array();
       frame.container = target;
     }
+    if (streams) {
+      frame.spans = builder_ != nullptr ? &builder_->array(element_path()) : &unused_spans_;
+    }
     frames_.push_back(std::move(frame));
     return true;
   }
 
   bool close() {
-    if (!frames_.empty()) frames_.pop_back();
+    if (frames_.empty()) return true;
+    Frame& top = frames_.back();
+    if (top.element) {
+      const size_t end = read_offset();  // read through the closing bracket
+      const bool closed = end > top.element_begin && end <= text_.size() &&
+                          (text_[end - 1] == '}' || text_[end - 1] == ']');
+      if (!closed) {
+        throw StrictJsonViolation{container_path(),
+                                  "could not be delimited in the text (internal error)"};
+      }
+      // The element was checked, not built: only its span stays.
+      const std::string_view span = text_.substr(top.element_begin, end - top.element_begin);
+      estimated_bytes_ = top.charged_before;
+      frames_.pop_back();
+      charge(kStreamedElementCost);
+      if (builder_ != nullptr) frames_.back().spans->push_back(span);
+      return true;
+    }
+    frames_.pop_back();
     return true;
   }
 
+  bool build_;
   bool keep_floats_;
   json root_;
   std::vector<Frame> frames_;
   size_t estimated_bytes_ = 0;
   std::optional<size_t> error_position_;
   std::string error_message_;
+  std::span<const JsonArrayPattern> patterns_;
+  StreamedJsonBuilder* builder_ = nullptr;
+  std::string_view text_;
+  const char* const* read_to_ = nullptr;
+  std::vector<std::string_view> unused_spans_;
 };
 
 std::pair<size_t, size_t> line_and_column(std::string_view text, size_t offset) {
@@ -298,21 +446,28 @@ std::string_view json_value_kind(const json& value) {
 
 namespace {
 
-// The text through StrictSaxHandler<kBuild>; the document (null when not
-// built) or the first violation.
-template <bool kBuild>
-Result<json> parse_json_text(std::string_view text, size_t max_bytes, bool keep_floats) {
+// The text through a StrictSaxHandler (building the document into
+// `builder`'s StreamedJson, or only checking when `build` is false); the first
+// violation, if any.
+Result<void> parse_json_text(std::string_view text, size_t max_bytes, bool build, bool keep_floats,
+                             std::span<const JsonArrayPattern> streamed,
+                             StreamedJsonBuilder* builder) {
   if (text.size() > max_bytes) {
     return make_error(ErrorCode::kSerialization,
                       "`$` JSON text of {} bytes exceeds the limit of {} bytes", text.size(),
                       max_bytes)
         .with_field("path", "$");
   }
-  StrictSaxHandler<kBuild> handler(keep_floats);
+  StrictSaxHandler handler(build, keep_floats);
+  const char* read_to = text.data();
+  handler.stream(streamed, build ? builder : nullptr, text, &read_to);
   bool parsed = false;
   try {
-    parsed = json::sax_parse(text.begin(), text.end(), &handler, json::input_format_t::json,
-                             /*strict=*/true, /*ignore_comments=*/false);
+    const char* begin = text.data();
+    parsed = json::sax_parse(TrackedIterator(begin, &read_to),
+                             TrackedIterator(begin + text.size(), &read_to), &handler,
+                             json::input_format_t::json, /*strict=*/true,
+                             /*ignore_comments=*/false);
   } catch (const StrictJsonViolation& violation) {
     return json_error_at(violation.path, violation.message);
   } catch (const std::exception& error) {
@@ -331,7 +486,15 @@ Result<json> parse_json_text(std::string_view text, size_t max_bytes, bool keep_
         .with_field("offset", std::to_string(offset));
   }
   if (!parsed) return json_error_at(handler.container_path(), "could not be parsed");
-  return std::move(handler.document());
+  return {};
+}
+
+Result<json> parse_document(std::string_view text, size_t max_bytes, bool keep_floats) {
+  StreamedJson out;
+  StreamedJsonBuilder builder(out);
+  FERRITE_RETURN_IF_ERROR(parse_json_text(text, max_bytes, /*build=*/true, keep_floats, {},
+                                          &builder));
+  return std::move(builder.document());
 }
 
 }  // namespace
@@ -341,16 +504,30 @@ Result<json> parse_strict_json(std::string_view text) {
 }
 
 Result<json> parse_strict_json(std::string_view text, size_t max_bytes) {
-  return parse_json_text<true>(text, max_bytes, /*keep_floats=*/false);
+  return parse_document(text, max_bytes, /*keep_floats=*/false);
 }
 
 Result<void> check_strict_json_text(std::string_view text, size_t max_bytes) {
-  FERRITE_RETURN_IF_ERROR(parse_json_text<false>(text, max_bytes, /*keep_floats=*/false));
-  return {};
+  return parse_json_text(text, max_bytes, /*build=*/false, /*keep_floats=*/false, {}, nullptr);
 }
 
 Result<json> parse_bounded_json(std::string_view text, size_t max_bytes) {
-  return parse_json_text<true>(text, max_bytes, /*keep_floats=*/true);
+  return parse_document(text, max_bytes, /*keep_floats=*/true);
+}
+
+Result<StreamedJson> parse_strict_json_streamed(std::string_view text, size_t max_bytes,
+                                                std::span<const JsonArrayPattern> streamed) {
+  StreamedJson out;
+  StreamedJsonBuilder builder(out);
+  FERRITE_RETURN_IF_ERROR(parse_json_text(text, max_bytes, /*build=*/true, /*keep_floats=*/false,
+                                          streamed, &builder));
+  return out;
+}
+
+Result<void> check_strict_json_streamed(std::string_view text, size_t max_bytes,
+                                        std::span<const JsonArrayPattern> streamed) {
+  return parse_json_text(text, max_bytes, /*build=*/false, /*keep_floats=*/false, streamed,
+                         nullptr);
 }
 
 Result<void> check_strict_json_value(const json& value, std::string_view path) {

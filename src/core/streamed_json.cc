@@ -1,0 +1,100 @@
+#include "ferrite/core/streamed_json.h"
+
+#include <utility>
+
+namespace ferrite {
+
+const std::vector<std::string_view>* StreamedJson::elements_at(std::string_view path) const {
+  auto at = arrays_.find(path);
+  return at == arrays_.end() ? nullptr : &at->second;
+}
+
+size_t StreamedJson::streamed_elements() const {
+  size_t count = 0;
+  for (const auto& [path, elements] : arrays_) count += elements.size();
+  return count;
+}
+
+namespace {
+
+const std::vector<std::string_view>* streamed_elements_of(const JsonCursor& array,
+                                                          const StreamedJson* streamed) {
+  if (streamed == nullptr) return nullptr;
+  return streamed->elements_at(array.path());
+}
+
+// One streamed element as a document. The whole text already passed every
+// rule, so an error here means the span is wrong: it is reported, not assumed.
+Result<nlohmann::json> parse_element(std::string_view text, std::string_view path) {
+  auto element = parse_strict_json(text);
+  if (!element) {
+    return json_error_at(path, "could not be read again from the text: {}",
+                         element.error().message());
+  }
+  return element;
+}
+
+}  // namespace
+
+Result<void> for_each_element(const JsonCursor& array, const StreamedJson* streamed,
+                              const std::function<Result<void>(const JsonCursor&)>& visit) {
+  if (!array.is_array()) return array.type_error("an array");
+  if (const auto* elements = streamed_elements_of(array, streamed)) {
+    for (size_t i = 0; i < elements->size(); ++i) {
+      const std::string path = json_index_path(array.path(), i);
+      FERRITE_ASSIGN_OR_RETURN(nlohmann::json element, parse_element((*elements)[i], path));
+      FERRITE_RETURN_IF_ERROR(visit(JsonCursor(element, path)));
+    }
+    return {};
+  }
+  const nlohmann::json& value = array.json();
+  for (size_t i = 0; i < value.size(); ++i) {
+    FERRITE_RETURN_IF_ERROR(visit(JsonCursor(value[i], json_index_path(array.path(), i))));
+  }
+  return {};
+}
+
+Result<size_t> element_count(const JsonCursor& array, const StreamedJson* streamed) {
+  if (!array.is_array()) return array.type_error("an array");
+  if (const auto* elements = streamed_elements_of(array, streamed)) return elements->size();
+  return array.json().size();
+}
+
+Result<void> encode_canonical(CanonicalEncoder& out, const nlohmann::json& value,
+                              std::string_view path, const StreamedJson& streamed,
+                              std::string_view omitted) {
+  if (value.is_object()) {
+    out.begin_object();
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (!omitted.empty() && it.key() == omitted) continue;
+      out.key(it.key());
+      FERRITE_RETURN_IF_ERROR(
+          encode_canonical(out, it.value(), json_child_path(path, it.key()), streamed));
+    }
+    out.end_object();
+    return {};
+  }
+  if (value.is_array()) {
+    if (const auto* elements = streamed.elements_at(path)) {
+      out.begin_array();
+      for (size_t i = 0; i < elements->size(); ++i) {
+        FERRITE_ASSIGN_OR_RETURN(nlohmann::json element,
+                                 parse_element((*elements)[i], json_index_path(path, i)));
+        out.json(element);
+      }
+      out.end_array();
+      return {};
+    }
+    out.begin_array();
+    for (size_t i = 0; i < value.size(); ++i) {
+      FERRITE_RETURN_IF_ERROR(
+          encode_canonical(out, value[i], json_index_path(path, i), streamed));
+    }
+    out.end_array();
+    return {};
+  }
+  out.json(value);
+  return {};
+}
+
+}  // namespace ferrite
