@@ -10,6 +10,7 @@
 #include "cli/model_plan.h"
 #include "cli/plan_sources.h"
 #include "ferrite/format/atomic_file.h"
+#include "ferrite/plan/plan_verify.h"
 #include "ferrite/core/json_reader.h"
 
 namespace ferrite::cli {
@@ -41,7 +42,8 @@ int run_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
   if (!args.output_path.empty()) {
     // A plan file must be readable by verify and explain, whose limits guard
     // against hostile files; refuse to write one they would reject.
-    if (auto readable = check_strict_json_text(text, kMaxPlanFileBytes); !readable) {
+    if (auto readable = check_strict_json_streamed(text, kMaxPlanFileBytes, plan_streamed_arrays());
+        !readable) {
       return report_error(make_error(ErrorCode::kInvalidExecutionPlan,
                                      "the plan of {} nodes is too large for a plan file ({}); it "
                                      "can still be compiled and run in memory",

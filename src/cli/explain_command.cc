@@ -13,7 +13,9 @@
 #include "cli/model_plan.h"
 #include "cli/plan_sources.h"
 #include "ferrite/core/json_reader.h"
+#include "ferrite/core/streamed_json.h"
 #include "ferrite/format/atomic_file.h"
+#include "ferrite/format/program_file.h"
 #include "ferrite/plan/execution_plan.h"
 #include "ferrite/plan/plan_verify.h"
 
@@ -28,11 +30,16 @@ Result<void> write_html_report(const ExplainArgs& args, const PlanExplanation& e
 }
 
 // A plan file is {"payload":…,"plan_hash":…}; anything else is taken as a
-// program file to compile.
+// program file to compile. Plans and programs are both read with their large
+// arrays streamed.
 Result<bool> is_plan_file(const std::string& path, std::string& text) {
   FERRITE_ASSIGN_OR_RETURN(text, read_text_file(path, kMaxPlanFileBytes));
-  FERRITE_ASSIGN_OR_RETURN(nlohmann::json document, parse_strict_json(text, kMaxPlanFileBytes));
-  return document.is_object() && document.contains("payload");
+  std::vector<JsonArrayPattern> streamed(plan_streamed_arrays().begin(),
+                                         plan_streamed_arrays().end());
+  streamed.push_back(program_nodes_pattern());
+  FERRITE_ASSIGN_OR_RETURN(StreamedJson document,
+                           parse_strict_json_streamed(text, kMaxPlanFileBytes, streamed));
+  return document.document().is_object() && document.document().contains("payload");
 }
 
 // A model file: does it fit (before any weight is read), and — when it
@@ -104,7 +111,8 @@ int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err) {
   if (auto refused = refuse_model_options(args.model); !refused) {
     return report_error(refused.error(), args.json, out, err);
   }
-  nlohmann::json wire;
+  nlohmann::json compiled_wire;
+  std::optional<StreamedJson> file_wire;
   PlanSourceArgs sources = args.sources;
   std::string text;
   bool from_plan = false;
@@ -123,15 +131,15 @@ int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err) {
   if (from_plan) {
     auto read = read_plan_wire(text);
     if (!read) return report_error(read.error(), args.json, out, err);
-    wire = std::move(*read);
+    file_wire = std::move(*read);
   } else {
     auto inputs = load_compile_inputs(sources);
     if (!inputs) return report_error(inputs.error(), args.json, out, err);
     auto compiled = compile_plan(*inputs);
     if (!compiled) return report_error(compiled.error(), args.json, out, err);
-    wire = compiled->plan().to_json();
+    compiled_wire = compiled->plan().to_json();
   }
-  auto explanation = explain_plan(wire);
+  auto explanation = file_wire ? explain_plan(*file_wire) : explain_plan(compiled_wire);
   if (!explanation) return report_error(explanation.error(), args.json, out, err);
   if (auto written = write_html_report(args, *explanation, nullptr); !written) {
     return report_error(written.error(), args.json, out, err);

@@ -419,8 +419,8 @@ Result<ModelPlan> compile_model_plan(const std::string& model_path,
 
 Result<ModelPlan> rebuild_model_plan(std::string_view plan_text, const std::string& model_path,
                                      const ModelPlanSettings& given) {
-  FERRITE_ASSIGN_OR_RETURN(nlohmann::json wire, read_plan_wire(plan_text));
-  const nlohmann::json& payload = wire["payload"];
+  FERRITE_ASSIGN_OR_RETURN(StreamedJson wire, read_plan_wire(plan_text));
+  const nlohmann::json& payload = wire.document()["payload"];
   FERRITE_ASSIGN_OR_RETURN(RecordedSettings recorded, recorded_settings(payload));
   ModelPlanSettings settings = given;
   if (!settings.context) settings.context = recorded.context;
@@ -462,7 +462,7 @@ Result<ModelPlan> rebuild_model_plan(std::string_view plan_text, const std::stri
                       difference_hint(setting))
         .with_field("json_path", setting);
   }
-  if (auto same = compare_plan_wire(rebuilt.plan(), wire); !same) {
+  if (auto same = compare_plan_wire(rebuilt.plan(), wire, plan_text); !same) {
     const Status& status = same.error();
     auto path = status.fields().find("json_path");
     const std::string at = path == status.fields().end() ? "$" : path->second;

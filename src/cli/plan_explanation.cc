@@ -280,8 +280,9 @@ Result<uint64_t> component_length(const ObjectReader& component, const JsonCurso
   return bytes;
 }
 
-Result<std::vector<ExplainedBuffer>> read_buffers(const std::vector<JsonCursor>& node_rows,
-                                                  const std::vector<JsonCursor>& value_rows,
+Result<std::vector<ExplainedBuffer>> read_buffers(const JsonCursor& node_rows,
+                                                  const JsonCursor& value_rows,
+                                                  const StreamedJson* streamed,
                                                   const std::vector<ExplainedResource>& resources,
                                                   const std::vector<ExplainedArena>& arenas) {
   std::set<std::string, std::less<>> arena_ids;
@@ -289,7 +290,8 @@ Result<std::vector<ExplainedBuffer>> read_buffers(const std::vector<JsonCursor>&
   // value id → its arena placements (resource, offset, length).
   std::map<std::string, std::vector<std::tuple<std::string, uint64_t, uint64_t>>, std::less<>>
       placed;
-  for (const JsonCursor& value_row : value_rows) {
+  FERRITE_RETURN_IF_ERROR(for_each_element(value_rows, streamed, [&](const JsonCursor& value_row)
+                                                                      -> Result<void> {
     if (!value_row.is_object()) return value_row.type_error("an object");
     ObjectReader value(value_row.json(), value_row.path());
     FERRITE_ASSIGN_OR_RETURN(std::string value_id, value.required_string("value_id"));
@@ -310,10 +312,14 @@ Result<std::vector<ExplainedBuffer>> read_buffers(const std::vector<JsonCursor>&
       FERRITE_ASSIGN_OR_RETURN(uint64_t length, component_length(component, component_row, value));
       placed[value_id].emplace_back(resource, offset, length);
     }
-  }
+    return {};
+  }));
   std::map<std::tuple<std::string, uint64_t, std::string, uint64_t>, ExplainedBuffer> found;
-  for (size_t index = 0; index < node_rows.size(); ++index) {
-    ObjectReader node(node_rows[index].json(), node_rows[index].path());
+  size_t index = 0;
+  FERRITE_RETURN_IF_ERROR(for_each_element(node_rows, streamed, [&](const JsonCursor& node_row)
+                                                                     -> Result<void> {
+    if (!node_row.is_object()) return node_row.type_error("an object");
+    ObjectReader node(node_row.json(), node_row.path());
     for (std::string_view role : {"inputs", "outputs"}) {
       FERRITE_ASSIGN_OR_RETURN(JsonCursor values, node.required(role));
       FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> rows, values.array());
@@ -339,7 +345,9 @@ Result<std::vector<ExplainedBuffer>> read_buffers(const std::vector<JsonCursor>&
         }
       }
     }
-  }
+    ++index;
+    return {};
+  }));
   std::vector<ExplainedBuffer> out;
   out.reserve(found.size());
   for (auto& [key, buffer] : found) out.push_back(std::move(buffer));
@@ -348,7 +356,9 @@ Result<std::vector<ExplainedBuffer>> read_buffers(const std::vector<JsonCursor>&
 
 }  // namespace
 
-Result<PlanExplanation> explain_plan(const json& wire) {
+namespace {
+
+Result<PlanExplanation> explain_wire(const json& wire, const StreamedJson* streamed) {
   const JsonCursor root(wire);
   if (!root.is_object()) return root.type_error("an object");
   ObjectReader top(wire, "$");
@@ -377,13 +387,14 @@ Result<PlanExplanation> explain_plan(const json& wire) {
   }
   FERRITE_ASSIGN_OR_RETURN(OperationVersions versions, read_operation_versions(payload));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor nodes, payload.required("nodes"));
-  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> node_rows, nodes.array());
-  for (const JsonCursor& row : node_rows) {
-    FERRITE_ASSIGN_OR_RETURN(ExplainedNode node, read_node(row, versions));
-    ++out.nodes_per_provider[node.provider];
-    if (node.selection_reason == "fallback_from_preferred") ++out.fallbacks;
-    out.nodes.push_back(std::move(node));
-  }
+  FERRITE_RETURN_IF_ERROR(
+      for_each_element(nodes, streamed, [&](const JsonCursor& row) -> Result<void> {
+        FERRITE_ASSIGN_OR_RETURN(ExplainedNode node, read_node(row, versions));
+        ++out.nodes_per_provider[node.provider];
+        if (node.selection_reason == "fallback_from_preferred") ++out.fallbacks;
+        out.nodes.push_back(std::move(node));
+        return {};
+      }));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor memory_cursor, payload.required("memory"));
   if (!memory_cursor.is_object()) return memory_cursor.type_error("an object");
   ObjectReader memory(memory_cursor.json(), memory_cursor.path());
@@ -407,18 +418,18 @@ Result<PlanExplanation> explain_plan(const json& wire) {
     out.arenas.push_back(std::move(a));
   }
   FERRITE_ASSIGN_OR_RETURN(JsonCursor resources, memory.required("resources"));
-  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> resource_rows, resources.array());
-  for (const JsonCursor& row : resource_rows) {
-    FERRITE_ASSIGN_OR_RETURN(ExplainedResource resource, read_resource(row));
-    auto total = checked_add(out.total_resource_bytes, resource.size_bytes);
-    if (!total) return row.error("sizes overflow u64 when summed");
-    out.total_resource_bytes = *total;
-    out.resources.push_back(std::move(resource));
-  }
+  FERRITE_RETURN_IF_ERROR(
+      for_each_element(resources, streamed, [&](const JsonCursor& row) -> Result<void> {
+        FERRITE_ASSIGN_OR_RETURN(ExplainedResource resource, read_resource(row));
+        auto total = checked_add(out.total_resource_bytes, resource.size_bytes);
+        if (!total) return row.error("sizes overflow u64 when summed");
+        out.total_resource_bytes = *total;
+        out.resources.push_back(std::move(resource));
+        return {};
+      }));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor value_table, payload.required("values"));
-  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> value_rows, value_table.array());
-  FERRITE_ASSIGN_OR_RETURN(out.buffers,
-                           read_buffers(node_rows, value_rows, out.resources, out.arenas));
+  FERRITE_ASSIGN_OR_RETURN(out.buffers, read_buffers(nodes, value_table, streamed, out.resources,
+                                                     out.arenas));
   FERRITE_RETURN_IF_ERROR(read_weight_materialization(payload, out));
   if (auto formats = payload.optional("quantization_formats")) {
     FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> rows, formats->array());
@@ -429,6 +440,14 @@ Result<PlanExplanation> explain_plan(const json& wire) {
     std::sort(out.quantization_formats.begin(), out.quantization_formats.end());
   }
   return out;
+}
+
+}  // namespace
+
+Result<PlanExplanation> explain_plan(const json& wire) { return explain_wire(wire, nullptr); }
+
+Result<PlanExplanation> explain_plan(const StreamedJson& wire) {
+  return explain_wire(wire.document(), &wire);
 }
 
 std::string render_text(const PlanExplanation& e) {

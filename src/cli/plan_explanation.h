@@ -27,6 +27,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferrite/core/streamed_json.h"
+
 #include "ferrite/core/status.h"
 
 namespace ferrite::cli {
@@ -116,6 +118,9 @@ struct PlanExplanation {
 };
 
 Result<PlanExplanation> explain_plan(const nlohmann::json& wire);
+// A plan file as read_plan_wire read it: its node, value and resource rows
+// are read one at a time.
+Result<PlanExplanation> explain_plan(const StreamedJson& wire);
 std::string render_text(const PlanExplanation& explanation);
 nlohmann::json to_json(const PlanExplanation& explanation);
 // "1.50 MiB (1572864 B)"-style sizes for people.

@@ -130,7 +130,8 @@ class StrictSaxHandler {
   using string_t = json::string_t;
   using binary_t = json::binary_t;
 
-  StrictSaxHandler(bool build, bool keep_floats) : build_(build), keep_floats_(keep_floats) {}
+  StrictSaxHandler(bool build, bool keep_floats, size_t memory_budget)
+      : build_(build), keep_floats_(keep_floats), memory_budget_(memory_budget) {}
 
   // Streams the arrays matching `patterns`; spans are recorded into `builder`
   // (null: check only) relative to `text`, whose read position is *read_to.
@@ -238,12 +239,12 @@ class StrictSaxHandler {
   // Adds the estimated cost of one parsed element; aborts past the budget.
   void charge(size_t bytes) {
     estimated_bytes_ += bytes;
-    if (estimated_bytes_ > kMaxJsonMemoryBytes) {
+    if (estimated_bytes_ > memory_budget_) {
       throw StrictJsonViolation{
           container_path(),
           fmt::format("makes the JSON document need more than the limit of {} MiB in memory "
                       "(estimated while parsing)",
-                      kMaxJsonMemoryBytes >> 20)};
+                      memory_budget_ >> 20)};
     }
   }
 
@@ -363,6 +364,7 @@ class StrictSaxHandler {
 
   bool build_;
   bool keep_floats_;
+  size_t memory_budget_;
   json root_;
   std::vector<Frame> frames_;
   size_t estimated_bytes_ = 0;
@@ -458,7 +460,7 @@ Result<void> parse_json_text(std::string_view text, size_t max_bytes, bool build
                       max_bytes)
         .with_field("path", "$");
   }
-  StrictSaxHandler handler(build, keep_floats);
+  StrictSaxHandler handler(build, keep_floats, json_memory_budget(text.size()));
   const char* read_to = text.data();
   handler.stream(streamed, build ? builder : nullptr, text, &read_to);
   bool parsed = false;
@@ -498,6 +500,12 @@ Result<json> parse_document(std::string_view text, size_t max_bytes, bool keep_f
 }
 
 }  // namespace
+
+size_t json_memory_budget(size_t text_bytes) {
+  if (text_bytes <= kMaxJsonTextBytes) return kMaxJsonMemoryBytes;
+  const size_t over = text_bytes - kMaxJsonTextBytes;
+  return over >= kMaxJsonMemoryBytes ? 0 : kMaxJsonMemoryBytes - over;
+}
 
 Result<json> parse_strict_json(std::string_view text) {
   return parse_strict_json(text, kMaxJsonTextBytes);

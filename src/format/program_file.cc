@@ -12,8 +12,10 @@ namespace ferrite {
 
 namespace {
 
-// A document the strict rules already hold for.
-Result<PreparedModelFamily> read_checked_program_document(const nlohmann::json& document) {
+// A document the strict rules already hold for; its blocks' nodes may be
+// streamed (kProgramNodesPattern).
+Result<PreparedModelFamily> read_checked_program_document(const nlohmann::json& document,
+                                                          const StreamedJson* streamed) {
   const JsonCursor root(document);
   FERRITE_RETURN_IF_ERROR(
       format_internal::check_envelope(root, kProgramFileFormat, kProgramFileFormatVersion));
@@ -26,7 +28,7 @@ Result<PreparedModelFamily> read_checked_program_document(const nlohmann::json& 
   FERRITE_ASSIGN_OR_RETURN(JsonCursor schema_cursor, object.required("weight_schema"));
   FERRITE_ASSIGN_OR_RETURN(WeightSchema schema, read_weight_schema(schema_cursor));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor program_cursor, object.required("program"));
-  FERRITE_ASSIGN_OR_RETURN(ModelProgram program, read_model_program(program_cursor));
+  FERRITE_ASSIGN_OR_RETURN(ModelProgram program, read_model_program(program_cursor, streamed));
   return PreparedModelFamily::create(std::move(family), config.json(), std::move(schema),
                                      std::move(program));
 }
@@ -35,12 +37,19 @@ Result<PreparedModelFamily> read_checked_program_document(const nlohmann::json& 
 
 Result<PreparedModelFamily> read_program_file_json(const nlohmann::json& document) {
   FERRITE_RETURN_IF_ERROR(check_strict_json_value(document));
-  return read_checked_program_document(document);
+  return read_checked_program_document(document, nullptr);
+}
+
+const JsonArrayPattern& program_nodes_pattern() {
+  static const JsonArrayPattern pattern{{"program", "blocks", "[]", "nodes"}};
+  return pattern;
 }
 
 Result<PreparedModelFamily> read_program_file_text(std::string_view text) {
-  FERRITE_ASSIGN_OR_RETURN(nlohmann::json document, parse_strict_json(text));
-  return read_checked_program_document(document);
+  FERRITE_ASSIGN_OR_RETURN(StreamedJson document,
+                           parse_strict_json_streamed(text, kMaxJsonTextBytes,
+                                                      {&program_nodes_pattern(), 1}));
+  return read_checked_program_document(document.document(), &document);
 }
 
 Result<PreparedModelFamily> read_program_file(const std::filesystem::path& path) {

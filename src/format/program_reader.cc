@@ -105,21 +105,23 @@ Result<ProgramNode> read_program_node(const JsonCursor& cursor) {
                      std::move(attributes)};
 }
 
-Result<ProgramBlock> read_program_block(const JsonCursor& cursor) {
+Result<ProgramBlock> read_program_block(const JsonCursor& cursor, const StreamedJson* streamed) {
   FERRITE_ASSIGN_OR_RETURN(ObjectReader object, cursor.object({"id", "nodes"}));
   FERRITE_ASSIGN_OR_RETURN(std::string id, object.required_string("id"));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor nodes_cursor, object.required("nodes"));
-  FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> items, nodes_cursor.array());
+  FERRITE_ASSIGN_OR_RETURN(size_t count, element_count(nodes_cursor, streamed));
   std::vector<ProgramNode> nodes;
-  nodes.reserve(items.size());
-  for (const JsonCursor& item : items) {
-    FERRITE_ASSIGN_OR_RETURN(ProgramNode node, read_program_node(item));
-    nodes.push_back(std::move(node));
-  }
+  nodes.reserve(count);
+  FERRITE_RETURN_IF_ERROR(
+      for_each_element(nodes_cursor, streamed, [&](const JsonCursor& item) -> Result<void> {
+        FERRITE_ASSIGN_OR_RETURN(ProgramNode node, read_program_node(item));
+        nodes.push_back(std::move(node));
+        return {};
+      }));
   return ProgramBlock{std::move(id), std::move(nodes)};
 }
 
-Result<ModelProgram> read_model_program(const JsonCursor& cursor) {
+Result<ModelProgram> read_model_program(const JsonCursor& cursor, const StreamedJson* streamed) {
   FERRITE_ASSIGN_OR_RETURN(ObjectReader object,
                            cursor.object({"family", "inputs", "blocks", "states", "weights",
                                           "outputs"}));
@@ -132,7 +134,7 @@ Result<ModelProgram> read_model_program(const JsonCursor& cursor) {
   std::vector<ProgramBlock> blocks;
   blocks.reserve(block_items.size());
   for (const JsonCursor& item : block_items) {
-    FERRITE_ASSIGN_OR_RETURN(ProgramBlock block, read_program_block(item));
+    FERRITE_ASSIGN_OR_RETURN(ProgramBlock block, read_program_block(item, streamed));
     blocks.push_back(std::move(block));
   }
   FERRITE_ASSIGN_OR_RETURN(JsonCursor states_cursor, object.required("states"));

@@ -1,9 +1,14 @@
 #include "ferrite/plan/plan_verify.h"
 
+#include <algorithm>
+#include <optional>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "ferrite/core/fingerprint.h"
 #include "ferrite/core/json_reader.h"
+#include "ferrite/core/streamed_json.h"
 #include "ferrite/core/text.h"
 
 namespace ferrite {
@@ -36,12 +41,22 @@ std::string first_json_difference(const nlohmann::json& expected, const nlohmann
   return expected == actual ? std::string() : path;
 }
 
-Result<nlohmann::json> read_plan_wire(std::string_view plan_text) {
+std::span<const JsonArrayPattern> plan_streamed_arrays() {
+  static const std::vector<JsonArrayPattern> patterns{{{"payload", "nodes"}},
+                                                      {{"payload", "values"}},
+                                                      {{"payload", "memory", "resources"}}};
+  return patterns;
+}
+
+Result<StreamedJson> read_plan_wire(std::string_view plan_text) {
   if (plan_text.size() > kMaxPlanFileBytes) {
     return make_error(ErrorCode::kSerialization, "plan text is {} bytes, over the {} byte limit",
                       plan_text.size(), kMaxPlanFileBytes);
   }
-  FERRITE_ASSIGN_OR_RETURN(nlohmann::json wire, parse_strict_json(plan_text, kMaxPlanFileBytes));
+  FERRITE_ASSIGN_OR_RETURN(StreamedJson streamed,
+                           parse_strict_json_streamed(plan_text, kMaxPlanFileBytes,
+                                                      plan_streamed_arrays()));
+  const nlohmann::json& wire = streamed.document();
   // The schema marker first, before any nested field.
   const nlohmann::json* schema = nullptr;
   if (wire.is_object() && wire.contains("payload") && wire["payload"].is_object() &&
@@ -62,13 +77,17 @@ Result<nlohmann::json> read_plan_wire(std::string_view plan_text) {
       return make_error(ErrorCode::kSerialization, "unknown field `$.{}` in plan", item.key());
     }
   }
-  const std::string recomputed = plan_payload_hash(wire["payload"]);
+  // plan_payload_hash of the payload, its streamed arrays in place.
+  CanonicalSha256 hash;
+  FERRITE_RETURN_IF_ERROR(
+      encode_canonical(hash, wire["payload"], "$.payload", streamed, "plan_id"));
+  const std::string recomputed = hash.hex();
   if (recomputed != wire["plan_hash"].get<std::string>()) {
     return make_error(ErrorCode::kPlanHashMismatch,
                       "plan hash {} differs from the payload's hash {}",
                       wire["plan_hash"].get<std::string>(), recomputed);
   }
-  return wire;
+  return streamed;
 }
 
 namespace {
@@ -105,10 +124,10 @@ std::string short_json(const nlohmann::json* value) {
   return text;
 }
 
-}  // namespace
 
-Result<void> compare_plan_wire(const ExecutionPlan& rebuilt, const nlohmann::json& wire) {
-  if (rebuilt.canonical_text() == canonical_json(wire)) return {};
+// The field-level diagnosis, from two whole documents (plans small enough to
+// parse whole).
+Error plan_difference(const ExecutionPlan& rebuilt, const nlohmann::json& wire) {
   const nlohmann::json expected = rebuilt.to_json();
   // The plan id and hash follow from the rest: name what made them differ.
   auto without_identity = [](nlohmann::json plan) {
@@ -129,16 +148,168 @@ Result<void> compare_plan_wire(const ExecutionPlan& rebuilt, const nlohmann::jso
       .with_field("json_path", path);
 }
 
+// An encoder that compares the bytes it is given with `expected` as they are
+// flushed, remembering where they first differ and what was found there.
+class CanonicalComparison : public CanonicalEncoder {
+ public:
+  explicit CanonicalComparison(std::string_view expected) : expected_(expected) {}
+
+  // After the whole document: nullopt when the bytes equal `expected`, else
+  // the offset of the first differing byte.
+  std::optional<uint64_t> first_difference() {
+    flush();
+    if (difference_) return difference_;
+    if (flushed_ != expected_.size()) return std::min<uint64_t>(flushed_, expected_.size());
+    return std::nullopt;
+  }
+  const std::string& found() const { return found_; }
+
+ protected:
+  void flush() override {
+    if (!difference_ && !buffer_.empty()) {
+      const std::string_view expected =
+          flushed_ < expected_.size() ? expected_.substr(flushed_) : std::string_view();
+      const size_t common = std::min(expected.size(), buffer_.size());
+      const auto [at, unused] =
+          std::mismatch(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(common),
+                        expected.begin());
+      const auto index = static_cast<size_t>(at - buffer_.begin());
+      if (index < buffer_.size()) {
+        difference_ = flushed_ + index;
+        found_ = buffer_.substr(index, kShown);
+      }
+    }
+    flushed_ += buffer_.size();
+    buffer_.clear();
+  }
+
+ private:
+  static constexpr size_t kShown = 96;
+  std::string_view expected_;
+  std::optional<uint64_t> difference_;
+  std::string found_;
+};
+
+// The JSON path of the value that holds byte `offset` of canonical (compact)
+// JSON text: the innermost member or element started at or before it.
+std::string canonical_path_at(std::string_view text, uint64_t offset) {
+  struct Level {
+    bool is_object;
+    std::string key;
+    size_t index = 0;
+    bool reading_key = false;
+  };
+  std::vector<Level> levels;
+  bool in_string = false;
+  bool escaped = false;
+  std::string token;
+  const size_t end = std::min<uint64_t>(offset, text.size());
+  for (size_t i = 0; i < end; ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+        if (!levels.empty() && levels.back().reading_key) {
+          levels.back().key = token;
+          levels.back().reading_key = false;
+        }
+        continue;
+      }
+      token.push_back(c);
+      continue;
+    }
+    switch (c) {
+      case '"':
+        in_string = true;
+        token.clear();
+        break;
+      case '{':
+        levels.push_back(Level{true, {}, 0, true});
+        break;
+      case '[':
+        levels.push_back(Level{false, {}, 0, false});
+        break;
+      case '}':
+      case ']':
+        if (!levels.empty()) levels.pop_back();
+        break;
+      case ',':
+        if (!levels.empty()) {
+          if (levels.back().is_object) {
+            levels.back().reading_key = true;
+          } else {
+            ++levels.back().index;
+          }
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  std::string path = "$";
+  for (const Level& level : levels) {
+    if (level.is_object) {
+      if (level.key.empty()) break;
+      path = json_child_path(path, level.key);
+    } else {
+      path = json_index_path(path, level.index);
+    }
+  }
+  return path;
+}
+
+std::string excerpt(std::string_view text, size_t shown = 96) {
+  std::string out(text.substr(0, shown));
+  if (text.size() > shown) out += "...";
+  return out;
+}
+
+std::string_view trimmed(std::string_view text) {
+  const auto is_space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+}  // namespace
+
+Result<void> compare_plan_wire(const ExecutionPlan& rebuilt, const StreamedJson& wire,
+                               std::string_view plan_text) {
+  const std::string& expected = rebuilt.canonical_text();
+  // A plan file as `ferrite compile` writes it is the canonical text itself.
+  if (trimmed(plan_text) == expected) return {};
+  CanonicalComparison comparison(expected);
+  FERRITE_RETURN_IF_ERROR(encode_canonical(comparison, wire.document(), "$", wire));
+  const std::optional<uint64_t> offset = comparison.first_difference();
+  if (!offset) return {};
+  // Small enough to hold whole: the field-level diagnosis.
+  if (auto whole = parse_strict_json(plan_text, kMaxPlanFileBytes)) {
+    return plan_difference(rebuilt, *whole);
+  }
+  const std::string path = canonical_path_at(expected, *offset);
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    "plan differs from the trusted rebuild at {} (canonical byte {}): expected "
+                    "{}, found {}",
+                    path, *offset, excerpt(std::string_view(expected).substr(*offset)),
+                    excerpt(comparison.found()))
+      .with_field("json_path", path)
+      .with_field("canonical_offset", std::to_string(*offset));
+}
+
 Result<std::string> verify_plan_json(std::string_view plan_text, const PreparedModelFamily& family,
                               const CapabilityCatalog& catalog, const RuntimePolicy& policy,
                               const EstimatorRegistry& estimators,
                               const WeightMaterializerRegistry& materializers,
                               const ProgramPlanCompileOptions& options) {
-  FERRITE_ASSIGN_OR_RETURN(nlohmann::json wire, read_plan_wire(plan_text));
+  FERRITE_ASSIGN_OR_RETURN(StreamedJson wire, read_plan_wire(plan_text));
   FERRITE_ASSIGN_OR_RETURN(auto rebuilt, ProgramPlanCompiler::compile(family, catalog, policy,
                                                                       estimators, materializers,
                                                                       options));
-  FERRITE_RETURN_IF_ERROR(compare_plan_wire(rebuilt.plan(), wire));
+  FERRITE_RETURN_IF_ERROR(compare_plan_wire(rebuilt.plan(), wire, plan_text));
   return rebuilt.plan().plan_id();
 }
 

@@ -51,9 +51,12 @@ class PlanReportHtmlTest : public ::testing::Test {
                                               .output_path = plan.string()})
                   .code,
               0);
-    auto wire = read_plan_wire(read_file(plan));
+    const std::string text = read_file(plan);
+    auto wire = read_plan_wire(text);
     EXPECT_TRUE(wire) << wire.error().to_string();
-    return wire ? std::move(*wire) : nlohmann::json();
+    // As a whole document, for tests that change it.
+    auto whole = parse_strict_json(text);
+    return wire && whole ? std::move(*whole) : nlohmann::json();
   }
 
   fs::path dir_;
@@ -70,9 +73,16 @@ TEST_F(PlanReportHtmlTest, ModelReportDrawsEveryBufferAndMarksFallbacks) {
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string page = read_file(html);
 
-  auto wire = read_plan_wire(read_file(plan));
+  const std::string text = read_file(plan);
+  auto wire = read_plan_wire(text);
   ASSERT_TRUE(wire) << wire.error().to_string();
   auto e = explain_plan(*wire);
+  // Rows read one at a time explain the same as the whole document.
+  auto whole = parse_strict_json(text);
+  ASSERT_TRUE(whole);
+  auto from_document = explain_plan(*whole);
+  ASSERT_TRUE(from_document);
+  EXPECT_EQ(to_json(*from_document), to_json(*e));
   ASSERT_TRUE(e) << e.error().to_string();
   ASSERT_EQ(e->arenas.size(), 1u);
   // Every buffer the packer placed is drawn once.

@@ -8,7 +8,8 @@
 //   * duplicate object keys (names the object's path and the key);
 //   * nesting deeper than kMaxJsonDepth (64) containers;
 //   * documents whose parsed form would need more than kMaxJsonMemoryBytes
-//     (128 MiB), estimated while parsing — before the memory is used — at
+//     (128 MiB; less for text over 64 MiB, see json_memory_budget),
+//     estimated while parsing — before the memory is used — at
 //     48 B per value (an element of a growing vector), 64 B per container,
 //     48 B + length per string and
 //     192 B + twice the length per object key (the DOM node and the
@@ -64,6 +65,12 @@ namespace ferrite {
 inline constexpr size_t kMaxJsonTextBytes = size_t{64} << 20;  // 64 MiB
 inline constexpr size_t kMaxJsonDepth = 64;
 inline constexpr size_t kMaxJsonMemoryBytes = size_t{128} << 20;  // estimated parsed size
+
+// The parsed-size budget for `text_bytes` of text: kMaxJsonMemoryBytes, less
+// whatever the text is over kMaxJsonTextBytes (readers with a larger text cap,
+// plan files, pay for their text out of it: text and parsed form together stay
+// within 192 MiB).
+size_t json_memory_budget(size_t text_bytes);
 
 // Strict parse (see contract above).
 Result<nlohmann::json> parse_strict_json(std::string_view text);

@@ -12,6 +12,10 @@
 // PreparedModelFamily::create: InvalidModelConfig, UnknownWeightLayout, ...)
 // returns that error unchanged. File errors are kIo naming the file;
 // errors found inside a file are prefixed with "`<file>`: ".
+// Text is read with every block's `nodes` streamed (program_nodes_pattern();
+// core/streamed_json.h): the nodes are parsed one at a time into the
+// program, so a 100,000-node program file is read within the JSON parsed-size
+// cap, which would refuse its whole tree at about 46,000 chain nodes.
 // `program_file_to_json` writes the same shape (canonical: config keys
 // sorted, schema normalized), so read(write(f)).fingerprint() == f.fingerprint().
 //
@@ -27,12 +31,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferrite/core/streamed_json.h"
 #include "ferrite/program/prepared_model_family.h"
 
 namespace ferrite {
 
 inline constexpr std::string_view kProgramFileFormat = "ferrite.program";
 inline constexpr uint64_t kProgramFileFormatVersion = 1;
+
+// $.program.blocks[].nodes, the array program files stream.
+const JsonArrayPattern& program_nodes_pattern();
 
 Result<PreparedModelFamily> read_program_file_json(const nlohmann::json& document);
 Result<PreparedModelFamily> read_program_file_text(std::string_view text);

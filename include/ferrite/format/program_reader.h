@@ -25,6 +25,7 @@
 #pragma once
 
 #include "ferrite/core/json_reader.h"
+#include "ferrite/core/streamed_json.h"
 #include "ferrite/program/model_program.h"
 #include "ferrite/program/state_spec.h"
 #include "ferrite/program/weight_reference.h"
@@ -36,7 +37,12 @@ Result<StateCapacityDemand> read_capacity_demand(const JsonCursor& cursor);
 Result<StateSpec> read_state_spec(const JsonCursor& cursor);
 Result<WeightReference> read_weight_reference(const JsonCursor& cursor);
 Result<ProgramNode> read_program_node(const JsonCursor& cursor);
-Result<ProgramBlock> read_program_block(const JsonCursor& cursor);
-Result<ModelProgram> read_model_program(const JsonCursor& cursor);
+// With `streamed`, a block's nodes may be a streamed array of that document
+// (core/streamed_json.h; program files stream kProgramNodesPattern), read one
+// node at a time.
+Result<ProgramBlock> read_program_block(const JsonCursor& cursor,
+                                        const StreamedJson* streamed = nullptr);
+Result<ModelProgram> read_model_program(const JsonCursor& cursor,
+                                        const StreamedJson* streamed = nullptr);
 
 }  // namespace ferrite

@@ -66,12 +66,14 @@ namespace ferrite {
 inline constexpr std::string_view kPlanSchema = "ferrite.plan/3";
 // Plans are about 1 KiB per node (ferrite.plan/3). In memory (compile, run)
 // a plan's canonical text may reach 512 MiB (~520,000 nodes). Plan *files* —
-// untrusted input to verify and explain — are capped at 64 MiB of text, and
-// their parsed form at kMaxJsonMemoryBytes (estimated ~10 KiB per node: about
-// 13,000 nodes);
-// `ferrite compile -o` refuses to write a plan that could not be read back.
+// untrusted input to verify and explain — are capped at 128 MiB of text
+// (~130,000 Llama-shaped nodes); their node, value and resource tables are
+// read one row at a time (plan_verify.h), and the rest of the document is
+// held to the JSON parsed-size budget, which text over 64 MiB shrinks
+// (json_memory_budget). `ferrite compile -o` refuses to write a plan that
+// could not be read back.
 inline constexpr size_t kMaxPlanJsonBytes = size_t{512} << 20;
-inline constexpr size_t kMaxPlanFileBytes = size_t{64} << 20;
+inline constexpr size_t kMaxPlanFileBytes = size_t{128} << 20;
 
 class ExecutionPlan {
  public:
