@@ -1,5 +1,6 @@
 #include "ferrite/core/streamed_json.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace ferrite {
@@ -95,6 +96,80 @@ Result<void> encode_canonical(CanonicalEncoder& out, const nlohmann::json& value
   }
   out.json(value);
   return {};
+}
+
+std::string canonical_json_path_at(std::string_view text, uint64_t offset, char other) {
+  struct Level {
+    bool is_object;
+    std::string key;
+    size_t index = 0;
+    bool reading_key = false;
+  };
+  std::vector<Level> levels;
+  bool in_string = false;
+  bool escaped = false;
+  std::string token;
+  const size_t end = std::min<uint64_t>(offset, text.size());
+  for (size_t i = 0; i < end; ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+        if (!levels.empty() && levels.back().reading_key) {
+          levels.back().key = token;
+          levels.back().reading_key = false;
+        }
+        continue;
+      }
+      token.push_back(c);
+      continue;
+    }
+    switch (c) {
+      case '"':
+        in_string = true;
+        token.clear();
+        break;
+      case '{':
+        levels.push_back(Level{true, {}, 0, true});
+        break;
+      case '[':
+        levels.push_back(Level{false, {}, 0, false});
+        break;
+      case '}':
+      case ']':
+        if (!levels.empty()) levels.pop_back();
+        break;
+      case ',':
+        if (!levels.empty()) {
+          if (levels.back().is_object) {
+            levels.back().reading_key = true;
+          } else {
+            ++levels.back().index;
+          }
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  const bool length_differs =
+      !in_string && !levels.empty() && !levels.back().is_object &&
+      (other == ',' || (offset < text.size() && text[offset] == ','));
+  if (length_differs) ++levels.back().index;
+  std::string path = "$";
+  for (const Level& level : levels) {
+    if (level.is_object) {
+      if (level.key.empty()) break;
+      path = json_child_path(path, level.key);
+    } else {
+      path = json_index_path(path, level.index);
+    }
+  }
+  return path;
 }
 
 }  // namespace ferrite

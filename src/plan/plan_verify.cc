@@ -190,78 +190,6 @@ class CanonicalComparison : public CanonicalEncoder {
   std::string found_;
 };
 
-// The JSON path of the value that holds byte `offset` of canonical (compact)
-// JSON text: the innermost member or element started at or before it.
-std::string canonical_path_at(std::string_view text, uint64_t offset) {
-  struct Level {
-    bool is_object;
-    std::string key;
-    size_t index = 0;
-    bool reading_key = false;
-  };
-  std::vector<Level> levels;
-  bool in_string = false;
-  bool escaped = false;
-  std::string token;
-  const size_t end = std::min<uint64_t>(offset, text.size());
-  for (size_t i = 0; i < end; ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-        if (!levels.empty() && levels.back().reading_key) {
-          levels.back().key = token;
-          levels.back().reading_key = false;
-        }
-        continue;
-      }
-      token.push_back(c);
-      continue;
-    }
-    switch (c) {
-      case '"':
-        in_string = true;
-        token.clear();
-        break;
-      case '{':
-        levels.push_back(Level{true, {}, 0, true});
-        break;
-      case '[':
-        levels.push_back(Level{false, {}, 0, false});
-        break;
-      case '}':
-      case ']':
-        if (!levels.empty()) levels.pop_back();
-        break;
-      case ',':
-        if (!levels.empty()) {
-          if (levels.back().is_object) {
-            levels.back().reading_key = true;
-          } else {
-            ++levels.back().index;
-          }
-        }
-        break;
-      default:
-        break;
-    }
-  }
-  std::string path = "$";
-  for (const Level& level : levels) {
-    if (level.is_object) {
-      if (level.key.empty()) break;
-      path = json_child_path(path, level.key);
-    } else {
-      path = json_index_path(path, level.index);
-    }
-  }
-  return path;
-}
-
 std::string excerpt(std::string_view text, size_t shown = 96) {
   std::string out(text.substr(0, shown));
   if (text.size() > shown) out += "...";
@@ -290,7 +218,8 @@ Result<void> compare_plan_wire(const ExecutionPlan& rebuilt, const StreamedJson&
   if (auto whole = parse_strict_json(plan_text, kMaxPlanFileBytes)) {
     return plan_difference(rebuilt, *whole);
   }
-  const std::string path = canonical_path_at(expected, *offset);
+  const std::string path = canonical_json_path_at(
+      expected, *offset, comparison.found().empty() ? '\0' : comparison.found().front());
   return make_error(ErrorCode::kInvalidExecutionPlan,
                     "plan differs from the trusted rebuild at {} (canonical byte {}): expected "
                     "{}, found {}",

@@ -372,6 +372,26 @@ std::vector<HostileCase> hostile_cases() {
     write_text(d / "plan.json", text);
     return std::vector<std::string>{"explain", (d / "plan.json").string()};
   });
+  // Plan files may hold 128 MiB of text; above 64 MiB the text is paid for
+  // out of the parsed-size budget.
+  add("PlanOf120MiBOfNumbers", "JSON", [](const fs::path& d) {
+    std::string text = R"({"payload":{"nodes":[[0)";
+    text.reserve(121 << 20);
+    while (text.size() < (120u << 20)) text += ",0";
+    text += "]]}}";
+    write_text(d / "plan.json", text);
+    return std::vector<std::string>{"explain", (d / "plan.json").string()};
+  });
+  add("PlanOf120MiBOfKeysOutsideTheRows", "JSON", [](const fs::path& d) {
+    std::string text = R"({"payload":{"schema":)";
+    text.reserve(121 << 20);
+    text += "{";
+    for (uint64_t i = 0; text.size() < (120u << 20); ++i) text += fmt::format("\"{:x}\":0,", i);
+    text += "\"end\":0}}}";
+    write_text(d / "plan.json", text);
+    return std::vector<std::string>{"verify", (d / "plan.json").string(), "--example",
+                                    "llama-decoder"};
+  });
   add("ProgramObjectOfMillionsOfKeys", "JSON", [](const fs::path& d) {
     std::string text = "{";
     text.reserve(64 << 20);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include <gmock/gmock.h>
@@ -15,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/plan_explanation.h"
 #include "cli/plan_report_html.h"
+#include "ferrite/core/json_reader.h"
 #include "ferrite/plan/plan_verify.h"
 #include "support/cli_invoke.h"
 
@@ -183,6 +185,32 @@ TEST_F(PlanReportHtmlTest, ExplainResolvesTableReferencesAndNamesBrokenOnes) {
   refused = explain_plan(broken);
   ASSERT_FALSE(refused);
   EXPECT_THAT(refused.error().message(), HasSubstr("which `operations` lacks"));
+}
+
+// A plan file whose document tree the parsed-size cap refuses is explained
+// row by row, the same as its rows would be from a whole document.
+TEST_F(PlanReportHtmlTest, ExplainReadsPlansBeyondTheDocumentCap) {
+  nlohmann::json wire = example_plan_wire();
+  nlohmann::json& nodes = wire["payload"]["nodes"];
+  const size_t original = nodes.size();
+  const nlohmann::json last = nodes.back();
+  // 24 MB of rows: over 128 MiB as a tree (about 8 B estimated per byte).
+  const size_t rows = original + (size_t{24} << 20) / last.dump().size();
+  while (nodes.size() < rows) nodes.push_back(last);
+  wire["plan_hash"] = plan_payload_hash(wire["payload"]);
+  const fs::path plan = dir_ / "large.plan.json";
+  {
+    std::ofstream out(plan);
+    out << wire.dump();
+  }
+  wire = nlohmann::json();
+  const std::string text = read_file(plan);
+  ASSERT_FALSE(parse_strict_json(text, kMaxPlanFileBytes)) << "the case must be over the cap";
+  auto r = invoke(run_explain, ExplainArgs{.path = plan.string(), .json = true});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json explained = nlohmann::json::parse(r.out);
+  EXPECT_EQ(explained.at("nodes").size(), rows);
+  EXPECT_EQ(explained.at("nodes").at(original), explained.at("nodes").at(original - 1));
 }
 
 TEST(PlanReportHtml, EscapesEveryPlanString) {

@@ -202,5 +202,23 @@ TEST(StreamedJsonTest, StreamedElementsLeaveTheParsedSizeCap) {
   EXPECT_NE(refused.error().message().find("in memory"), std::string::npos);
 }
 
+// Two canonical texts compared byte by byte: the path names the value that
+// differs, the element one side lacks, or the member whose key differs.
+TEST(StreamedJsonTest, CanonicalPathAtAByteNamesTheValue) {
+  const std::string text = R"({"a":[1,{"b":2,"c":"x,]}"}],"d":{"e":[]}})";
+  const auto at = [&](std::string_view needle) { return text.find(needle); };
+  EXPECT_EQ(canonical_json_path_at(text, at("2,"), '3'), "$.a[1].b");
+  EXPECT_EQ(canonical_json_path_at(text, at("x,"), 'y'), "$.a[1].c");
+  EXPECT_EQ(canonical_json_path_at(text, at(",]}\"") + 1, '}'), "$.a[1].c") << "inside a string";
+  EXPECT_EQ(canonical_json_path_at(text, at("1,"), '5'), "$.a[0]");
+  // Element 2 exists on the other side only (',' where this text ends the array).
+  EXPECT_EQ(canonical_json_path_at(text, at("],\"d\""), ','), "$.a[2]");
+  // Element 1 is missing on the other side (']' where this text goes on).
+  EXPECT_EQ(canonical_json_path_at(text, at(",{\"b\""), ']'), "$.a[1]");
+  EXPECT_EQ(canonical_json_path_at(text, at("[]"), '{'), "$.d.e");
+  EXPECT_EQ(canonical_json_path_at(text, 0, '['), "$");
+  EXPECT_EQ(canonical_json_path_at(text, text.size(), '\0'), "$");
+}
+
 }  // namespace streamed_json_test
 }  // namespace ferrite

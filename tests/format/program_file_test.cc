@@ -2,9 +2,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string>
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "ferrite/core/json_reader.h"
@@ -150,6 +153,61 @@ TEST(FormatProgramFileTest, FileErrors) {
 
   auto ok = read_program_file(format_test::source_path("examples/synthetic.program.json"));
   FERRITE_ASSERT_OK(ok);
+}
+
+// A chain of `nodes` swiglu nodes and an RMS norm, as bench/write_synthetic_program
+// writes it; node `broken` (if any) gets an invalid operation id.
+std::string chain_program_text(size_t nodes, std::optional<size_t> broken = std::nullopt) {
+  std::string text =
+      R"({"config":{"nodes":1},"family":"family.bench.chain","format":"ferrite.program",)"
+      R"("format_version":1,"program":{"blocks":[{"id":"block.chain","nodes":[)";
+  std::string previous = "value.x";
+  for (size_t i = 0; i < nodes; ++i) {
+    const std::string value = fmt::format("value.chain.{}", i);
+    text += fmt::format(
+        R"({{"attributes":{{}},"id":"node.chain.{}","inputs":["{}","{}"],"operation":"{}",)"
+        R"("outputs":["{}"],"version":"1.0","work":{{"tokens":{{"axis":0,"value":"{}"}}}}}},)",
+        i, previous, previous, broken == i ? "Operation Swiglu" : "operation.swiglu", value,
+        value);
+    previous = value;
+  }
+  text += fmt::format(
+      R"({{"attributes":{{"epsilon":{{"rational":"1/100000"}}}},"id":"node.chain.norm",)"
+      R"("inputs":["{}","value.weight.norm"],"operation":"operation.rms_norm",)"
+      R"("outputs":["value.y"],"version":"1.0","work":{{"tokens":{{"axis":0,"value":"value.y"}}}}}}]}}],)"
+      R"("family":"family.bench.chain","inputs":["value.x"],"outputs":["value.y"],"states":[],)"
+      R"("weights":[{{"tensor":{{"dimensions":[172],"element_type":"f32","layout":"contiguous"}},)"
+      R"("value":"value.weight.norm","weight":"weight.norm"}}]}},)",
+      previous);
+  text +=
+      R"("weight_schema":{"components":[{"dimensions":[172],"encoding":{"element_type":"f32",)"
+      R"("kind":"dense"},"external_names":["norm.weight"],"id":"component.norm","required":true,)"
+      R"("role":"values"}],"format_id":"weight-format.dense","layout_id":"weight-layout.llama",)"
+      R"("tensors":[{"dimensions":[172],"id":"weight.norm","logical_element_type":"f32",)"
+      R"("physical_layout":{"component_id":"component.norm","kind":"dense"},"required":true}],)"
+      R"("version":{"major":1,"minor":0}}})";
+  return text;
+}
+
+// The nodes are read one at a time: a program whose document tree the
+// parsed-size cap refuses (about 46,000 chain nodes) is read whole.
+TEST(FormatProgramFileTest, ProgramsBeyondTheDocumentCapAreReadNodeByNode) {
+  const size_t nodes = 50'000;
+  const std::string text = chain_program_text(nodes);
+  auto whole = parse_strict_json(text);
+  ASSERT_FALSE(whole);
+  EXPECT_NE(whole.error().message().find("in memory"), std::string::npos);
+  auto family = read_program_file_text(text);
+  FERRITE_ASSERT_OK(family);
+  ASSERT_EQ(family->program().blocks().size(), 1u);
+  EXPECT_EQ(family->program().blocks()[0].nodes.size(), nodes + 1);
+  EXPECT_EQ(program_file_to_json(*family), json::parse(text));
+
+  auto broken = read_program_file_text(chain_program_text(nodes, 40'000));
+  ASSERT_FALSE(broken);
+  EXPECT_NE(broken.error().message().find("`$.program.blocks[0].nodes[40000].operation`"),
+            std::string::npos)
+      << broken.error().message();
 }
 
 }  // namespace program_file_test

@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -84,6 +85,50 @@ TEST(PlanVerifyTest, RebuildNamesTheFirstDifferingPath) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), ErrorCode::kInvalidExecutionPlan);
   EXPECT_THAT(r.error().message(), HasSubstr("$.payload.nodes[0].provider_id"));
+}
+
+TEST(PlanVerifyTest, AnySpellingOfTheCanonicalPlanVerifies) {
+  PlanHarness h;
+  const json plan = h.compile()->plan().to_json();
+  for (const std::string& text : {plan.dump(2), "\n " + plan.dump() + "\n\n", plan.dump(0, '\t')}) {
+    auto r = h.verify(text);
+    EXPECT_TRUE(r) << r.error().to_string();
+  }
+}
+
+// A plan whose document tree the parsed-size cap refuses is read row by row:
+// its hash is checked, and a difference from the rebuild is named by the
+// path at the first differing canonical byte.
+TEST(PlanVerifyTest, PlansBeyondTheDocumentCapAreReadRowByRow) {
+  PlanHarness h;
+  auto compiled = h.compile();
+  ASSERT_TRUE(compiled) << compiled.error().to_string();
+  json plan = compiled->plan().to_json();
+  json& nodes = plan["payload"]["nodes"];
+  const size_t original = nodes.size();
+  const json extra = nodes[0];
+  while (nodes.size() < original + 24'000) nodes.push_back(extra);
+  const std::string text = rehash(plan);
+  plan = json();
+  ASSERT_FALSE(parse_strict_json(text, kMaxPlanFileBytes)) << "the case must be over the cap";
+  auto wire = read_plan_wire(text);
+  ASSERT_TRUE(wire) << wire.error().to_string();
+  const JsonCursor rows(wire->document()["payload"]["nodes"], "$.payload.nodes");
+  EXPECT_EQ(*element_count(rows, &*wire), original + 24'000);
+  auto same = compare_plan_wire(compiled->plan(), *wire, text);
+  ASSERT_FALSE(same);
+  EXPECT_EQ(same.error().code(), ErrorCode::kInvalidExecutionPlan);
+  const std::string at = fmt::format("$.payload.nodes[{}]", original);
+  EXPECT_THAT(same.error().message(), HasSubstr(at + " (canonical byte "));
+  EXPECT_EQ(same.error().fields().at("json_path"), at);
+  // Tampering is still caught before anything is compared.
+  std::string tampered = text;
+  const size_t provider = tampered.rfind("\"provider_id\":\"");
+  ASSERT_NE(provider, std::string::npos);
+  tampered[provider + 16] = 'X';
+  auto stale = read_plan_wire(tampered);
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(stale.error().code(), ErrorCode::kPlanHashMismatch);
 }
 
 TEST(PlanVerifyTest, EverySelfRehashedScalarChangeIsRejected) {

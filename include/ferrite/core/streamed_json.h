@@ -109,4 +109,13 @@ Result<void> encode_canonical(CanonicalEncoder& out, const nlohmann::json& value
                               std::string_view path, const StreamedJson& streamed,
                               std::string_view omitted = {});
 
+// The JSON path of the value that holds byte `offset` of canonical (compact)
+// JSON `text`: the innermost member or element begun before it (a
+// difference between two canonical texts, found by comparing their bytes,
+// named for people). `other` is the byte the other text has at `offset`
+// ('\0' if it ended): where the two differ in an array's length (one has ','
+// where the other ends the array), the path is the element one side lacks.
+//   canonical_json_path_at(R"({"a":[1,{"b":2}]})", 13, '3') == "$.a[1].b"
+std::string canonical_json_path_at(std::string_view text, uint64_t offset, char other);
+
 }  // namespace ferrite
