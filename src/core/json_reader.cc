@@ -143,7 +143,8 @@ class StrictSaxHandler {
     read_to_ = read_to;
   }
 
-  json& document() { return builder_ != nullptr ? builder_->document() : root_; }
+  // The document being built (only when building, which needs a builder).
+  json& document() { return builder_->document(); }
 
   bool null() { return scalar(json(nullptr), 48); }
   bool boolean(bool value) { return scalar(json(value), 48); }
@@ -365,7 +366,6 @@ class StrictSaxHandler {
   bool build_;
   bool keep_floats_;
   size_t memory_budget_;
-  json root_;
   std::vector<Frame> frames_;
   size_t estimated_bytes_ = 0;
   std::optional<size_t> error_position_;
