@@ -75,7 +75,7 @@ void ferrite_free(void* pointer);
 typedef struct ferrite_model_options {
   uint64_t context;        /* positions the KV cache holds; 0: the model's (at most 4096) */
   uint64_t capacity;       /* tokens per prefill step; 0: 64 */
-  uint32_t threads;        /* 0: one per hardware thread */
+  uint32_t threads;        /* kernel and compile threads; 0: one per hardware thread */
   uint64_t memory_bytes;   /* memory the plan may use; 0: this machine's */
   const char* providers;   /* "fast" (default when NULL) or "reference", comma-separated */
   const char* isa;         /* "avx512", "avx2", "portable"; NULL: the widest this CPU runs */

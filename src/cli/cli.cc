@@ -181,7 +181,8 @@ int run_cli(int argc, char** argv) {
     command->add_flag("--print-ids", args.print_ids,
                       "Also print the prompt and generated token ids");
     command->add_option("--threads", args.settings.threads,
-                        "Provider threads, cpu.fast's (default 0 = one per hardware thread)")
+                        "Provider threads, cpu.fast's, and the compile's (default 0 = one per hardware "
+                        "thread)")
         ->check(CLI::Range(0u, 256u));
     command->add_option("--prompt-ids", args.prompt_ids,
                         "Prompt as token ids (\"1 403 407\" or \"1,403,407\") instead of text");
@@ -227,7 +228,8 @@ int run_cli(int argc, char** argv) {
                         "and admission waits for blocks")
       ->check(CLI::Range(uint64_t{1}, KvBlockPool::kMaxBlocks * kServeKvBlockTokens));
   serve_cmd->add_option("--threads", serve.settings.threads,
-                        "Provider threads, cpu.fast's (default 0 = one per hardware thread)")
+                        "Provider threads, cpu.fast's, and the compile's (default 0 = one per hardware "
+                        "thread)")
       ->check(CLI::Range(0u, 256u));
   serve_cmd->add_option("--model-name", serve.model_name,
                         "Model id clients send and /v1/models lists (default: the file name)");

@@ -12,6 +12,7 @@
 #include "cli/progress.h"
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/json_reader.h"
+#include "ferrite/core/parallel_indices.h"
 #include "ferrite/format/weight_quality_file.h"
 #include "ferrite/materializers/ggml_block_materializer.h"
 #include "ferrite/plan/plan_verify.h"
@@ -163,6 +164,10 @@ Result<ModelPlan> compile_with(const std::string& model_path, const ModelPlanSet
   FERRITE_ASSIGN_OR_RETURN(auto options,
                            ProgramPlanCompileOptions::create(decoder_compile_inputs(capacity)));
   selection.prefer(model.family, options);
+  // The compile runs on as many threads as the kernels may use, at most
+  // kMaxCompileThreads (0: the CPUs this process may use); the plan's bytes
+  // do not depend on it.
+  options.set_compile_threads(std::min(settings.threads, kMaxCompileThreads));
   FERRITE_RETURN_IF_ERROR(select_weights(settings, std::move(recorded_approval), options));
   nlohmann::json weights_digest = nullptr;
   if (digest == WeightsDigest::kMeasure) {

@@ -77,7 +77,9 @@ struct ModelPlanSettings {
   std::optional<uint64_t> token_capacity;
   std::vector<std::string> providers;  // names, possibly "a,b"; empty: {"fast"}
   std::optional<std::string> isa;
-  uint32_t threads = 0;  // 0: one per hardware thread; not part of the plan
+  // Kernel threads, and the compile's (0: one per hardware thread; the
+  // compile: the CPUs this process may use); not part of the plan.
+  uint32_t threads = 0;
   std::optional<std::string> weights;           // "q8_0" / "q4_0"
   std::optional<std::string> quality_approval;  // approval file path
   std::optional<uint64_t> memory_bytes;         // default: this machine's memory

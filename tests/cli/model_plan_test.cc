@@ -116,6 +116,14 @@ TEST_F(ModelPlanTest, ACompiledPlanRunsAndGivesTheTokensOfAPlainRun) {
   EXPECT_THAT(verified.out, HasSubstr(plan_id));
 }
 
+// --threads also sets the compile's threads; the plan is the same file.
+TEST_F(ModelPlanTest, ThePlanIsTheSameFileOnAnyNumberOfCompileThreads) {
+  const std::string one = read_file(compile("one.plan.json", {.threads = 1}));
+  ASSERT_FALSE(one.empty());
+  EXPECT_EQ(read_file(compile("three.plan.json", {.threads = 3})), one);
+  EXPECT_EQ(read_file(compile("default.plan.json")), one);
+}
+
 TEST_F(ModelPlanTest, APlanForAnotherInstructionSetIsRefused) {
   auto widest = cpu_fast_isa({});
   ASSERT_TRUE(widest);
