@@ -29,17 +29,22 @@ Result<void> write_html_report(const ExplainArgs& args, const PlanExplanation& e
   return write_file_atomically(args.html, render_html(explanation, fit));
 }
 
-// A plan file is {"payload":…,"plan_hash":…}; anything else is taken as a
-// program file to compile. Plans and programs are both read with their large
-// arrays streamed.
-Result<bool> is_plan_file(const std::string& path, std::string& text) {
+// A plan file is {"payload":…,"plan_hash":…}: read once, its rows streamed,
+// and its schema and hash checked (plan_verify.h); anything else is taken as
+// a program file to compile (nullopt). HAZARD: the result refers into `text`.
+Result<std::optional<StreamedJson>> read_if_plan_file(const std::string& path,
+                                                      std::string& text) {
   FERRITE_ASSIGN_OR_RETURN(text, read_text_file(path, kMaxPlanFileBytes));
   std::vector<JsonArrayPattern> streamed(plan_streamed_arrays().begin(),
                                          plan_streamed_arrays().end());
   streamed.push_back(program_nodes_pattern());
   FERRITE_ASSIGN_OR_RETURN(StreamedJson document,
                            parse_strict_json_streamed(text, kMaxPlanFileBytes, streamed));
-  return document.document().is_object() && document.document().contains("payload");
+  if (!document.document().is_object() || !document.document().contains("payload")) {
+    return std::optional<StreamedJson>();
+  }
+  FERRITE_RETURN_IF_ERROR(check_plan_wire(document));
+  return std::optional<StreamedJson>(std::move(document));
 }
 
 // A model file: does it fit (before any weight is read), and — when it
@@ -115,12 +120,11 @@ int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err) {
   std::optional<StreamedJson> file_wire;
   PlanSourceArgs sources = args.sources;
   std::string text;
-  bool from_plan = false;
   if (!args.path.empty()) {
-    auto plan_file = is_plan_file(args.path, text);
+    auto plan_file = read_if_plan_file(args.path, text);
     if (!plan_file) return report_error(plan_file.error(), args.json, out, err);
-    from_plan = *plan_file;
-    if (!from_plan) sources.program_path = args.path;
+    file_wire = std::move(*plan_file);
+    if (!file_wire) sources.program_path = args.path;
   } else if (!sources.example) {
     return report_error(make_error(ErrorCode::kInvalidArgument,
                                    "explain needs a PLAN.json, a PROGRAM.json, a model file or "
@@ -128,11 +132,7 @@ int run_explain(const ExplainArgs& args, std::ostream& out, std::ostream& err) {
                             .value(),
                         args.json, out, err);
   }
-  if (from_plan) {
-    auto read = read_plan_wire(text);
-    if (!read) return report_error(read.error(), args.json, out, err);
-    file_wire = std::move(*read);
-  } else {
+  if (!file_wire) {
     auto inputs = load_compile_inputs(sources);
     if (!inputs) return report_error(inputs.error(), args.json, out, err);
     auto compiled = compile_plan(*inputs);

@@ -13,7 +13,7 @@ namespace ferrite {
 namespace {
 
 // A document the strict rules already hold for; its blocks' nodes may be
-// streamed (kProgramNodesPattern).
+// streamed (program_nodes_pattern()).
 Result<PreparedModelFamily> read_checked_program_document(const nlohmann::json& document,
                                                           const StreamedJson* streamed) {
   const JsonCursor root(document);

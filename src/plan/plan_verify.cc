@@ -56,6 +56,11 @@ Result<StreamedJson> read_plan_wire(std::string_view plan_text) {
   FERRITE_ASSIGN_OR_RETURN(StreamedJson streamed,
                            parse_strict_json_streamed(plan_text, kMaxPlanFileBytes,
                                                       plan_streamed_arrays()));
+  FERRITE_RETURN_IF_ERROR(check_plan_wire(streamed));
+  return streamed;
+}
+
+Result<void> check_plan_wire(const StreamedJson& streamed) {
   const nlohmann::json& wire = streamed.document();
   // The schema marker first, before any nested field.
   const nlohmann::json* schema = nullptr;
@@ -87,7 +92,7 @@ Result<StreamedJson> read_plan_wire(std::string_view plan_text) {
                       "plan hash {} differs from the payload's hash {}",
                       wire["plan_hash"].get<std::string>(), recomputed);
   }
-  return streamed;
+  return {};
 }
 
 namespace {
@@ -117,11 +122,15 @@ const nlohmann::json* json_at_path(const nlohmann::json& root, std::string_view 
   return at;
 }
 
+// At most `shown` bytes of `text`, "..." marking a cut.
+std::string excerpt(std::string_view text, size_t shown = 96) {
+  std::string out(text.substr(0, shown));
+  if (text.size() > shown) out += "...";
+  return out;
+}
+
 std::string short_json(const nlohmann::json* value) {
-  if (value == nullptr) return "(absent)";
-  std::string text = value->dump();
-  if (text.size() > 96) text = text.substr(0, 96) + "...";
-  return text;
+  return value == nullptr ? std::string("(absent)") : excerpt(value->dump());
 }
 
 
@@ -189,12 +198,6 @@ class CanonicalComparison : public CanonicalEncoder {
   std::optional<uint64_t> difference_;
   std::string found_;
 };
-
-std::string excerpt(std::string_view text, size_t shown = 96) {
-  std::string out(text.substr(0, shown));
-  if (text.size() > shown) out += "...";
-  return out;
-}
 
 std::string_view trimmed(std::string_view text) {
   const auto is_space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };

@@ -38,7 +38,7 @@ Result<StateSpec> read_state_spec(const JsonCursor& cursor);
 Result<WeightReference> read_weight_reference(const JsonCursor& cursor);
 Result<ProgramNode> read_program_node(const JsonCursor& cursor);
 // With `streamed`, a block's nodes may be a streamed array of that document
-// (core/streamed_json.h; program files stream kProgramNodesPattern), read one
+// (core/streamed_json.h; program files stream program_nodes_pattern()), read one
 // node at a time.
 Result<ProgramBlock> read_program_block(const JsonCursor& cursor,
                                         const StreamedJson* streamed = nullptr);

@@ -54,6 +54,9 @@ std::span<const JsonArrayPattern> plan_streamed_arrays();
 
 // Steps 1-3. HAZARD: the result refers into `plan_text`; keep it alive.
 Result<StreamedJson> read_plan_wire(std::string_view plan_text);
+// Steps 2-3 on a file already parsed with (at least) plan_streamed_arrays()
+// streamed: read_plan_wire without its parse.
+Result<void> check_plan_wire(const StreamedJson& wire);
 
 Result<std::string> verify_plan_json(std::string_view plan_text, const PreparedModelFamily& family,
                               const CapabilityCatalog& catalog, const RuntimePolicy& policy,
