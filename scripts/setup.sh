@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev python3
   nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev libexpected-dev
   libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev libcpp-httplib-dev chromium
-  python3-dev pybind11-dev python3-jinja2)
+  python3-dev pybind11-dev python3-jinja2 libmimalloc-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
