@@ -108,7 +108,11 @@ void encode_canonical(const ResolvedWeightBinding& weight, CanonicalEncoder& out
   out.end_object();
 }
 
-void encode_canonical(const ResolvedValueBinding& binding, CanonicalEncoder& out) {
+namespace {
+
+// `weight_canonical`, when not empty, is encode_canonical(*binding.weight()).
+void encode_binding(const ResolvedValueBinding& binding, std::string_view weight_canonical,
+                    CanonicalEncoder& out) {
   out.begin_object();
   out.key("access");
   out.string(tensor_access_name(binding.access()));
@@ -127,12 +131,32 @@ void encode_canonical(const ResolvedValueBinding& binding, CanonicalEncoder& out
   out.key("value_id");
   out.string(binding.value_id().str());
   out.key("weight");
-  if (binding.weight()) {
-    encode_canonical(*binding.weight(), out);
-  } else {
+  if (!binding.weight()) {
     out.null();
+  } else if (!weight_canonical.empty()) {
+    out.canonical_value(weight_canonical);
+  } else {
+    encode_canonical(*binding.weight(), out);
   }
   out.end_object();
+}
+
+}  // namespace
+
+void encode_canonical(const ResolvedValueBinding& binding, CanonicalEncoder& out) {
+  encode_binding(binding, {}, out);
+}
+
+std::string encode_canonical_values(const std::vector<ResolvedValueBinding>& values,
+                                    const std::vector<std::string_view>& weight_canonical) {
+  CanonicalText out;
+  out.begin_array();
+  for (size_t i = 0; i < values.size(); ++i) {
+    encode_binding(values[i],
+                   i < weight_canonical.size() ? weight_canonical[i] : std::string_view(), out);
+  }
+  out.end_array();
+  return out.text();
 }
 
 nlohmann::json estimator_input_material(

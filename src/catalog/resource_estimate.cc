@@ -150,9 +150,6 @@ Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
   plan.binding_ = estimate.binding;
   plan.persistent_ = estimate.persistent;
   FERRITE_RETURN_IF_ERROR(plan.validate_fields());
-  // validate_shape() would recompute this very digest from the same fields:
-  // the fields were validated above and no member can change after this.
-  plan.estimate_fingerprint_ = estimate_fingerprint_of(plan);
   return plan;
 }
 
@@ -166,18 +163,13 @@ Result<void> ProviderResourcePlan::validate_fields() const {
       .with_field("estimator_id", estimator_id_);
 }
 
-Result<void> ProviderResourcePlan::validate_shape() const {
-  FERRITE_RETURN_IF_ERROR(validate_fields());
-  if (!is_canonical_sha256(estimate_fingerprint_) ||
-      estimate_fingerprint_ != estimate_fingerprint_of(*this)) {
-    return make_error(ErrorCode::kInvalidExecutionPlan,
-                      "provider `{}` resource estimate fingerprint `{}` does not match its fields",
-                      provider_id_.str(), estimate_fingerprint_)
-        .with_field("provider_id", provider_id_.str())
-        .with_field("estimator_id", estimator_id_);
-  }
-  return {};
+std::string ProviderResourcePlan::estimate_fingerprint() const {
+  return estimate_fingerprint_of(*this);
 }
+
+// The estimate fingerprint is derived from the fields on demand, so it cannot
+// disagree with them: the fields are the whole shape.
+Result<void> ProviderResourcePlan::validate_shape() const { return validate_fields(); }
 
 nlohmann::json ProviderResourcePlan::fingerprint_material() const {
   return nlohmann::json{
@@ -194,7 +186,7 @@ nlohmann::json ProviderResourcePlan::fingerprint_material() const {
 
 nlohmann::json ProviderResourcePlan::to_json() const {
   nlohmann::json out = fingerprint_material();
-  out["estimate_fingerprint"] = estimate_fingerprint_;
+  out["estimate_fingerprint"] = estimate_fingerprint();
   return out;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <memory>
 #include <numeric>
+#include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -92,11 +94,12 @@ std::vector<std::vector<size_t>> independent_components(const std::vector<NodeCa
     while (parent[x] != x) x = parent[x] = parent[parent[x]];
     return x;
   };
-  std::map<ResourceId, size_t> owner;
+  // Looked up only, never iterated: hashed by views of the candidates' ids.
+  std::unordered_map<std::string_view, size_t> owner;
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (const auto& candidate : nodes[i].candidates) {
       for (const auto& [id, _] : candidate.allowed) {
-        auto [it, inserted] = owner.emplace(id, i);
+        auto [it, inserted] = owner.emplace(id.view(), i);
         if (!inserted) {
           size_t a = find(it->second), b = find(i);
           if (a != b) parent[std::max(a, b)] = std::min(a, b);
@@ -185,10 +188,11 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
                                  const std::vector<size_t>& members, const RuntimePolicy& policy) {
   const auto& order = policy.storage_profile_order;
   const size_t penalty_size = order.size() > 1 ? order.size() - 1 : 0;
-  std::map<ResourceId, size_t> last_reference;
+  // Looked up only, never iterated: hashed by views of the candidates' ids.
+  std::unordered_map<std::string_view, size_t> last_reference;
   for (size_t k = 0; k < members.size(); ++k) {
     for (const auto& candidate : nodes[members[k]].candidates) {
-      for (const auto& [id, _] : candidate.allowed) last_reference[id] = k;
+      for (const auto& [id, _] : candidate.allowed) last_reference[id.view()] = k;
     }
   }
   std::map<ConstraintMap, TrailPtr> frontier{{ConstraintMap{}, nullptr}};
@@ -213,7 +217,7 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
         step->choice = c;
         step->penalty = trail ? trail->penalty : std::vector<uint64_t>(penalty_size, 0);
         for (auto it = merged.begin(); it != merged.end();) {
-          if (last_reference.at(it->first) != k) {
+          if (last_reference.at(it->first.view()) != k) {
             ++it;
             continue;
           }

@@ -45,11 +45,17 @@ Result<void> check_weight_requirements(const NodeResolutionContext& context, con
 }
 
 // Each binding's usage and tensor must match what the program says it is.
+// `weight_canonical[i]` becomes the context's encoding of binding i's weight
+// contract once the binding is checked equal to that contract (empty when the
+// context has none).
 Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
                                         const ProgramNode& node,
-                                        const std::vector<ResolvedValueBinding>& bindings) {
+                                        const std::vector<ResolvedValueBinding>& bindings,
+                                        std::vector<std::string_view>& weight_canonical) {
   const ModelProgram& program = context.family.program();
-  for (const auto& binding : bindings) {
+  weight_canonical.assign(bindings.size(), std::string_view());
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    const ResolvedValueBinding& binding = bindings[i];
     if (const WeightReference* weight = program.find_weight_by_value(binding.value_id())) {
       FERRITE_ASSIGN_OR_RETURN(auto tensor, weight->tensor.resolve());
       std::optional<ResolvedWeightBinding> derived;
@@ -61,6 +67,10 @@ Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
                           "node `{}` {} differs from weight `{}` semantics", node.id.str(),
                           binding.describe(), weight->weight_id.str())
             .with_field("node_id", node.id.str());
+      }
+      if (!derived && context.weight_contract_encodings != nullptr) {
+        auto encoded = context.weight_contract_encodings->find(contract);
+        if (encoded != context.weight_contract_encodings->end()) weight_canonical[i] = encoded->second;
       }
     } else if (const StateSpec* state = program.find_state_by_value(binding.value_id())) {
       FERRITE_ASSIGN_OR_RETURN(auto tensor, state->tensor.resolve());
@@ -203,9 +213,11 @@ Result<std::vector<NodeWorkspace>> node_workspaces(const NodeId& node,
                  {NodeWorkspace::kBinding, "binding", &plan.binding()},
                  {NodeWorkspace::kPersistent, "persistent", &plan.persistent()}};
   std::vector<NodeWorkspace> out;
+  std::string estimate_fingerprint;  // derived once, only for a plan with workspaces
   for (const auto& [slot, kind, workspace] : kinds) {
     if (!workspace->has_value()) continue;
-    FERRITE_ASSIGN_OR_RETURN(auto id, workspace_base_id(node, kind, plan.estimate_fingerprint()));
+    if (estimate_fingerprint.empty()) estimate_fingerprint = plan.estimate_fingerprint();
+    FERRITE_ASSIGN_OR_RETURN(auto id, workspace_base_id(node, kind, estimate_fingerprint));
     out.push_back(NodeWorkspace{slot, kind, &**workspace, std::move(id)});
   }
   return out;
@@ -389,7 +401,8 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   FERRITE_RETURN_IF_ERROR(op->validate_attributes(node.id, node.attributes));
   FERRITE_RETURN_IF_ERROR(validate_resolved_bindings(node.id, *op, bindings));
   FERRITE_RETURN_IF_ERROR(validate_program_bindings(node, bindings));
-  FERRITE_RETURN_IF_ERROR(validate_semantic_bindings(context, node, bindings));
+  std::vector<std::string_view> weight_canonical;
+  FERRITE_RETURN_IF_ERROR(validate_semantic_bindings(context, node, bindings, weight_canonical));
   // 3. Compatibility, before any estimator runs.
   std::set<WeightFormatId> weight_formats;
   std::set<QuantizationFormatId> quantization_formats;
@@ -444,7 +457,7 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                         node.id.str(), provider_id.str())
           .with_field("node_id", node.id.str());
     }
-    if (!canonical_values) canonical_values = encode_canonical_values(bindings);
+    if (!canonical_values) canonical_values = encode_canonical_values(bindings, weight_canonical);
     FERRITE_ASSIGN_OR_RETURN(
         std::string input_fingerprint,
         estimator_input_fingerprint_of_encoded(

@@ -1,7 +1,12 @@
 #include "ferrite/compiler/program_node_bindings.h"
 
+#include <string_view>
+#include <unordered_map>
+
 #include <fmt/format.h>
 
+#include "ferrite/catalog/canonical_encoding.h"
+#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/parallel_indices.h"
 
 namespace ferrite {
@@ -19,18 +24,34 @@ BufferUsage usage_of(const ModelProgram& program, const ProgramValueId& value) {
   }
 }
 
+// A pass's tensor and storage of each value, found by one hash of the id
+// (the maps are ordered by id, which costs a string comparison per level).
+struct ValueSources {
+  const ResolvedTensorSpec* tensor = nullptr;
+  const ResolvedValueStorage* storage = nullptr;
+};
+using ValueSourceIndex = std::unordered_map<std::string_view, ValueSources>;
+
+ValueSourceIndex index_value_sources(const ValueTensors& tensors,
+                                     const std::map<ProgramValueId, ResolvedValueStorage>& storages) {
+  ValueSourceIndex index;
+  index.reserve(tensors.size() + storages.size());
+  for (const auto& [id, tensor] : tensors) index[id.view()].tensor = &tensor;
+  for (const auto& [id, storage] : storages) index[id.view()].storage = &storage;
+  return index;
+}
+
 Result<ResolvedValueBinding> make_binding(
     const NodeResolutionContext& context, const ProgramValueId& value,
     ValueBindingRole role, uint32_t ordinal, const TensorContract& contract,
-    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages) {
+    const ValueSourceIndex& sources) {
   const ModelProgram& program = context.family.program();
-  auto tensor = tensors.find(value);
-  if (tensor == tensors.end()) {
+  auto found = sources.find(value.view());
+  if (found == sources.end() || found->second.tensor == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` has no resolved tensor",
                       value.str());
   }
-  auto storage = storages.find(value);
-  if (storage == storages.end()) {
+  if (found->second.storage == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` has no resolved storage",
                       value.str());
   }
@@ -42,8 +63,9 @@ Result<ResolvedValueBinding> make_binding(
     weight = *weight_contract;
   }
   const AliasPolicy alias = role == ValueBindingRole::kInput ? AliasPolicy(NoAlias{}) : contract.alias();
-  return ResolvedValueBinding::create(value, role, ordinal, tensor->second, contract.access(), alias,
-                                      usage_of(program, value), std::move(weight), storage->second);
+  return ResolvedValueBinding::create(value, role, ordinal, *found->second.tensor,
+                                      contract.access(), alias, usage_of(program, value),
+                                      std::move(weight), *found->second.storage);
 }
 
 }  // namespace
@@ -54,6 +76,18 @@ std::map<WeightId, ResolvedWeightBinding> program_weight_contracts(const ModelPr
   for (const WeightReference& weight : program.weights()) {
     auto contract = ResolvedWeightBinding::from_schema(schema, weight.weight_id);
     if (contract) out.emplace(weight.weight_id, std::move(*contract));
+  }
+  return out;
+}
+
+WeightContractEncodings program_weight_contract_encodings(
+    const std::map<WeightId, ResolvedWeightBinding>& contracts) {
+  WeightContractEncodings out;
+  out.reserve(contracts.size());
+  for (const auto& [id, contract] : contracts) {
+    CanonicalText text;
+    encode_canonical(contract, text);
+    out.emplace(&contract, text.text());
   }
   return out;
 }
@@ -79,6 +113,7 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     }
   }
   const auto& nodes = context.family.program().nodes();
+  const ValueSourceIndex sources = index_value_sources(tensors, storages);
   if (previous != nullptr && previous->size() != nodes.size()) previous = nullptr;
   // Each node is resolved on its own (a function of the context and its
   // bindings), into its own slot; several threads take nodes in chunks in
@@ -92,15 +127,13 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     for (size_t i = 0; i < node->inputs.size() && i < op->inputs.size(); ++i) {
       FERRITE_ASSIGN_OR_RETURN(auto binding,
                                make_binding(context, node->inputs[i], ValueBindingRole::kInput,
-                                            static_cast<uint32_t>(i), op->inputs[i], tensors,
-                                            storages));
+                                            static_cast<uint32_t>(i), op->inputs[i], sources));
       bindings.push_back(std::move(binding));
     }
     for (size_t i = 0; i < node->outputs.size() && i < op->outputs.size(); ++i) {
       FERRITE_ASSIGN_OR_RETURN(auto binding,
                                make_binding(context, node->outputs[i], ValueBindingRole::kOutput,
-                                            static_cast<uint32_t>(i), op->outputs[i], tensors,
-                                            storages));
+                                            static_cast<uint32_t>(i), op->outputs[i], sources));
       bindings.push_back(std::move(binding));
     }
     std::set<CapabilityId> requested;

@@ -49,8 +49,9 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
   FERRITE_RETURN_IF_ERROR(validate_compile_options(family, options));
   FERRITE_ASSIGN_OR_RETURN(auto tensors, infer_value_tensors(family, catalog.operations(), options));
   const auto contracts = program_weight_contracts(family.program(), weights.schema());
-  const NodeResolutionContext context{family, weights.schema(), catalog, policy, estimators,
-                                      &contracts};
+  const auto encodings = program_weight_contract_encodings(contracts);
+  const NodeResolutionContext context{family,     weights.schema(), catalog,   policy,
+                                      estimators, &contracts,       &encodings};
 
   // Probe pass: dedicated weight resources, to learn the alignment providers need.
   FERRITE_ASSIGN_OR_RETURN(auto probe_locations, probe_weight_locations(family, weights));
@@ -114,9 +115,11 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
                                                    JointProviderSelection& selection) {
   const auto contracts =
       program_weight_contracts(family.program(), resolution.execution_weights.schema());
+  const auto encodings = program_weight_contract_encodings(contracts);
   const NodeResolutionContext context{family,     resolution.execution_weights.schema(),
                                       catalog,    policy,
-                                      estimators, &contracts};
+                                      estimators, &contracts,
+                                      &encodings};
   const ActivationPlacementInput input{family,
                                        catalog.operations(),
                                        resolution.value_tensors,

@@ -504,12 +504,14 @@ TEST(EstimatorInputTest, RejectsNonCanonicalOperationFingerprint) {
 // ---- estimate request ------------------------------------------------------------------
 
 OperationResourceEstimateRequest make_request(const OperationDescriptor* operation) {
+  // The request borrows its bindings: they live as long as the test program.
+  static const std::vector<ResolvedValueBinding> kValues = node_values();
   return OperationResourceEstimateRequest{
       .node_id = NodeId::literal("node.main"),
       .operation = operation,
       .attributes = {},
       .provider_id = ProviderId::literal("provider.main.reference"),
-      .values = node_values(),
+      .values = kValues,
       .required_capabilities = {CapabilityId::literal("capability.compute")},
       .required_weight_formats = {},
       .required_quantization_formats = {},
@@ -529,11 +531,13 @@ TEST(EstimateRequestTest, RequiresOperation) {
 TEST(EstimateRequestTest, RequiresOneBindingPerSlotInOrder) {
   const OperationDescriptor operation = testing::synthetic_operation();
   OperationResourceEstimateRequest request = make_request(&operation);
-  request.values.pop_back();
+  request.values = request.values.first(request.values.size() - 1);
   expect_plan_error(request.validate(),
                     {"node `node.main`", "3 value bindings", "`operation.main`", "3 inputs"});
   request = make_request(&operation);
-  std::swap(request.values[0], request.values[3]);
+  std::vector<ResolvedValueBinding> swapped(request.values.begin(), request.values.end());
+  std::swap(swapped[0], swapped[3]);
+  request.values = swapped;
   expect_plan_error(request.validate(), {"node `node.main`", "output[0] `value.output`",
                                          "slot 0 is input[0]"});
 }

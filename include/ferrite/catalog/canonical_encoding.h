@@ -46,6 +46,13 @@ void encode_canonical(const ProviderWorkspaceRequirement& workspace, CanonicalEn
 // hashes them for each of its providers. estimator_input_fingerprint(..., values,
 // ...) == estimator_input_fingerprint_of_encoded(..., encode_canonical_values(values), ...).
 std::string encode_canonical_values(const std::vector<ResolvedValueBinding>& values);
+// The same bytes, with each weight binding's `weight` member taken from
+// `weight_canonical[i]` when it is not empty. HAZARD: the caller vouches that
+// weight_canonical[i] is encode_canonical(*values[i].weight()) — the compiler
+// passes its per-compilation contract encodings only after checking that the
+// binding's weight equals that contract (validate_semantic_bindings).
+std::string encode_canonical_values(const std::vector<ResolvedValueBinding>& values,
+                                    const std::vector<std::string_view>& weight_canonical);
 Result<std::string> estimator_input_fingerprint_of_encoded(
     const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
     const NodeId& node_id, const OperationId& operation_id,

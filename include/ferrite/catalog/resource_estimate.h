@@ -21,8 +21,9 @@
 //     binding workspaces Invocation-scoped; persistent NOT Invocation-scoped;
 //     each workspace valid (workspace_requirement.h).
 // `estimate_fingerprint` = canonical_fingerprint of every other field (the
-// JSON below without "estimate_fingerprint"). `validate_shape()` re-checks the
-// fields and that the stored fingerprint matches them.
+// JSON below without "estimate_fingerprint"), derived from the fields on each
+// call (it is not stored, so it always matches them). `validate_shape()`
+// re-checks the fields.
 //
 // JSON (`to_json`; versions as "MAJOR.MINOR", WORKSPACE as in
 // workspace_requirement.h):
@@ -79,7 +80,11 @@ class ProviderResourcePlan {
     return estimator_implementation_fingerprint_;
   }
   const std::string& estimator_input_fingerprint() const { return estimator_input_fingerprint_; }
-  const std::string& estimate_fingerprint() const { return estimate_fingerprint_; }
+  // The digest of every other field (canonical_fingerprint of to_json()
+  // without it), computed on each call: the fields cannot change after
+  // from_provider_output, and only a plan with a workspace needs it (its
+  // workspace resource ids), so the digest is not paid for every candidate.
+  std::string estimate_fingerprint() const;
   uint64_t value_alignment_bytes() const { return value_alignment_bytes_; }
   const std::optional<ProviderWorkspaceRequirement>& scratch() const { return scratch_; }
   const std::optional<ProviderWorkspaceRequirement>& binding() const { return binding_; }
@@ -101,7 +106,6 @@ class ProviderResourcePlan {
   ContractVersion estimator_version_;
   std::string estimator_implementation_fingerprint_;
   std::string estimator_input_fingerprint_;
-  std::string estimate_fingerprint_;
   uint64_t value_alignment_bytes_ = 0;
   std::optional<ProviderWorkspaceRequirement> scratch_;
   std::optional<ProviderWorkspaceRequirement> binding_;

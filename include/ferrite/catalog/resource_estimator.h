@@ -41,6 +41,7 @@
 #pragma once
 
 #include <map>
+#include <span>
 #include <set>
 #include <string>
 #include <vector>
@@ -61,7 +62,9 @@ struct OperationResourceEstimateRequest {
   const OperationDescriptor* operation = nullptr;  // borrowed; outlives the request
   std::map<AttributeId, SemanticValue> attributes;
   ProviderId provider_id;
-  std::vector<ResolvedValueBinding> values;
+  // Borrowed: the caller's bindings outlive the request (the compiler's
+  // node bindings, encoded once for all of its providers).
+  std::span<const ResolvedValueBinding> values;
   std::set<CapabilityId> required_capabilities;
   std::set<WeightFormatId> required_weight_formats;
   std::set<QuantizationFormatId> required_quantization_formats;

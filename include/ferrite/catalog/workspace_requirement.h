@@ -65,6 +65,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -190,6 +191,6 @@ Result<uint64_t> evaluate_workspace_shape(const WorkspaceShape& shape, const Nod
 Result<std::optional<ProviderWorkspaceRequirement>> resolve_workspace_shape(
     const ProviderWorkspaceRequirement& workspace, const NodeId& node,
     const std::map<AttributeId, SemanticValue>& attributes,
-    const std::vector<ResolvedValueBinding>& values, const std::vector<uint64_t>& token_rows);
+    std::span<const ResolvedValueBinding> values, const std::vector<uint64_t>& token_rows);
 
 }  // namespace ferrite

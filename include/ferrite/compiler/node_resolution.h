@@ -33,6 +33,7 @@
 #pragma once
 
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -125,6 +126,8 @@ class PlanNodeResolution {
 };
 
 // Everything resolution reads besides the node itself.
+using WeightContractEncodings = std::unordered_map<const ResolvedWeightBinding*, std::string>;
+
 struct NodeResolutionContext {
   const PreparedModelFamily& family;
   const WeightSchema& execution_weight_schema;  // from the selected materializer
@@ -135,6 +138,12 @@ struct NodeResolutionContext {
   // for program weights, computed once per compilation
   // (program_weight_contracts). A weight it lacks is derived from the schema.
   const std::map<WeightId, ResolvedWeightBinding>* weight_contracts = nullptr;
+  // Optional, only with weight_contracts: encode_canonical(contract) of each
+  // of its entries, keyed by the entry's address
+  // (program_weight_contract_encodings). A node's estimator input then takes
+  // a weight binding's bytes from here, once the binding is checked equal to
+  // its contract, instead of encoding the contract again for every binding.
+  const WeightContractEncodings* weight_contract_encodings = nullptr;
 };
 
 // The execution schema's contract for `weight_id`: the context's precomputed

@@ -42,6 +42,11 @@ namespace ferrite {
 std::map<WeightId, ResolvedWeightBinding> program_weight_contracts(const ModelProgram& program,
                                                                    const WeightSchema& schema);
 
+// encode_canonical of each entry of `contracts`, keyed by its address:
+// NodeResolutionContext::weight_contract_encodings (the map must outlive it).
+WeightContractEncodings program_weight_contract_encodings(
+    const std::map<WeightId, ResolvedWeightBinding>& contracts);
+
 Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
     const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages,
