@@ -496,11 +496,23 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
           .with_field("node_id", node.id.str());
     }
     FERRITE_RETURN_IF_ERROR(check_workspace_presence(node.id, *op, plan));
+    // A workspace's resource id (a digest of the estimate) is named only when
+    // its storage is unavailable; the chosen plan's ids are derived when its
+    // plan node is built (node_workspaces).
+    bool any_blocked = false;
+    for (const auto* workspace : {&plan.scratch(), &plan.binding(), &plan.persistent()}) {
+      if (workspace->has_value() &&
+          !profile_available(context.policy, device, (*workspace)->storage)) {
+        any_blocked = true;
+      }
+    }
     std::set<ResourceId> blocked_workspaces;
-    FERRITE_ASSIGN_OR_RETURN(auto workspaces, node_workspaces(node.id, plan));
-    for (auto& workspace : workspaces) {
-      if (!profile_available(context.policy, device, workspace.requirement->storage)) {
-        blocked_workspaces.insert(std::move(workspace.base_id));
+    if (any_blocked) {
+      FERRITE_ASSIGN_OR_RETURN(auto workspaces, node_workspaces(node.id, plan));
+      for (auto& workspace : workspaces) {
+        if (!profile_available(context.policy, device, workspace.requirement->storage)) {
+          blocked_workspaces.insert(std::move(workspace.base_id));
+        }
       }
     }
     if (!blocked_workspaces.empty()) {

@@ -62,7 +62,9 @@ inline OperationProviderDescriptor provider(
 // 64 B invocation scratch, 32 B plan persistent), or in one specific wrong way.
 enum class Behaviour { kCorrect, kArenaNeeds64, kWrongId, kWrongVersion, kWrongImplementation,
                        kWrongInputClaim, kAlignment3, kMissingScratch,
-                       kAffineScratch /* 8 B + 16 B per sequence + 4 B per token */ };
+                       kAffineScratch /* 8 B + 16 B per sequence + 4 B per token */,
+                       kPagedScratchWhenAccelerated /* a `*.accelerated` provider's scratch
+                                                       needs a paged profile */ };
 
 class CountingEstimator final : public OperationResourceEstimator {
  public:
@@ -107,6 +109,12 @@ class CountingEstimator final : public OperationResourceEstimator {
       case Behaviour::kMissingScratch: e.scratch.reset(); break;
       case Behaviour::kAffineScratch:
         e.scratch->formula = WorkspaceAffine{.fixed = 8, .per_sequence = 16, .per_token = 4};
+        break;
+      case Behaviour::kPagedScratchWhenAccelerated:
+        if (descriptor_.provider_id.str().ends_with(".accelerated")) {
+          e.scratch->storage = DynamicStorageRequirement{
+              {DynamicStorageProfile::parse("fixed_block:65536/paged:65536").value()}};
+        }
         break;
       case Behaviour::kCorrect: break;
     }

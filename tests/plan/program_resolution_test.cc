@@ -190,6 +190,33 @@ TEST(ProgramResolutionTest, Case25PreferredProviderWithUnavailableStorageIsRejec
   EXPECT_TRUE(std::is_sorted(storage->resource_ids.begin(), storage->resource_ids.end()));
 }
 
+// A provider whose own bindings fit but whose scratch workspace needs a
+// storage profile the device lacks is rejected naming that workspace's
+// resource (the id derived from its estimate), and only it.
+TEST(ProgramResolutionTest, ProviderWithUnavailableWorkspaceStorageIsRejectedNamingTheWorkspace) {
+  auto rejected_ids = [] {
+    Harness h;
+    h.behaviour = Behaviour::kPagedScratchWhenAccelerated;
+    h.providers.insert(h.providers.begin(),
+                       provider("provider.operation.accelerated", h.op, contiguous_slots()));
+    auto r = h.run(testing::synthetic_family(), testing::synthetic_options());
+    EXPECT_TRUE(r) << r.error().to_string();
+    if (!r) return std::vector<ResourceId>{};
+    const auto& resolution = r->node_resolutions[0];
+    EXPECT_EQ(resolution.candidates().size(), 1u);
+    EXPECT_EQ(resolution.candidates()[0].provider_id().str(), "provider.operation.reference");
+    const auto& rejection =
+        resolution.rejections().at(ProviderId::literal("provider.operation.accelerated"));
+    const auto* storage = std::get_if<ProviderStorageIncompatible>(&rejection);
+    EXPECT_NE(storage, nullptr);
+    return storage == nullptr ? std::vector<ResourceId>{} : storage->resource_ids;
+  };
+  const auto ids = rejected_ids();
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_TRUE(ids[0].str().starts_with("resource/scratch/sha256/")) << ids[0].str();
+  EXPECT_EQ(ids, rejected_ids());
+}
+
 TEST(ProgramResolutionTest, ResolutionIsDeterministic) {
   Harness a, b;
   auto ra = a.run(testing::synthetic_family(), testing::synthetic_options());
