@@ -205,9 +205,11 @@ TEST(ProgramResolutionTest, ProviderWithUnavailableWorkspaceStorageIsRejectedNam
     const auto& resolution = r->node_resolutions[0];
     EXPECT_EQ(resolution.candidates().size(), 1u);
     EXPECT_EQ(resolution.candidates()[0].provider_id().str(), "provider.operation.reference");
-    const auto& rejection =
-        resolution.rejections().at(ProviderId::literal("provider.operation.accelerated"));
-    const auto* storage = std::get_if<ProviderStorageIncompatible>(&rejection);
+    auto rejection =
+        resolution.rejections().find(ProviderId::literal("provider.operation.accelerated"));
+    EXPECT_NE(rejection, resolution.rejections().end());
+    if (rejection == resolution.rejections().end()) return std::vector<ResourceId>{};
+    const auto* storage = std::get_if<ProviderStorageIncompatible>(&rejection->second);
     EXPECT_NE(storage, nullptr);
     return storage == nullptr ? std::vector<ResourceId>{} : storage->resource_ids;
   };

@@ -33,10 +33,10 @@
 #pragma once
 
 #include <map>
-#include <unordered_map>
 #include <memory>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -125,9 +125,10 @@ class PlanNodeResolution {
   std::map<ProviderId, PlanProviderRejectReason> rejections_;
 };
 
-// Everything resolution reads besides the node itself.
+// Canonical bytes of weight contracts, keyed by the contract's address.
 using WeightContractEncodings = std::unordered_map<const ResolvedWeightBinding*, std::string>;
 
+// Everything resolution reads besides the node itself.
 struct NodeResolutionContext {
   const PreparedModelFamily& family;
   const WeightSchema& execution_weight_schema;  // from the selected materializer
