@@ -147,6 +147,10 @@ void encode_canonical(const ResolvedValueBinding& binding, CanonicalEncoder& out
   encode_binding(binding, {}, out);
 }
 
+std::string encode_canonical_values(const std::vector<ResolvedValueBinding>& values) {
+  return encode_canonical_values(values, {});
+}
+
 std::string encode_canonical_values(const std::vector<ResolvedValueBinding>& values,
                                     const std::vector<std::string_view>& weight_canonical) {
   CanonicalText out;

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "ferrite/catalog/canonical_encoding.h"
-#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/fingerprint.h"
 #include "ferrite/core/json_array.h"
 #include "ferrite/program/model_program.h"
@@ -73,14 +72,6 @@ Result<std::string> estimator_input_fingerprint(
       prepared_family_fingerprint, operation_fingerprint, node_id, operation_id, operation_version,
       attributes, provider_id, encode_canonical_values(values), required_capabilities,
       required_weight_formats, required_quantization_formats);
-}
-
-std::string encode_canonical_values(const std::vector<ResolvedValueBinding>& values) {
-  CanonicalText out;
-  out.begin_array();
-  for (const ResolvedValueBinding& binding : values) encode_canonical(binding, out);
-  out.end_array();
-  return out.text();
 }
 
 Result<std::string> estimator_input_fingerprint_of_encoded(

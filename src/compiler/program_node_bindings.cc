@@ -80,14 +80,15 @@ std::map<WeightId, ResolvedWeightBinding> program_weight_contracts(const ModelPr
   return out;
 }
 
-WeightContractEncodings program_weight_contract_encodings(
-    const std::map<WeightId, ResolvedWeightBinding>& contracts) {
-  WeightContractEncodings out;
-  out.reserve(contracts.size());
-  for (const auto& [id, contract] : contracts) {
+std::shared_ptr<const ProgramWeightContracts> ProgramWeightContracts::derive(
+    const ModelProgram& program, const WeightSchema& schema) {
+  auto out = std::make_shared<ProgramWeightContracts>();
+  out->contracts = program_weight_contracts(program, schema);
+  out->encodings.reserve(out->contracts.size());
+  for (const auto& [id, contract] : out->contracts) {
     CanonicalText text;
     encode_canonical(contract, text);
-    out.emplace(&contract, text.text());
+    out->encodings.emplace(&contract, text.text());
   }
   return out;
 }

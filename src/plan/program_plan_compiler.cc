@@ -48,10 +48,10 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
   }
   FERRITE_RETURN_IF_ERROR(validate_compile_options(family, options));
   FERRITE_ASSIGN_OR_RETURN(auto tensors, infer_value_tensors(family, catalog.operations(), options));
-  const auto contracts = program_weight_contracts(family.program(), weights.schema());
-  const auto encodings = program_weight_contract_encodings(contracts);
-  const NodeResolutionContext context{family,     weights.schema(), catalog,   policy,
-                                      estimators, &contracts,       &encodings};
+  auto contracts = ProgramWeightContracts::derive(family.program(), weights.schema());
+  const NodeResolutionContext context{family,     weights.schema(),      catalog,
+                                      policy,     estimators,            &contracts->contracts,
+                                      &contracts->encodings};
 
   // Probe pass: dedicated weight resources, to learn the alignment providers need.
   FERRITE_ASSIGN_OR_RETURN(auto probe_locations, probe_weight_locations(family, weights));
@@ -75,8 +75,9 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
                              resolve_program_nodes(context, options, tensors, storages, &probe));
     FERRITE_ASSIGN_OR_RETURN(uint64_t observed, maximum_value_alignment(resolutions));
     if (observed <= alignment) {
-      return ProgramResolution{std::move(weights), std::move(tensors), std::move(storages),
-                               std::move(resolutions), alignment, round, {}, 0};
+      return ProgramResolution{std::move(weights),     std::move(tensors), std::move(storages),
+                               std::move(resolutions), alignment,          round,
+                               {},                     0,                  std::move(contracts)};
     }
     alignment = observed;
   }
@@ -113,13 +114,16 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
                                                    const ProgramPlanCompileOptions& options,
                                                    ProgramResolution& resolution,
                                                    JointProviderSelection& selection) {
-  const auto contracts =
-      program_weight_contracts(family.program(), resolution.execution_weights.schema());
-  const auto encodings = program_weight_contract_encodings(contracts);
+  // Those of `resolve`, unless the resolution was put together elsewhere.
+  std::shared_ptr<const ProgramWeightContracts> contracts = resolution.weight_contracts;
+  if (contracts == nullptr) {
+    contracts = ProgramWeightContracts::derive(family.program(),
+                                               resolution.execution_weights.schema());
+  }
   const NodeResolutionContext context{family,     resolution.execution_weights.schema(),
                                       catalog,    policy,
-                                      estimators, &contracts,
-                                      &encodings};
+                                      estimators, &contracts->contracts,
+                                      &contracts->encodings};
   const ActivationPlacementInput input{family,
                                        catalog.operations(),
                                        resolution.value_tensors,

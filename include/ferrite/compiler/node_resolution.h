@@ -141,7 +141,7 @@ struct NodeResolutionContext {
   const std::map<WeightId, ResolvedWeightBinding>* weight_contracts = nullptr;
   // Optional, only with weight_contracts: encode_canonical(contract) of each
   // of its entries, keyed by the entry's address
-  // (program_weight_contract_encodings). A node's estimator input then takes
+  // (ProgramWeightContracts::encodings). A node's estimator input then takes
   // a weight binding's bytes from here, once the binding is checked equal to
   // its contract, instead of encoding the contract again for every binding.
   const WeightContractEncodings* weight_contract_encodings = nullptr;

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "ferrite/catalog/value_storage.h"
@@ -42,10 +43,22 @@ namespace ferrite {
 std::map<WeightId, ResolvedWeightBinding> program_weight_contracts(const ModelProgram& program,
                                                                    const WeightSchema& schema);
 
-// encode_canonical of each entry of `contracts`, keyed by its address:
-// NodeResolutionContext::weight_contract_encodings (the map must outlive it).
-WeightContractEncodings program_weight_contract_encodings(
-    const std::map<WeightId, ResolvedWeightBinding>& contracts);
+// One compilation's weight contracts (program_weight_contracts) and the
+// canonical bytes of each, keyed by the contract's address: what
+// NodeResolutionContext::weight_contracts and ::weight_contract_encodings
+// point at. Derived once per compilation and shared (ProgramResolution keeps
+// it for the packing rounds). Not copyable or movable: the encodings' keys
+// are addresses inside `contracts`.
+struct ProgramWeightContracts {
+  static std::shared_ptr<const ProgramWeightContracts> derive(const ModelProgram& program,
+                                                              const WeightSchema& schema);
+  ProgramWeightContracts() = default;
+  ProgramWeightContracts(const ProgramWeightContracts&) = delete;
+  ProgramWeightContracts& operator=(const ProgramWeightContracts&) = delete;
+
+  std::map<WeightId, ResolvedWeightBinding> contracts;
+  WeightContractEncodings encodings;
+};
 
 Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,

@@ -17,9 +17,11 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "ferrite/compiler/node_resolution.h"
+#include "ferrite/compiler/program_node_bindings.h"
 #include "ferrite/compiler/tensor_inference.h"
 #include "ferrite/compiler/weight_materializer.h"
 #include "ferrite/plan/activation_placement.h"
@@ -36,6 +38,9 @@ struct ProgramResolution {
   // Set by `compile` with packed activation storage (activation_placement.h).
   std::vector<ActivationArenaSummary> activation_arenas;
   int activation_rounds = 0;
+  // The weight contracts the node resolutions were made with (derived from
+  // execution_weights' schema), for the packing rounds to reuse.
+  std::shared_ptr<const ProgramWeightContracts> weight_contracts;
 };
 
 }  // namespace ferrite
