@@ -217,26 +217,49 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   // plans compiled without one keep their earlier wire form.
   if (!run_settings.is_null()) header["run_settings"] = run_settings;
   plan.header_ = std::move(header);
-  // One streamed pass gives both the hash and the size of the wire text:
-  // canonical_text() is {"payload":P,"plan_hash":"H"} where P is the hashed
-  // payload plus the member "plan_id":"plan/sha256/H" (payload always has
-  // members before and after it, so it adds exactly one comma).
-  thread_local CanonicalSha256 hash;
-  hash.reset();
-  plan.encode_payload(hash, /*with_plan_id=*/false);
-  const uint64_t hashed_bytes = hash.size();
-  plan.plan_hash_ = hash.hex();
-  plan.plan_id_ = "plan/sha256/" + plan.plan_hash_;
-  plan.header_["plan_id"] = plan.plan_id_;
-  const uint64_t text_bytes = std::string_view(R"({"payload":)").size() + hashed_bytes +
-                              std::string_view(R"(,"plan_id":"")").size() + plan.plan_id_.size() +
-                              std::string_view(R"(,"plan_hash":"")").size() +
-                              plan.plan_hash_.size() + std::string_view("}").size();
-  if (text_bytes > kMaxPlanJsonBytes) {
+  // One encoding gives both the wire text and the hash. canonical_text() is
+  // {"payload":P,"plan_hash":"H"} where P is the hashed payload plus the
+  // member ,"plan_id":"plan/sha256/H" (payload always has members before and
+  // after it, so the member starts with its comma). Both hashes are written
+  // as placeholders of their final length, the payload less that member is
+  // hashed, and the placeholders are overwritten with the hash.
+  constexpr std::string_view kPlanIdPrefix = "plan/sha256/";
+  constexpr size_t kHexDigits = 64;
+  const std::string zeros(kHexDigits, '0');
+  plan.header_["plan_id"] = std::string(kPlanIdPrefix) + zeros;
+  CanonicalText text;
+  text.begin_object();
+  text.key("payload");
+  const uint64_t payload_begin = text.size();
+  PayloadMember plan_id_member;
+  plan.encode_payload(text, /*with_plan_id=*/true, &plan_id_member);
+  const uint64_t payload_end = text.size();
+  text.key("plan_hash");
+  text.string(zeros);
+  text.end_object();
+  std::string wire = text.release();
+  if (plan_id_member.end <= plan_id_member.begin || plan_id_member.begin <= payload_begin ||
+      plan_id_member.end >= payload_end || wire[plan_id_member.begin] != ',') {
     return make_error(ErrorCode::kInvalidExecutionPlan,
-                      "plan JSON is {} bytes, over the {} byte limit", text_bytes,
+                      "the plan payload has no members around `plan_id` (internal)");
+  }
+  if (wire.size() > kMaxPlanJsonBytes) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "plan JSON is {} bytes, over the {} byte limit", wire.size(),
                       kMaxPlanJsonBytes);
   }
+  thread_local CanonicalSha256 hash;
+  hash.reset();
+  const std::string_view view(wire);
+  hash.update(view.substr(payload_begin, plan_id_member.begin - payload_begin));
+  hash.update(view.substr(plan_id_member.end, payload_end - plan_id_member.end));
+  plan.plan_hash_ = hash.hex();
+  plan.plan_id_ = std::string(kPlanIdPrefix) + plan.plan_hash_;
+  plan.header_["plan_id"] = plan.plan_id_;
+  // The member ends with the id's closing quote; the text with `"}`.
+  wire.replace(plan_id_member.end - 1 - kHexDigits, kHexDigits, plan.plan_hash_);
+  wire.replace(wire.size() - 2 - kHexDigits, kHexDigits, plan.plan_hash_);
+  plan.canonical_text_ = std::make_shared<const std::string>(std::move(wire));
   return plan;
 }
 
@@ -431,29 +454,24 @@ void ExecutionPlan::encode_tables_before(std::string_view key, size_t& next,
   }
 }
 
-void ExecutionPlan::encode_payload(CanonicalEncoder& out, bool with_plan_id) const {
+void ExecutionPlan::encode_payload(CanonicalEncoder& out, bool with_plan_id,
+                                   PayloadMember* plan_id_member) const {
   size_t next = 0;
   out.begin_object();
   for (auto it = header_.begin(); it != header_.end(); ++it) {
     encode_tables_before(it.key(), next, out);
-    if (!with_plan_id && it.key() == "plan_id") continue;
+    const bool is_plan_id = it.key() == "plan_id";
+    if (!with_plan_id && is_plan_id) continue;
+    if (is_plan_id && plan_id_member != nullptr) plan_id_member->begin = out.size();
     out.key(it.key());
     out.json(it.value());
+    if (is_plan_id && plan_id_member != nullptr) plan_id_member->end = out.size();
   }
   encode_tables_before("\x7f", next, out);
   out.end_object();
 }
 
-std::string ExecutionPlan::canonical_text() const {
-  CanonicalText text;
-  text.begin_object();
-  text.key("payload");
-  encode_payload(text, /*with_plan_id=*/true);
-  text.key("plan_hash");
-  text.string(plan_hash_);
-  text.end_object();
-  return text.text();
-}
+const std::string& ExecutionPlan::canonical_text() const { return *canonical_text_; }
 
 json ExecutionPlan::to_json() const { return json::parse(canonical_text()); }
 

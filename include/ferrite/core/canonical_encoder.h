@@ -94,6 +94,8 @@ class CanonicalEncoder {
 class CanonicalText : public CanonicalEncoder {
  public:
   const std::string& text() const { return buffer_; }
+  // Moves the text out; the encoder is then empty (reset() before reuse).
+  std::string release() { return std::move(buffer_); }
 };
 
 // Streams the encoding into SHA-256 (one OpenSSL context per object, reused).

@@ -44,6 +44,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,10 +97,19 @@ class ExecutionPlan {
   // `values` (plan_id included).
   const nlohmann::json& header() const { return header_; }
 
-  // The canonical payload, `plan_id` included or left out (what is hashed).
-  void encode_payload(CanonicalEncoder& out, bool with_plan_id) const;
+  // Byte offsets of one payload member in an encoder's output: from its
+  // separating comma (or key) to the end of its value.
+  struct PayloadMember {
+    uint64_t begin = 0, end = 0;
+  };
+  // The canonical payload, `plan_id` included or left out (what is hashed);
+  // with `plan_id_member`, where the plan_id member was written.
+  void encode_payload(CanonicalEncoder& out, bool with_plan_id,
+                      PayloadMember* plan_id_member = nullptr) const;
   nlohmann::json to_json() const;
-  std::string canonical_text() const;
+  // Encoded once, by build (the same bytes encode_payload gives inside
+  // {"payload":…,"plan_hash":…}); shared by copies of the plan.
+  const std::string& canonical_text() const;
 
   // The hash covers every payload member but plan_id, which is the hash.
   friend bool operator==(const ExecutionPlan& a, const ExecutionPlan& b) {
@@ -135,6 +145,7 @@ class ExecutionPlan {
 
   std::string plan_id_;
   std::string plan_hash_;
+  std::shared_ptr<const std::string> canonical_text_;
   std::vector<PlanNode> nodes_;
   PlanMemorySummary memory_;
   std::vector<RetainedCompletionValue> retained_;
