@@ -38,11 +38,16 @@ int run_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
   auto compiled = compile_source(args);
   if (!compiled) return report_error(compiled.error(), args.json, out, err);
   const ExecutionPlan& plan = compiled->plan();
-  const std::string text = plan.canonical_text() + "\n";
+  // The file is the plan's canonical text and a newline (written in two
+  // parts: the text may be tens of MB).
+  const std::string& text = plan.canonical_text();
+  const uint64_t file_bytes = text.size() + 1;
   if (!args.output_path.empty()) {
     // A plan file must be readable by verify and explain, whose limits guard
-    // against hostile files; refuse to write one they would reject.
-    if (auto readable = check_strict_json_streamed(text, kMaxPlanFileBytes, plan_streamed_arrays());
+    // against hostile files; refuse to write one they would reject. The
+    // newline is one of the file's bytes, so the text may have one fewer.
+    if (auto readable =
+            check_strict_json_streamed(text, kMaxPlanFileBytes - 1, plan_streamed_arrays());
         !readable) {
       return report_error(make_error(ErrorCode::kInvalidExecutionPlan,
                                      "the plan of {} nodes is too large for a plan file ({}); it "
@@ -51,7 +56,7 @@ int run_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
                               .value(),
                           args.json, out, err);
     }
-    if (auto written = write_file_atomically(args.output_path, text); !written) {
+    if (auto written = write_file_atomically(args.output_path, {text, "\n"}); !written) {
       return report_error(written.error(), args.json, out, err);
     }
   }
@@ -62,14 +67,14 @@ int run_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
                           {"output", args.output_path.empty() ? nlohmann::json(nullptr)
                                                               : nlohmann::json(args.output_path)},
                           {"nodes", plan.nodes().size()},
-                          {"bytes", text.size()}}
+                          {"bytes", file_bytes}}
                .dump(2)
         << "\n";
   } else {
     out << plan.plan_id() << "\n";
     if (!args.output_path.empty()) {
       err << fmt::format("wrote {} ({} nodes, {} bytes)\n", args.output_path, plan.nodes().size(),
-                         text.size());
+                         file_bytes);
     }
   }
   return kExitOk;

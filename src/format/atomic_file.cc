@@ -52,6 +52,11 @@ class TemporaryFile {
 }  // namespace
 
 Result<void> write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
+  return write_file_atomically(path, {bytes});
+}
+
+Result<void> write_file_atomically(const std::filesystem::path& path,
+                                   std::initializer_list<std::string_view> parts) {
   if (path.empty() || !path.has_filename()) {
     return make_error(ErrorCode::kInvalidArgument, "output path `{}` does not name a file",
                       path.string());
@@ -64,15 +69,18 @@ Result<void> write_file_atomically(const std::filesystem::path& path, std::strin
         .with_field("file", path.string());
   }
   TemporaryFile file(temporary, fd);
-  size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(file.fd(), bytes.data() + written, bytes.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return make_error(ErrorCode::kIo, "cannot write `{}`: {}", path.c_str(), std::strerror(errno))
-          .with_field("file", path.string());
+  for (const std::string_view bytes : parts) {
+    size_t written = 0;
+    while (written < bytes.size()) {
+      const ssize_t n = ::write(file.fd(), bytes.data() + written, bytes.size() - written);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return make_error(ErrorCode::kIo, "cannot write `{}`: {}", path.c_str(),
+                          std::strerror(errno))
+            .with_field("file", path.string());
+      }
+      written += static_cast<size_t>(n);
     }
-    written += static_cast<size_t>(n);
   }
   if (::fsync(file.fd()) != 0) {
     return make_error(ErrorCode::kIo, "cannot flush `{}`: {}", path.c_str(), std::strerror(errno))

@@ -6,12 +6,15 @@
 // `path`. Readers therefore see either the old file or the complete new one,
 // never a partial file; on any failure the temporary file is removed and a
 // kIo status names the path and the system error. The directory must exist.
+// The `parts` form writes its parts one after another, as one file (a large
+// text and its final newline without joining them in memory).
 //
 // Example:
 //   FERRITE_RETURN_IF_ERROR(write_file_atomically("llama.plan.json", plan.canonical_text()));
 #pragma once
 
 #include <filesystem>
+#include <initializer_list>
 #include <string_view>
 
 #include "ferrite/core/status.h"
@@ -19,5 +22,7 @@
 namespace ferrite {
 
 Result<void> write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
+Result<void> write_file_atomically(const std::filesystem::path& path,
+                                   std::initializer_list<std::string_view> parts);
 
 }  // namespace ferrite
