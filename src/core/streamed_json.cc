@@ -55,6 +55,26 @@ Result<void> for_each_element(const JsonCursor& array, const StreamedJson* strea
   return {};
 }
 
+Result<void> visit_element(const JsonCursor& array, const StreamedJson* streamed, size_t index,
+                           const std::function<Result<void>(const JsonCursor&)>& visit) {
+  if (!array.is_array()) return array.type_error("an array");
+  const std::string path = json_index_path(array.path(), index);
+  if (const auto* elements = streamed_elements_of(array, streamed)) {
+    if (index >= elements->size()) {
+      return make_error(ErrorCode::kSerialization, "`{}` has {} elements, not {}", array.path(),
+                        elements->size(), index + 1);
+    }
+    FERRITE_ASSIGN_OR_RETURN(nlohmann::json element, parse_element((*elements)[index], path));
+    return visit(JsonCursor(element, path));
+  }
+  const nlohmann::json& value = array.json();
+  if (index >= value.size()) {
+    return make_error(ErrorCode::kSerialization, "`{}` has {} elements, not {}", array.path(),
+                      value.size(), index + 1);
+  }
+  return visit(JsonCursor(value[index], path));
+}
+
 Result<size_t> element_count(const JsonCursor& array, const StreamedJson* streamed) {
   if (!array.is_array()) return array.type_error("an array");
   if (const auto* elements = streamed_elements_of(array, streamed)) return elements->size();

@@ -1,11 +1,14 @@
 #include "ferrite/format/program_reader.h"
 
+#include <iterator>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "ferrite/core/parallel_indices.h"
 #include "ferrite/format/attribute_reader.h"
 #include "ferrite/format/tensor_reader.h"
 
@@ -105,20 +108,69 @@ Result<ProgramNode> read_program_node(const JsonCursor& cursor) {
                      std::move(attributes)};
 }
 
-Result<ProgramBlock> read_program_block(const JsonCursor& cursor, const StreamedJson* streamed) {
+namespace {
+
+// A block's id and its nodes array, before the nodes are read.
+struct BlockHeader {
+  std::string id;
+  JsonCursor nodes;
+  size_t count = 0;
+};
+
+Result<BlockHeader> read_block_header(const JsonCursor& cursor, const StreamedJson* streamed) {
   FERRITE_ASSIGN_OR_RETURN(ObjectReader object, cursor.object({"id", "nodes"}));
   FERRITE_ASSIGN_OR_RETURN(std::string id, object.required_string("id"));
-  FERRITE_ASSIGN_OR_RETURN(JsonCursor nodes_cursor, object.required("nodes"));
-  FERRITE_ASSIGN_OR_RETURN(size_t count, element_count(nodes_cursor, streamed));
-  std::vector<ProgramNode> nodes;
-  nodes.reserve(count);
-  FERRITE_RETURN_IF_ERROR(
-      for_each_element(nodes_cursor, streamed, [&](const JsonCursor& item) -> Result<void> {
-        FERRITE_ASSIGN_OR_RETURN(ProgramNode node, read_program_node(item));
-        nodes.push_back(std::move(node));
-        return {};
+  FERRITE_ASSIGN_OR_RETURN(JsonCursor nodes, object.required("nodes"));
+  FERRITE_ASSIGN_OR_RETURN(size_t count, element_count(nodes, streamed));
+  return BlockHeader{std::move(id), std::move(nodes), count};
+}
+
+// Every node of `headers`' blocks, read on up to `threads` threads (each a
+// parse of its own streamed text) and returned in program order; the error
+// is the first a serial reading would meet.
+Result<std::vector<ProgramBlock>> read_block_nodes(std::vector<BlockHeader> headers,
+                                                   const StreamedJson* streamed,
+                                                   unsigned threads) {
+  struct Site {
+    size_t block = 0, index = 0;
+  };
+  std::vector<Site> sites;
+  for (size_t b = 0; b < headers.size(); ++b) {
+    for (size_t i = 0; i < headers[b].count; ++i) sites.push_back({b, i});
+  }
+  FERRITE_ASSIGN_OR_RETURN(
+      std::vector<ProgramNode> nodes,
+      results_in_order<ProgramNode>(sites.size(), threads, 16, [&](size_t n) -> Result<ProgramNode> {
+        std::optional<ProgramNode> node;
+        FERRITE_RETURN_IF_ERROR(visit_element(
+            headers[sites[n].block].nodes, streamed, sites[n].index,
+            [&](const JsonCursor& item) -> Result<void> {
+              FERRITE_ASSIGN_OR_RETURN(node, read_program_node(item));
+              return {};
+            }));
+        return std::move(*node);
       }));
-  return ProgramBlock{std::move(id), std::move(nodes)};
+  std::vector<ProgramBlock> blocks;
+  blocks.reserve(headers.size());
+  size_t next = 0;
+  for (BlockHeader& header : headers) {
+    std::vector<ProgramNode> block_nodes(std::make_move_iterator(nodes.begin() + next),
+                                         std::make_move_iterator(nodes.begin() + next +
+                                                                 header.count));
+    next += header.count;
+    blocks.push_back(ProgramBlock{std::move(header.id), std::move(block_nodes)});
+  }
+  return blocks;
+}
+
+}  // namespace
+
+Result<ProgramBlock> read_program_block(const JsonCursor& cursor, const StreamedJson* streamed) {
+  FERRITE_ASSIGN_OR_RETURN(BlockHeader header, read_block_header(cursor, streamed));
+  std::vector<BlockHeader> headers;
+  headers.push_back(std::move(header));
+  FERRITE_ASSIGN_OR_RETURN(auto blocks, read_block_nodes(std::move(headers), streamed, 1));
+  return std::move(blocks.front());
 }
 
 Result<ModelProgram> read_model_program(const JsonCursor& cursor, const StreamedJson* streamed) {
@@ -131,12 +183,23 @@ Result<ModelProgram> read_model_program(const JsonCursor& cursor, const Streamed
                            inputs_cursor.identity_array<ProgramValueId>());
   FERRITE_ASSIGN_OR_RETURN(JsonCursor blocks_cursor, object.required("blocks"));
   FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> block_items, blocks_cursor.array());
-  std::vector<ProgramBlock> blocks;
-  blocks.reserve(block_items.size());
+  // The blocks' ids and node counts first, up to the first block that has an
+  // error; then the nodes of the blocks before it, in parallel. A node error
+  // among those comes first in the text, so it wins over the block's.
+  std::vector<BlockHeader> headers;
+  headers.reserve(block_items.size());
+  std::optional<Status> header_error;
   for (const JsonCursor& item : block_items) {
-    FERRITE_ASSIGN_OR_RETURN(ProgramBlock block, read_program_block(item, streamed));
-    blocks.push_back(std::move(block));
+    auto header = read_block_header(item, streamed);
+    if (!header) {
+      header_error = std::move(header).error();
+      break;
+    }
+    headers.push_back(std::move(*header));
   }
+  FERRITE_ASSIGN_OR_RETURN(std::vector<ProgramBlock> blocks,
+                           read_block_nodes(std::move(headers), streamed, default_compile_threads()));
+  if (header_error) return make_error(std::move(*header_error));
   FERRITE_ASSIGN_OR_RETURN(JsonCursor states_cursor, object.required("states"));
   FERRITE_ASSIGN_OR_RETURN(std::vector<JsonCursor> state_items, states_cursor.array());
   std::vector<StateSpec> states;

@@ -65,6 +65,25 @@ TEST(FormatProgramFileTest, UnknownField) {
                       "$.extra"));
 }
 
+// Nodes are read in parallel once the blocks' ids are known; the error is
+// still the first in the text: a bad node of block 0 before a bad block 1,
+// and a bad block 1 when the nodes before it are good.
+TEST(FormatProgramFileTest, ErrorsAreReportedInTextOrderAcrossBlocks) {
+  auto with_second_block = [](json& j) {
+    json block = j["program"]["blocks"][0];
+    block["id"] = "block.second";
+    block["nodez"] = 1;
+    j["program"]["blocks"].push_back(block);
+  };
+  EXPECT_TRUE(FailsAt(read_edited([&](json& j) {
+                        with_second_block(j);
+                        j["program"]["blocks"][0]["nodes"][0].erase("outputs");
+                      }),
+                      ErrorCode::kSerialization, "$.program.blocks[0].nodes[0].outputs"));
+  EXPECT_TRUE(FailsAt(read_edited(with_second_block), ErrorCode::kSerialization,
+                      "$.program.blocks[1].nodez"));
+}
+
 TEST(FormatProgramFileTest, MissingField) {
   EXPECT_TRUE(FailsAt(read_edited([](json& j) { j["program"]["blocks"][0]["nodes"][0].erase("outputs"); }),
                       ErrorCode::kSerialization, "$.program.blocks[0].nodes[0].outputs"));

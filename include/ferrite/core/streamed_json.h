@@ -102,6 +102,11 @@ Result<void> for_each_element(const JsonCursor& array, const StreamedJson* strea
 // The number of elements of `array` (streamed or not).
 Result<size_t> element_count(const JsonCursor& array, const StreamedJson* streamed);
 
+// for_each_element for element `index` alone (below element_count): safe to
+// call for different indices of one array from several threads at once.
+Result<void> visit_element(const JsonCursor& array, const StreamedJson* streamed, size_t index,
+                           const std::function<Result<void>(const JsonCursor&)>& visit);
+
 // Writes `value` (a value of streamed.document() at JSON path `path`)
 // canonically, each streamed array with its elements; an object's member
 // `omitted` (at this level only) is left out when not empty.
