@@ -42,6 +42,9 @@ Result<ProgramNode> read_program_node(const JsonCursor& cursor);
 // node at a time.
 Result<ProgramBlock> read_program_block(const JsonCursor& cursor,
                                         const StreamedJson* streamed = nullptr);
+// The nodes of all blocks are read on default_compile_threads() threads
+// (core/parallel_indices.h) and kept in program order; the error reported is
+// the first a reading in text order would meet.
 Result<ModelProgram> read_model_program(const JsonCursor& cursor,
                                         const StreamedJson* streamed = nullptr);
 
