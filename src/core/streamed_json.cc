@@ -37,24 +37,6 @@ Result<nlohmann::json> parse_element(std::string_view text, std::string_view pat
 
 }  // namespace
 
-Result<void> for_each_element(const JsonCursor& array, const StreamedJson* streamed,
-                              const std::function<Result<void>(const JsonCursor&)>& visit) {
-  if (!array.is_array()) return array.type_error("an array");
-  if (const auto* elements = streamed_elements_of(array, streamed)) {
-    for (size_t i = 0; i < elements->size(); ++i) {
-      const std::string path = json_index_path(array.path(), i);
-      FERRITE_ASSIGN_OR_RETURN(nlohmann::json element, parse_element((*elements)[i], path));
-      FERRITE_RETURN_IF_ERROR(visit(JsonCursor(element, path)));
-    }
-    return {};
-  }
-  const nlohmann::json& value = array.json();
-  for (size_t i = 0; i < value.size(); ++i) {
-    FERRITE_RETURN_IF_ERROR(visit(JsonCursor(value[i], json_index_path(array.path(), i))));
-  }
-  return {};
-}
-
 Result<void> visit_element(const JsonCursor& array, const StreamedJson* streamed, size_t index,
                            const std::function<Result<void>(const JsonCursor&)>& visit) {
   if (!array.is_array()) return array.type_error("an array");
@@ -73,6 +55,15 @@ Result<void> visit_element(const JsonCursor& array, const StreamedJson* streamed
                       value.size(), index + 1);
   }
   return visit(JsonCursor(value[index], path));
+}
+
+Result<void> for_each_element(const JsonCursor& array, const StreamedJson* streamed,
+                              const std::function<Result<void>(const JsonCursor&)>& visit) {
+  FERRITE_ASSIGN_OR_RETURN(size_t count, element_count(array, streamed));
+  for (size_t i = 0; i < count; ++i) {
+    FERRITE_RETURN_IF_ERROR(visit_element(array, streamed, i, visit));
+  }
+  return {};
 }
 
 Result<size_t> element_count(const JsonCursor& array, const StreamedJson* streamed) {
