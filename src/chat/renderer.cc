@@ -115,6 +115,9 @@ Result<Renderer::Flow> Renderer::exec(const Stmt& stmt, std::string& out) {
         if (!target.is_namespace()) {
           return fail("can't assign attribute on non-namespace object");
         }
+        if (v.holds(target)) {  // value.h, Value::holds: no reference cycles
+          return fail("can't assign a value that holds the namespace to one of its attributes");
+        }
         target.namespace_attributes().set(Value(stmt.attribute), std::move(v));
         return Flow::kNormal;
       }

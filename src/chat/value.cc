@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <set>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -350,6 +352,42 @@ size_t utf8_length(std::string_view text) {
     if ((c & 0xc0) != 0x80) ++count;
   }
   return count;
+}
+
+namespace {
+
+// The address of a container's shared storage; null for scalars.
+const void* container_address(const Value& v) {
+  if (v.is_list()) return &v.list_items();
+  if (v.is_dict()) return &v.dict_entries();
+  if (v.is_namespace()) return &v.namespace_attributes();
+  return nullptr;
+}
+
+}  // namespace
+
+bool Value::holds(const Value& container) const {
+  const void* target = container_address(container);
+  if (target == nullptr) return false;
+  std::vector<const Value*> pending{this};
+  std::set<const void*> seen;
+  while (!pending.empty()) {
+    const Value* v = pending.back();
+    pending.pop_back();
+    const void* address = container_address(*v);
+    if (address == nullptr || !seen.insert(address).second) continue;
+    if (address == target) return true;
+    if (v->is_list()) {
+      for (const Value& item : v->list_items()) pending.push_back(&item);
+      continue;
+    }
+    const Dict& entries = v->is_dict() ? v->dict_entries() : v->namespace_attributes();
+    for (const auto& [key, item] : entries.entries()) {
+      pending.push_back(&key);
+      pending.push_back(&item);
+    }
+  }
+  return false;
 }
 
 }  // namespace ferrite::chat

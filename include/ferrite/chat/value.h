@@ -114,6 +114,13 @@ class Value {
   bool equals(const Value& other) const;
   // Identity (`is sameas`): same container, or equal scalars of one kind.
   bool same_as(const Value& other) const;
+  // Whether `container` (a list, dict or namespace) is this value or lies
+  // anywhere inside it (lists, dict keys and values, namespace attributes;
+  // walked without recursion, each container once). Namespaces are the one
+  // mutable container: storing a value that holds the namespace in one of
+  // its attributes would make a reference cycle, which shared ownership
+  // never frees, so the renderer refuses it.
+  bool holds(const Value& container) const;
 
  private:
   using Data = std::variant<Undefined, std::nullptr_t, bool, int64_t, double, std::string,
