@@ -196,6 +196,8 @@ Result<std::unique_ptr<Executor>> Executor::load_with(
     ex->kv_ = std::move(kv);
     ex->pages_ = std::make_unique<KvPageTable>();
     ex->pages_->block_shift = ex->kv_->block_shift();
+    ex->pages_->slots.resize(ex->kv_->sequence_slots());
+    ex->block_owner_.assign(ex->kv_->block_count(), 0);
   }
   Resources resources;
   FERRITE_ASSIGN_OR_RETURN(resources.zeroed_states, zeroed_state_resources(plan, family));
@@ -223,12 +225,21 @@ Result<std::unique_ptr<Executor>> Executor::load_with(
     ex->weights_ = std::move(own);
   }
   if (ex->pages_) {  // map_kv_blocks never grows them
-    ex->pages_->blocks.reserve(ex->max_pages_);
+    for (auto& table : ex->pages_->slots) table.reserve(ex->max_pages_);
     ex->sorted_blocks_.reserve(ex->max_pages_);
   }
   FERRITE_RETURN_IF_ERROR(ex->bind_kernels(plan, resources, kernels));
-  // The token capacity: the leading extent of the program inputs.
+  // The token capacity: the smallest leading extent of the program inputs,
+  // but for gather_rows' row indices (their extent is the sequences a step
+  // samples, operations/sequence_slots.h).
+  std::set<ProgramValueId> row_indices;
+  for (const ProgramNode* node : family.program().nodes()) {
+    if (node->operation_id.str() == "operation.gather_rows" && node->inputs.size() == 2) {
+      row_indices.insert(node->inputs[1]);
+    }
+  }
   for (const auto& input : family.program().inputs()) {
+    if (row_indices.contains(input)) continue;
     auto it = ex->values_.find(input);
     if (it == ex->values_.end()) continue;
     const auto& dimensions = it->second.tensor.dimensions();
@@ -628,30 +639,52 @@ Result<std::span<const float>> Executor::output_f32(const ProgramValueId& value)
 
 void Executor::reset_states() {
   for (auto& s : states_) std::memset(s.data, 0, s.size);
-  if (pages_) pages_->blocks.clear();
+  if (pages_) {
+    for (auto& table : pages_->slots) table.clear();
+    std::fill(block_owner_.begin(), block_owner_.end(), 0);
+  }
 }
 
-std::span<const uint32_t> Executor::kv_blocks() const {
-  return pages_ ? std::span<const uint32_t>(pages_->blocks) : std::span<const uint32_t>();
+uint64_t Executor::sequence_slots() const { return pages_ ? pages_->slots.size() : 1; }
+
+std::span<const uint32_t> Executor::kv_blocks(uint64_t slot) const {
+  if (!pages_ || slot >= pages_->slots.size()) return {};
+  return pages_->slots[slot];
+}
+
+Result<void> Executor::map_kv_blocks(std::span<const uint32_t> blocks) {
+  return map_kv_blocks(0, blocks);
 }
 
 // The header's "Paged KV": validates the whole table before changing it,
 // then zero-fills every block that enters it in the zero-initialized states.
-Result<void> Executor::map_kv_blocks(std::span<const uint32_t> blocks) {
+Result<void> Executor::map_kv_blocks(uint64_t slot, std::span<const uint32_t> blocks) {
   if (!kv_) {
     return make_error(ErrorCode::kInvalidArgument,
                       "this executor holds its own KV cache: it has no KV blocks to map");
+  }
+  if (slot >= pages_->slots.size()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "sequence slot {} is outside the {} this executor runs", slot,
+                      pages_->slots.size());
   }
   if (blocks.size() > max_pages_) {
     return make_error(ErrorCode::kInvalidArgument,
                       "{} KV pages exceed the {} a sequence of this plan may use", blocks.size(),
                       max_pages_);
   }
+  const uint32_t owner = static_cast<uint32_t>(slot) + 1;
   for (size_t i = 0; i < blocks.size(); ++i) {
     if (blocks[i] >= kv_->block_count()) {
       return make_error(ErrorCode::kInvalidArgument,
                         "page {} names KV block {}; the store has {} blocks", i, blocks[i],
                         kv_->block_count())
+          .with_field("ordinal", std::to_string(i));
+    }
+    if (block_owner_[blocks[i]] != 0 && block_owner_[blocks[i]] != owner) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "KV block {} is mapped in sequence slot {}, not free for slot {}",
+                        blocks[i], block_owner_[blocks[i]] - 1, slot)
           .with_field("ordinal", std::to_string(i));
     }
   }
@@ -662,13 +695,15 @@ Result<void> Executor::map_kv_blocks(std::span<const uint32_t> blocks) {
       twice != sorted_blocks_.end()) {
     return make_error(ErrorCode::kInvalidArgument, "KV block {} is mapped at two pages", *twice);
   }
-  std::vector<uint32_t>& table = pages_->blocks;
+  std::vector<uint32_t>& table = pages_->slots[slot];
   for (size_t i = 0; i < blocks.size(); ++i) {
     if (i < table.size() && table[i] == blocks[i]) continue;
     for (const PagedZeroRegion& region : paged_zero_) {
       std::memset(region.data + uint64_t{blocks[i]} * region.block_bytes, 0, region.block_bytes);
     }
   }
+  for (uint32_t block : table) block_owner_[block] = 0;
+  for (uint32_t block : blocks) block_owner_[block] = owner;
   table.assign(blocks.begin(), blocks.end());
   return {};
 }

@@ -10,7 +10,7 @@ namespace ferrite {
 
 Result<std::shared_ptr<KvBlockStore>> KvBlockStore::create(
     const ExecutionPlan& plan, uint64_t block_tokens, uint64_t block_count,
-    std::shared_ptr<const DeviceAllocator> allocator) {
+    std::shared_ptr<const DeviceAllocator> allocator, uint64_t sequence_slots) {
   if (allocator == nullptr) {
     return make_error(ErrorCode::kInvalidArgument, "the KV block store needs an allocator");
   }
@@ -23,7 +23,13 @@ Result<std::shared_ptr<KvBlockStore>> KvBlockStore::create(
     return make_error(ErrorCode::kInvalidArgument, "a KV block store holds 1 to {} blocks, not {}",
                       KvBlockPool::kMaxBlocks, block_count);
   }
+  if (sequence_slots == 0 || sequence_slots > kMaxSequenceSlots) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "a KV block store serves 1 to {} sequence slots, not {}", kMaxSequenceSlots,
+                      sequence_slots);
+  }
   std::shared_ptr<KvBlockStore> store(new KvBlockStore());
+  store->sequence_slots_ = sequence_slots;
   store->allocator_ = std::move(allocator);
   store->plan_id_ = plan.plan_id();
   store->block_tokens_ = block_tokens;

@@ -87,8 +87,8 @@ TEST(BuiltinProvidersTest, KernelsDeclareTheirWeightAndQuantizationFormats) {
                                             ProviderId::literal("provider.cpu.fast.add"));
   ASSERT_NE(add, nullptr);
   EXPECT_TRUE(add->quantization_formats.empty());
-  // Every operation but take_last_token and token_embedding (reference only).
-  EXPECT_EQ(kernels.specs().size(), kOpKindCount - 2);
+  // Every operation but take_last_token, token_embedding and gather_rows (reference only).
+  EXPECT_EQ(kernels.specs().size(), kOpKindCount - 3);
 }
 
 }  // namespace builtin_providers_test

@@ -53,7 +53,9 @@ double tolerance(const std::string& operation) {
       {"operation.token_embedding", 0.0}, {"operation.take_last_token", 0.0},
       {"operation.add_bias", 0.0},  {"operation.head_rms_norm", 1e-6},
       {"operation.rope_factors", 0.0}, {"operation.geglu", 2e-6},
-      {"operation.scale", 0.0},     {"operation.rope_scaled", 0.0},     {"operation.sliding_attention", 2e-6}};
+      {"operation.scale", 0.0},     {"operation.rope_scaled", 0.0},     {"operation.sliding_attention", 2e-6},
+      {"operation.sequence_attention", 2e-6}, {"operation.sequence_sliding_attention", 2e-6},
+      {"operation.gather_rows", 0.0}};
   return kTolerance.at(operation);
 }
 
@@ -510,6 +512,39 @@ std::vector<Case> cases() {
                 f32({s.tokens + 1, kd}, random), u32(positions, s.tokens + 1),
                 f32({kd}, random, 1.0f, s.context), f32({kd}, random, 1.0f, s.context)};
     c.outputs = {sentinel({s.tokens + 1, qd})};
+    // The same in sequence form: every token in slot 0 (an unpaged cache
+    // holds one sequence; tests/runtime/sequence_slots_test.cc runs many).
+    Case sequence = c;
+    sequence.operation = "operation.sequence_sliding_attention";
+    sequence.inputs.insert(sequence.inputs.begin() + 4,
+                           u32(std::vector<uint32_t>(s.tokens, 0), s.tokens + 1));
+    out.push_back(std::move(c));
+    out.push_back(std::move(sequence));
+  }
+  for (const Shape& s : {Shape{4, 2, 8, 40, 5, 3}, Shape{8, 4, 64, 96, 70, 3}}) {
+    const uint64_t qd = s.heads * s.head_dim, kd = s.kv_heads * s.head_dim;
+    Case c{"operation.sequence_attention",
+           {{id("n_heads"), SemanticUnsigned{s.heads}},
+            {id("n_kv_heads"), SemanticUnsigned{s.kv_heads}},
+            {id("head_dim"), SemanticUnsigned{s.head_dim}}},
+           {}, {}, s.tokens,
+           fmt::format("heads {}/{} head_dim {} start {} tokens {}", s.heads, s.kv_heads,
+                       s.head_dim, s.start, s.tokens)};
+    std::vector<uint32_t> positions;
+    for (uint64_t t = 0; t < s.tokens; ++t) positions.push_back(static_cast<uint32_t>(s.start + t));
+    c.inputs = {f32({s.tokens + 1, qd}, random), f32({s.tokens + 1, kd}, random),
+                f32({s.tokens + 1, kd}, random), u32(positions, s.tokens + 1),
+                u32(std::vector<uint32_t>(s.tokens, 0), s.tokens + 1),
+                f32({kd}, random, 1.0f, s.context), f32({kd}, random, 1.0f, s.context)};
+    c.outputs = {sentinel({s.tokens + 1, qd})};
+    out.push_back(std::move(c));
+  }
+  // gather_rows: rows in any order, repeated; fewer step tokens than rows
+  // leave the rows past the step alone.
+  for (uint64_t tokens : {2, 5}) {
+    Case c{"operation.gather_rows", {}, {}, {}, tokens, fmt::format("tokens {}", tokens)};
+    c.inputs = {f32({6, 7}, random), u32({1, 0, 1}, 3)};
+    c.outputs = {sentinel({3, 7})};
     out.push_back(std::move(c));
   }
   return out;
@@ -635,7 +670,8 @@ TEST(ProviderConformanceTest, EveryProviderAgreesWithTheReferenceOnEveryOperatio
                          "operation.rope", "operation.swiglu", "operation.add",
                          "operation.add_bias", "operation.head_rms_norm",
                          "operation.rope_factors", "operation.geglu", "operation.scale",
-                         "operation.sliding_attention", "operation.rope_scaled"}) {
+                         "operation.sliding_attention", "operation.rope_scaled",
+                         "operation.sequence_attention", "operation.sequence_sliding_attention"}) {
     EXPECT_GT(checked[op], 0u) << op;
     EXPECT_EQ(checked[op] % all_variants.size(), 0u) << op;
   }

@@ -3,6 +3,7 @@
 // cpu.reference), and S executors of it sharing one copy of the weights.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "families/llama/llama_checkpoint.h"
+#include "ferrite/operations/sequence_slots.h"
 #include "ferrite/plan/program_plan_compiler.h"
 #include "ferrite/runtime/generation.h"
 #include "ferrite/runtime/kv_block_pool.h"
@@ -51,13 +53,18 @@ struct ServeModel {
   // `count` executors for serving: all share one copy of the weights (the
   // first loads it) and page their KV caches in one store of `blocks` blocks
   // of `block_tokens` positions (0 blocks: a whole context per executor).
+  // With `sequence_slots` S, each executor runs S sequences (a plan of the
+  // sequence-slot form; `blocks` 0 then covers count × S contexts).
   Result<std::vector<std::unique_ptr<Executor>>> paged_executors(uint32_t count,
                                                                   uint64_t block_tokens = 16,
-                                                                  uint64_t blocks = 0) const {
-    if (blocks == 0) blocks = count * KvBlockPool::blocks_covering(context_length, block_tokens);
+                                                                  uint64_t blocks = 0,
+                                                                  uint64_t sequence_slots = 1) const {
+    if (blocks == 0) {
+      blocks = count * sequence_slots * KvBlockPool::blocks_covering(context_length, block_tokens);
+    }
     FERRITE_ASSIGN_OR_RETURN(auto store,
                              KvBlockStore::create(executable->execution_plan(), block_tokens, blocks,
-                                                  providers.allocator()));
+                                                  providers.allocator(), sequence_slots));
     const WeightMaterializerRegistry identity = WeightMaterializerRegistry::identity_only();
     FERRITE_ASSIGN_OR_RETURN(ExecutionWeightPlan execution_weights,
                              identity.select(family, WeightMaterializerSelection{}));
@@ -89,10 +96,16 @@ inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) 
 }
 
 // `fast`: cpu.fast preferred (2 threads), else cpu.reference alone.
+// `sequences` S > 0: the program's sequence-slot form (operations/sequence_slots.h)
+// for S sequences of `capacity` tokens in all per step.
 inline Result<std::unique_ptr<ServeModel>> compile_serve_model(const std::filesystem::path& path,
-                                                               uint64_t capacity, bool fast) {
+                                                               uint64_t capacity, bool fast,
+                                                               uint64_t sequences = 0) {
   FERRITE_ASSIGN_OR_RETURN(auto checkpoint, open_llama_checkpoint(path, std::nullopt));
   FERRITE_ASSIGN_OR_RETURN(auto family, build_llama_family(checkpoint.config));
+  if (sequences != 0) {
+    FERRITE_ASSIGN_OR_RETURN(family, decoder_with_sequence_slots(family));
+  }
   auto model = std::unique_ptr<ServeModel>(
       new ServeModel{std::move(checkpoint), std::move(family), {}, std::nullopt, std::nullopt, 0});
   FERRITE_RETURN_IF_ERROR(add_cpu_reference_providers(model->providers));
@@ -102,11 +115,13 @@ inline Result<std::unique_ptr<ServeModel>> compile_serve_model(const std::filesy
   }
   FERRITE_ASSIGN_OR_RETURN(auto target,
                            model->providers.target(host_cpu_device(uint64_t{1} << 32)));
-  FERRITE_ASSIGN_OR_RETURN(auto options,
-                           ProgramPlanCompileOptions::create(decoder_compile_inputs(capacity)));
+  auto inputs = decoder_compile_inputs(capacity);
+  if (sequences != 0) inputs = sequence_compile_inputs(std::move(inputs), sequences);
+  FERRITE_ASSIGN_OR_RETURN(auto options, ProgramPlanCompileOptions::create(std::move(inputs)));
   if (fast) prefer_providers(kCpuFastProviderPrefix, model->family, options);
-  const RuntimePolicy policy{PolicyId::literal("policy.test"), {1, 0}, uint64_t{1} << 32, 0, 1,
-                             capacity, {DynamicStorageProfile::linear_contiguous()}};
+  const RuntimePolicy policy{PolicyId::literal("policy.test"), {1, 0}, uint64_t{1} << 32, 0,
+                             std::max<uint64_t>(sequences, 1), capacity,
+                             {DynamicStorageProfile::linear_contiguous()}};
   FERRITE_ASSIGN_OR_RETURN(auto compiled,
                            ProgramPlanCompiler::compile(model->family, target.catalog, policy,
                                                         target.estimators,

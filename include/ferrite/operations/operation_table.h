@@ -16,6 +16,8 @@
 //   attention        q [T,QD], k [T,KD], v [T,KD], u32[T] positions,
 //                    k_cache [KD] rw, v_cache [KD] rw → [T,QD]
 //                    attributes n_heads, n_kv_heads, head_dim
+//   gather_rows      x [T,D], u32[S] rows → [S,D]: output row s is x's row rows[s]
+//                    (a multi-sequence step's last token of each sequence)
 //   geglu            gate [T,F], up [T,F] → [T,F]: gelu_tanh(gate) * up (Gemma's
 //                    GeGLU; GELU with the tanh approximation)
 //   head_rms_norm    [T,E], [H] → [T,E]: RMSNorm of every head_dim-wide head
@@ -33,6 +35,12 @@
 //   scale            [T,D] → [T,D] (may alias input 0): every value times the
 //                    rational attribute factor (Gemma's embedding scale sqrt(dim),
 //                    stated as the exact f32 value)
+//   sequence_attention attention over several sequences' caches: q, k, v,
+//                    u32[T] positions, u32[T] slots, k_cache [KD] rw, v_cache [KD] rw
+//                    → [T,QD]; token t reads and writes only the cache of sequence
+//                    slot slots[t] (attention's attributes)
+//   sequence_sliding_attention  sliding_attention's attributes on
+//                    sequence_attention's operands
 //   sliding_attention attention's operands; attributes n_heads, n_kv_heads,
 //                    head_dim, scale_base (scores scaled by 1/sqrt(scale_base)) and
 //                    window (a query at position p sees keys at p - window + 1 .. p;
@@ -66,6 +74,7 @@ enum class OpKind : uint8_t {
   kAdd,
   kAddBias,
   kAttention,
+  kGatherRows,
   kGeglu,
   kHeadRmsNorm,
   kLinear,
@@ -74,6 +83,8 @@ enum class OpKind : uint8_t {
   kRopeFactors,
   kRopeScaled,
   kScale,
+  kSequenceAttention,
+  kSequenceSlidingAttention,
   kSlidingAttention,
   kSwiglu,
   kTakeLastToken,
@@ -85,9 +96,10 @@ inline constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::kCount);
 
 inline constexpr std::string_view kOpKindIds[] = {
     "operation.add",          "operation.add_bias",          "operation.attention",
-    "operation.geglu",        "operation.head_rms_norm",     "operation.linear",
+    "operation.gather_rows",  "operation.geglu",        "operation.head_rms_norm",     "operation.linear",
     "operation.rms_norm",     "operation.rope",              "operation.rope_factors",
-    "operation.rope_scaled",  "operation.scale",             "operation.sliding_attention",
+    "operation.rope_scaled",  "operation.scale",             "operation.sequence_attention",
+    "operation.sequence_sliding_attention",                  "operation.sliding_attention",
     "operation.swiglu",
     "operation.take_last_token", "operation.token_embedding",
 };

@@ -80,7 +80,15 @@
 // [i·B, (i+1)·B), B the store's block_tokens) is block blocks[i], as
 // KvBlockPool::page_table gives them — before a step; a block id outside the
 // store, a block named twice, or more pages than the plan's context needs
-// is kInvalidArgument and leaves the table as it was. A block that enters
+// is kInvalidArgument and leaves the table as it was.
+// Sequence slots: an executor over a store of S sequence slots
+// (KvBlockStore::create's `sequence_slots`) keeps S page tables and runs the
+// tokens of up to S sequences in one step: a multi-sequence plan
+// (runtime/generation.h, decoder_with_sequence_slots) gives each token its
+// slot, and its attention reads and writes only that slot's pages.
+// `map_kv_blocks(slot, blocks)` sets slot `slot`'s table
+// (`map_kv_blocks(blocks)` is slot 0's); a block mapped in another slot is
+// kInvalidArgument too, so no two sequences ever share a row. A block that enters
 // the table (at a page the table did not have, or that held another block;
 // so shrinking a table and growing it back zero-fills the pages it regains)
 // is zero-filled first in every state
@@ -165,11 +173,16 @@ class Executor {
   Result<void> run(uint64_t tokens);
   Result<std::span<const float>> output_f32(const ProgramValueId& value) const;
   void reset_states();
+  // Maps the pages of sequence slot 0 (the one-slot form), or of `slot`.
   Result<void> map_kv_blocks(std::span<const uint32_t> blocks);
+  Result<void> map_kv_blocks(uint64_t slot, std::span<const uint32_t> blocks);
   // The store the KV cache is paged in; null for an executor with its own.
   const KvBlockStore* kv_store() const { return kv_.get(); }
-  // The blocks mapped now, page by page.
-  std::span<const uint32_t> kv_blocks() const;
+  // The sequences one step may run: the store's sequence slots (paged), 1
+  // otherwise.
+  uint64_t sequence_slots() const;
+  // The blocks mapped now for a slot, page by page (empty past the slots).
+  std::span<const uint32_t> kv_blocks(uint64_t slot = 0) const;
 
   uint64_t allocated_bytes() const { return allocated_bytes_; }
   uint64_t token_capacity() const { return token_capacity_; }
@@ -235,6 +248,7 @@ class Executor {
   std::unique_ptr<KvPageTable> pages_;
   std::vector<PagedZeroRegion> paged_zero_;
   std::vector<uint32_t> sorted_blocks_;  // map_kv_blocks' scratch (duplicates)
+  std::vector<uint32_t> block_owner_;    // per store block: 0 free, else slot + 1
   uint64_t max_pages_ = 0;
   std::map<ProgramValueId, BoundValue> values_;
   std::vector<BoundKernel> kernels_;  // plan order

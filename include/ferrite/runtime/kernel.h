@@ -34,26 +34,29 @@
 
 namespace ferrite {
 
-// The page table of a PAGED token-scaled state (runtime/kv_block_store.h):
+// The page tables of a PAGED token-scaled state (runtime/kv_block_store.h):
 // the state's rows live in fixed-size blocks of 2^block_shift rows in a pool
-// shared by the executors of one plan, and page i — positions
-// [i·2^block_shift, (i+1)·2^block_shift) of the running sequence — is block
-// `blocks[i]`. Only the pages in `blocks` are mapped: a position past them
-// has no storage, and a kernel must refuse it (KernelTensor::row_mapped).
-// Owned by the executor, which rewrites `blocks` between steps (never while
-// a kernel runs); kernels keep the pointer.
+// shared by the sequences of one plan. A plan runs up to S sequences at once
+// (its policy's maximum active sequences), each in its SEQUENCE SLOT
+// s < S; page i of slot s — positions [i·2^block_shift, (i+1)·2^block_shift)
+// of the sequence in that slot — is block `slots[s][i]`. Only the pages in
+// `slots[s]` are mapped: a position past them has no storage, and a kernel
+// must refuse it (KernelTensor::row_mapped). Owned by the executor, which
+// rewrites the tables between steps (never while a kernel runs); kernels
+// keep the pointer.
 struct KvPageTable {
-  std::vector<uint32_t> blocks;
+  std::vector<std::vector<uint32_t>> slots;
   uint32_t block_shift = 0;
 };
 
 // One value as a kernel sees it: its first byte and its capacity tensor.
 // A token-scaled state (for example one layer's K cache) has a tensor of one
-// token's row; its backing holds `token_rows` such rows. Unpaged (`pages`
-// null) they lie back to back, row t at `data + t * row bytes`. Paged,
-// `data` is the pool's first block and row t lies at
-// `data + pages->blocks[t >> shift] * (row bytes << shift) + (t & mask) *
-// row bytes` (`row`). `token_rows` is 0 for every other value.
+// token's row; its backing holds `token_rows` such rows per sequence.
+// Unpaged (`pages` null) it holds one sequence (slot 0), row t at
+// `data + t * row bytes`. Paged, `data` is the pool's first block and row t
+// of slot s lies at `data + pages->slots[s][t >> shift] * (row bytes <<
+// shift) + (t & mask) * row bytes` (`row`). `token_rows` is 0 for every
+// other value.
 // A weight also carries its stored component (`weight`): the kernel reads
 // its encoding (dense f32, or block-quantized blocks of a format) when it
 // binds; the pointer is valid while the factory runs, not afterwards.
@@ -68,17 +71,19 @@ struct KernelTensor {
   T* as() const {
     return reinterpret_cast<T*>(data);
   }
-  // Whether row t of a token-scaled state has storage (always, unpaged).
-  bool row_mapped(uint64_t t) const {
-    return pages == nullptr || (t >> pages->block_shift) < pages->blocks.size();
+  // The sequence slots a token-scaled state holds.
+  uint64_t slot_count() const { return pages == nullptr ? 1 : pages->slots.size(); }
+  // Whether row t of slot s (< slot_count()) has storage (always, unpaged).
+  bool row_mapped(uint64_t s, uint64_t t) const {
+    return pages == nullptr || (t >> pages->block_shift) < pages->slots[s].size();
   }
-  // Row t of a token-scaled state whose rows are `row_bytes` long; t must be
-  // below token_rows and row_mapped.
+  // Row t of slot s of a token-scaled state whose rows are `row_bytes` long;
+  // s must be below slot_count(), t below token_rows and row_mapped.
   template <class T>
-  T* row(uint64_t t, uint64_t row_bytes) const {
+  T* row(uint64_t s, uint64_t t, uint64_t row_bytes) const {
     if (pages == nullptr) return reinterpret_cast<T*>(data + t * row_bytes);
     const uint64_t shift = pages->block_shift;
-    const uint64_t block = pages->blocks[t >> shift];
+    const uint64_t block = pages->slots[s][t >> shift];
     const uint64_t within = t & ((uint64_t{1} << shift) - 1);
     return reinterpret_cast<T*>(data + ((block << shift) + within) * row_bytes);
   }

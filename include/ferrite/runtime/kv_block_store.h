@@ -4,13 +4,18 @@
 // §4.2's FixedBlockArena with a PagedRegions view; runtime-notes §3.2).
 //
 // Contract:
-//  * `create(plan, block_tokens, block_count, allocator)` allocates, for
+//  * `create(plan, block_tokens, block_count, allocator, sequence_slots)`
+//    allocates, for
 //    every token-scaled state resource of the plan's memory summary, one
 //    region of block_count × block_tokens rows of the state's bytes per
 //    token, zero-filled. block_tokens is a power of two (kernels find a row
 //    with a shift); 1 ≤ block_count ≤ KvBlockPool::kMaxBlocks. A plan without
 //    token-scaled states, a size that overflows, or memory the allocator
-//    cannot give is an error naming the resource.
+//    cannot give is an error naming the resource. `sequence_slots` (1 ≤ S ≤
+//    kMaxSequenceSlots, default 1) is how many sequences ONE executor bound
+//    to the store runs at once (its page tables, one per sequence slot:
+//    runtime/kernel.h KvPageTable; a multi-sequence plan's steps carry a
+//    slot per token, runtime/generation.h).
 //  * Block b of every region together holds positions of one page of one
 //    sequence: the block ids are those of runtime/kv_block_pool.h, whose
 //    ledger decides which sequence owns which block. The store itself
@@ -55,13 +60,16 @@ class KvBlockStore {
     uint64_t maximum_tokens = 0;   // the plan's rows per sequence
   };
 
+  static constexpr uint64_t kMaxSequenceSlots = 4096;
+
   static Result<std::shared_ptr<KvBlockStore>> create(
       const ExecutionPlan& plan, uint64_t block_tokens, uint64_t block_count,
-      std::shared_ptr<const DeviceAllocator> allocator);
+      std::shared_ptr<const DeviceAllocator> allocator, uint64_t sequence_slots = 1);
 
   uint64_t block_tokens() const { return block_tokens_; }
   uint32_t block_shift() const { return block_shift_; }
   uint64_t block_count() const { return block_count_; }
+  uint64_t sequence_slots() const { return sequence_slots_; }
   // Bytes of one block across every region (one page of every layer's K and V).
   uint64_t bytes_per_block() const { return bytes_per_block_; }
   // Bytes allocated for all regions.
@@ -79,6 +87,7 @@ class KvBlockStore {
   uint64_t block_tokens_ = 0;
   uint32_t block_shift_ = 0;
   uint64_t block_count_ = 0;
+  uint64_t sequence_slots_ = 1;
   uint64_t bytes_per_block_ = 0;
   uint64_t allocated_bytes_ = 0;
 };

@@ -6,8 +6,10 @@
 // alignment 64; revision 2 for linear, 1 for the others; invocation-scoped
 // scratch workspaces declared as shape formulas for linear, attention and
 // rope — the only memory these kernels use beyond their bound tensors, see
-// docs/plan-format.md) for linear, attention, rms_norm, rope, swiglu and add.
-// token_embedding and take_last_token are copies with nothing to
+// docs/plan-format.md) for linear, attention (and sequence_attention: the
+// same kernel, each token on its sequence slot's cache), rms_norm, rope,
+// swiglu and add. token_embedding, take_last_token and gather_rows are
+// copies with nothing to
 // gain, so they have no fast provider: a plan that prefers cpu.fast for them
 // falls back to cpu.reference with ProviderNotRegistered evidence (explain
 // shows it).
@@ -40,7 +42,7 @@
 // `cpu_fast_provider()` is the named provider `fast` (host memory; reads
 // ProviderSettings threads and isa; its instruction set is the one the isa
 // setting selects on this machine; it falls back to `reference` for
-// token_embedding and take_last_token).
+// token_embedding, take_last_token and gather_rows).
 //
 // Example:
 //   CpuProviderRegistry registry;

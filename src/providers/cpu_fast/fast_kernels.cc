@@ -341,9 +341,9 @@ Result<BoundKernel> attention_kernel(const Context& ctx, const KernelNode& node,
   const uint64_t n_heads = shape.n_heads, n_kv_heads = shape.n_kv_heads,
                  head_dim = shape.head_dim, capacity = shape.capacity, q_width = shape.q_width,
                  context = shape.context;
-  const KernelTensor q = node.inputs[0], k = node.inputs[1], v = node.inputs[2],
-                     positions = node.inputs[3], k_cache = node.inputs[4],
-                     v_cache = node.inputs[5], out = node.outputs[0];
+  const AttentionOperands operands = attention_operands(node);
+  const KernelTensor q = operands.q, k_cache = operands.k_cache, v_cache = operands.v_cache,
+                     out = operands.out;
   auto count = checked_mul(n_heads, context);
   auto bytes = count ? checked_mul(*count, sizeof(float)) : std::nullopt;
   if (!bytes) {
@@ -360,8 +360,8 @@ Result<BoundKernel> attention_kernel(const Context& ctx, const KernelNode& node,
     const uint64_t group = n_heads / n_kv_heads;
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(scale_base)));
     for (uint64_t t = 0; t < tokens; ++t) {
-      FERRITE_ASSIGN_OR_RETURN(const uint32_t pos,
-                               append_kv_row(node_id, shape, k, v, positions, k_cache, v_cache, t));
+      FERRITE_ASSIGN_OR_RETURN(const KvRowAt at, append_kv_row(node_id, shape, operands, t));
+      const uint64_t pos = at.pos, slot = at.slot;
       const uint64_t first = first_visible_row(pos, window);
       auto heads = [&](uint64_t begin, uint64_t end) {
         for (uint64_t h = begin; h < end; ++h) {
@@ -370,7 +370,7 @@ Result<BoundKernel> attention_kernel(const Context& ctx, const KernelNode& node,
           float* s = scores + h * context;
           float max_score = -INFINITY;
           for (uint64_t p = first; p <= pos; ++p) {
-            s[p] = fast::dot(ctx->isa, query, kv_row(k_cache, shape, p) + kv, head_dim) * scale;
+            s[p] = fast::dot(ctx->isa, query, kv_row(k_cache, shape, slot, p) + kv, head_dim) * scale;
             max_score = std::max(max_score, s[p]);
           }
           float total = 0;
@@ -381,7 +381,7 @@ Result<BoundKernel> attention_kernel(const Context& ctx, const KernelNode& node,
           float* result = out.as<float>() + t * q_width + h * head_dim;
           std::fill_n(result, head_dim, 0.0f);
           for (uint64_t p = first; p <= pos; ++p) {
-            fast::axpy(ctx->isa, s[p], kv_row(v_cache, shape, p) + kv, result, head_dim);
+            fast::axpy(ctx->isa, s[p], kv_row(v_cache, shape, slot, p) + kv, result, head_dim);
           }
           for (uint64_t i = 0; i < head_dim; ++i) result[i] /= total;
         }
@@ -493,14 +493,18 @@ std::optional<ProviderWorkspaceRequirement> fast_scratch(std::string_view op) {
                     {WorkspaceShapeFactor{.source = WorkspaceShapeSource::kAttribute,
                                           .attribute = "head_dim",
                                           .divisor = 2}}}};
-  } else if (op == "attention" || op == "sliding_attention") {
-    // One f32 score row of the context (the K cache's rows) per head.
+  } else if (op == "attention" || op == "sliding_attention" || op == "sequence_attention" ||
+             op == "sequence_sliding_attention") {
+    // One f32 score row of the context (the K cache's rows: input 4, or 5
+    // after sequence attention's slots) per head.
+    const uint32_t k_cache = op.starts_with("sequence_") ? 5 : 4;
     shape.terms = {{sizeof(float),
                     {WorkspaceShapeFactor{.source = WorkspaceShapeSource::kAttribute,
                                           .attribute = "n_heads"},
                      WorkspaceShapeFactor{.source = WorkspaceShapeSource::kTokenRows,
                                           .role = ValueBindingRole::kInput,
-                                          .ordinal = 4, .axis = 0, .attribute = {}, .divisor = 1}}}};
+                                          .ordinal = k_cache, .axis = 0, .attribute = {},
+                                          .divisor = 1}}}};
   } else {
     return std::nullopt;
   }
@@ -541,7 +545,9 @@ Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFast
       {OpKind::kAddBias, add_bias}, {OpKind::kHeadRmsNorm, head_rms_norm},
       {OpKind::kRopeFactors, rope_factors}, {OpKind::kGeglu, geglu},
       {OpKind::kScale, scale},   {OpKind::kSlidingAttention, sliding_attention},
-      {OpKind::kRopeScaled, rope_scaled}};
+      {OpKind::kRopeScaled, rope_scaled},
+      {OpKind::kSequenceAttention, attention},
+      {OpKind::kSequenceSlidingAttention, sliding_attention}};
   for (auto& op : operations) {
     auto factory = factories.find(*find_op_kind(op.id));
     if (factory == factories.end()) continue;  // see the header: reference only

@@ -188,9 +188,9 @@ Result<BoundKernel> attention_kernel(const KernelNode& node, const AttentionShap
   const uint64_t n_heads = shape.n_heads, n_kv_heads = shape.n_kv_heads,
                  head_dim = shape.head_dim, capacity = shape.capacity, q_width = shape.q_width,
                  context = shape.context;
-  const KernelTensor q = node.inputs[0], k = node.inputs[1], v = node.inputs[2],
-                     positions = node.inputs[3], k_cache = node.inputs[4],
-                     v_cache = node.inputs[5], out = node.outputs[0];
+  const AttentionOperands operands = attention_operands(node);
+  const KernelTensor q = operands.q, k_cache = operands.k_cache, v_cache = operands.v_cache,
+                     out = operands.out;
   // Scores for one head over the whole context, in the node's planned
   // scratch (reference_scratch below declares it).
   if (node.scratch == nullptr || node.scratch_bytes / sizeof(double) < context ||
@@ -209,15 +209,15 @@ Result<BoundKernel> attention_kernel(const KernelNode& node, const AttentionShap
     const uint64_t group = n_heads / n_kv_heads;
     const double scale = 1.0 / std::sqrt(static_cast<double>(scale_base));
     for (uint64_t t = 0; t < tokens; ++t) {
-      FERRITE_ASSIGN_OR_RETURN(const uint32_t pos,
-                               append_kv_row(node_id, shape, k, v, positions, k_cache, v_cache, t));
+      FERRITE_ASSIGN_OR_RETURN(const KvRowAt at, append_kv_row(node_id, shape, operands, t));
+      const uint64_t pos = at.pos, slot = at.slot;
       const uint64_t first = first_visible_row(pos, window);
       for (uint64_t h = 0; h < n_heads; ++h) {
         const uint64_t kv = (h / group) * head_dim;
         const float* query = q.as<float>() + t * q_width + h * head_dim;
         double max_score = -INFINITY;
         for (uint64_t p = first; p <= pos; ++p) {
-          const float* key = kv_row(k_cache, shape, p) + kv;
+          const float* key = kv_row(k_cache, shape, slot, p) + kv;
           double dot = 0;
           for (uint64_t i = 0; i < head_dim; ++i) dot += static_cast<double>(query[i]) * key[i];
           scores[p] = dot * scale;
@@ -232,7 +232,7 @@ Result<BoundKernel> attention_kernel(const KernelNode& node, const AttentionShap
         for (uint64_t i = 0; i < head_dim; ++i) {
           double acc = 0;
           for (uint64_t p = first; p <= pos; ++p) {
-            acc += scores[p] * kv_row(v_cache, shape, p)[kv + i];
+            acc += scores[p] * kv_row(v_cache, shape, slot, p)[kv + i];
           }
           result[i] = static_cast<float>(acc / total);
         }
@@ -305,6 +305,24 @@ Result<BoundKernel> add(const KernelNode& node) {
   }};
 }
 
+// Output row s is input row rows[s], for the first min(tokens, S) rows; a
+// row index at or past the step's tokens is an error naming the node.
+Result<BoundKernel> gather_rows(const KernelNode& node) {
+  FERRITE_ASSIGN_OR_RETURN(const GatherShape shape, gather_shape(node));
+  const KernelTensor x = node.inputs[0], rows = node.inputs[1], y = node.outputs[0];
+  const NodeId* id = node.node_id;
+  return BoundKernel{[=, &node_id = *id](uint64_t tokens) -> Result<void> {
+    tokens = std::min(tokens, shape.capacity);
+    const uint64_t count = std::min(tokens, shape.rows);
+    for (uint64_t s = 0; s < count; ++s) {
+      FERRITE_ASSIGN_OR_RETURN(const uint32_t row, gathered_row(node_id, rows, s, tokens));
+      std::copy_n(x.as<float>() + row * shape.width, shape.width,
+                  y.as<float>() + s * shape.width);
+    }
+    return {};
+  }};
+}
+
 Result<BoundKernel> take_last_token(const KernelNode& node) {
   const KernelTensor x = node.inputs[0], y = node.outputs[0];
   const uint64_t capacity = dim(x, 0), width = dim(x, 1);
@@ -315,14 +333,18 @@ Result<BoundKernel> take_last_token(const KernelNode& node) {
   }};
 }
 
-// Attention's scores: one double per row of the K cache (input 4).
+// Attention's scores: one double per row of the K cache (input 4; 5 for
+// sequence attention).
 std::optional<ProviderWorkspaceRequirement> reference_scratch(std::string_view op) {
-  if (op != "attention" && op != "sliding_attention") return std::nullopt;
+  const bool sequence = op == "sequence_attention" || op == "sequence_sliding_attention";
+  if (op != "attention" && op != "sliding_attention" && !sequence) return std::nullopt;
   WorkspaceShape shape;
+  const uint32_t k_cache = sequence ? 5 : 4;
   shape.terms = {{sizeof(double),
                   {WorkspaceShapeFactor{.source = WorkspaceShapeSource::kTokenRows,
                                         .role = ValueBindingRole::kInput,
-                                        .ordinal = 4, .axis = 0, .attribute = {}, .divisor = 1}}}};
+                                        .ordinal = k_cache, .axis = 0, .attribute = {},
+                                        .divisor = 1}}}};
   return ProviderWorkspaceRequirement{std::move(shape), 64, ProviderWorkspaceScope::kInvocation,
                                       DynamicStorageRequirement::contiguous()};
 }
@@ -335,6 +357,7 @@ Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
       {OpKind::kAdd, add},
       {OpKind::kAddBias, add_bias},
       {OpKind::kAttention, attention},
+      {OpKind::kGatherRows, gather_rows},
       {OpKind::kGeglu, geglu},
       {OpKind::kHeadRmsNorm, head_rms_norm},
       {OpKind::kLinear, linear},
@@ -343,6 +366,8 @@ Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
       {OpKind::kRopeFactors, rope_factors},
       {OpKind::kRopeScaled, rope_scaled},
       {OpKind::kScale, scale},
+      {OpKind::kSequenceAttention, attention},
+      {OpKind::kSequenceSlidingAttention, sliding_attention},
       {OpKind::kSlidingAttention, sliding_attention},
       {OpKind::kSwiglu, swiglu},
       {OpKind::kTakeLastToken, take_last_token},

@@ -8,7 +8,8 @@
 // checks the factors [head_dim / 2]; `sliding_attention_shape(node)` is
 // attention_shape plus the score scale 1/sqrt(scale_base) and the window;
 // `elementwise_shape(node)` checks equal [T, F] inputs and output (geglu,
-// scale). Errors name the node (field `node_id`).
+// scale); `gather_shape(node)` checks gather_rows' [T, D], u32[S] → [S, D]
+// and `gathered_row` one row index against the step's tokens. Errors name the node (field `node_id`).
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(const HeadNormShape shape, head_norm_shape(node));
@@ -76,6 +77,33 @@ inline Result<SlidingAttentionShape> sliding_attention_shape(const KernelNode& n
 // The first cache row a query at `pos` attends to: pos - window + 1, or 0.
 inline uint64_t first_visible_row(uint64_t pos, uint64_t window) {
   return window != 0 && pos + 1 > window ? pos + 1 - window : 0;
+}
+
+// gather_rows: x [T, D] (capacity T), rows u32[S], output [S, D].
+struct GatherShape {
+  uint64_t capacity, width, rows;
+};
+
+inline Result<GatherShape> gather_shape(const KernelNode& node) {
+  const GatherShape s{dim(node.inputs[0], 0), dim(node.inputs[0], 1), dim(node.inputs[1], 0)};
+  if (dim(node.outputs[0], 0) != s.rows || dim(node.outputs[0], 1) != s.width) {
+    return node_shape_error(node, "the output must be [rows, width of x]");
+  }
+  return s;
+}
+
+// Row index `s` of a gather, checked against the step's tokens.
+inline Result<uint32_t> gathered_row(const NodeId& node_id, const KernelTensor& rows, uint64_t s,
+                                     uint64_t tokens) {
+  const uint32_t row = rows.as<uint32_t>()[s];
+  if (row >= tokens) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "node `{}`: row {} gathers token {}; the step has {} tokens",
+                      node_id.str(), s, row, tokens)
+        .with_field("node_id", node_id.str())
+        .with_field("ordinal", std::to_string(s));
+  }
+  return row;
 }
 
 inline Result<RowShape> elementwise_shape(const KernelNode& node) {
