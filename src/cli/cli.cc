@@ -121,6 +121,10 @@ int run_cli(int argc, char** argv) {
                           "Program file (ferrite.program JSON)");
   add_plan_source_options(compile_cmd, compile.sources);
   add_model_plan_options(compile_cmd, compile.model, false);
+  compile_cmd->add_option("--sequence-slots", compile.model.sequence_slots,
+                          "Model files: compile the multi-sequence plan `ferrite serve --parallel "
+                          "S` runs (S sequences per step; serve it with --plan)")
+      ->check(CLI::Range(uint64_t{1}, kMaxSequenceSlots));
   compile_cmd->add_option("-o,--output", compile.output_path,
                           "Plan file to write (atomically); omitted: print the plan id only");
   compile_cmd->add_flag("--json", compile.json, "Print machine-readable JSON");
@@ -241,9 +245,6 @@ int run_cli(int argc, char** argv) {
   serve_cmd->add_option("--max-body-bytes", serve.max_body_bytes,
                         "Largest request body; larger ones get 413 (default 1048576)")
       ->check(CLI::Range(uint64_t{1024}, uint64_t{1} << 30));
-  serve_cmd->add_flag("!--no-batch", serve.batch_linear,
-                      "run each sequence's linear layers on their own instead of once over "
-                      "every running sequence's tokens (same bits; for comparison)");
   serve_cmd->add_option("--shutdown-seconds", serve.shutdown_seconds,
                         "On SIGTERM, how long in-flight requests may finish (default 10)")
       ->check(CLI::Range(0u, 3600u));

@@ -79,7 +79,12 @@ int explain_model(const ExplainArgs& args, std::ostream& out, std::ostream& err)
   }
   std::optional<ServingFit> serving;
   if (args.parallel != 0) {
-    auto computed = serving_fit(*fit, args.parallel, args.kv_tokens);
+    // The plan `ferrite serve --parallel S` compiles: the sequence-slot form.
+    ModelPlanSettings serving_settings = *settings;
+    serving_settings.sequence_slots = args.parallel;
+    auto served = model_memory_fit(args.path, serving_settings);
+    if (!served) return report_error(served.error(), args.json, out, err);
+    auto computed = serving_fit(*served, args.parallel, args.kv_tokens);
     if (!computed) return report_error(computed.error(), args.json, out, err);
     serving = *computed;
   }

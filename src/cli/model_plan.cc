@@ -17,6 +17,7 @@
 #include "ferrite/materializers/ggml_block_materializer.h"
 #include "ferrite/plan/plan_verify.h"
 #include "ferrite/runtime/generation.h"
+#include "ferrite/operations/sequence_slots.h"
 #include "ferrite/runtime/kv_block_pool.h"
 #include "ferrite/runtime/weight_digest.h"
 #include "providers/builtin/builtin_providers.h"
@@ -28,6 +29,7 @@ namespace {
 struct RecordedSettings {
   std::optional<uint64_t> context;
   std::optional<uint64_t> token_capacity;
+  std::optional<uint64_t> sequence_slots;
   std::vector<std::string> providers;
   std::optional<uint64_t> memory_bytes;
   std::optional<std::string> weights;
@@ -58,6 +60,7 @@ Result<RecordedSettings> recorded_settings(const nlohmann::json& payload) {
   };
   FERRITE_RETURN_IF_ERROR(number("context_length", out.context));
   FERRITE_RETURN_IF_ERROR(number("token_capacity", out.token_capacity));
+  FERRITE_RETURN_IF_ERROR(number("sequence_slots", out.sequence_slots));
   FERRITE_RETURN_IF_ERROR(number("memory_bytes", out.memory_bytes));
   if (auto it = s.find("providers"); it != s.end()) {
     if (!it->is_array()) {
@@ -159,10 +162,26 @@ Result<ModelPlan> compile_with(const std::string& model_path, const ModelPlanSet
   if (memory == 0) return make_error(ErrorCode::kInvalidArgument, "--memory must be positive");
   FERRITE_ASSIGN_OR_RETURN(CompilationTarget target,
                            selection.kernels.target(host_cpu_device(memory)));
+  // The sequence-slot form: S sequences per step, every one with a token.
+  const uint64_t sequences = settings.sequence_slots.value_or(1);
+  if (sequences == 0 || sequences > kMaxSequenceSlots) {
+    return make_error(ErrorCode::kInvalidArgument, "sequence slots must be 1 to {}, not {}",
+                      kMaxSequenceSlots, sequences);
+  }
   const uint64_t capacity = std::clamp<uint64_t>(
-      settings.token_capacity.value_or(kDefaultModelTokenCapacity), 1, model.context_length);
-  FERRITE_ASSIGN_OR_RETURN(auto options,
-                           ProgramPlanCompileOptions::create(decoder_compile_inputs(capacity)));
+      std::max(settings.token_capacity.value_or(kDefaultModelTokenCapacity), sequences), 1,
+      model.context_length);
+  auto inputs = decoder_compile_inputs(capacity);
+  if (settings.sequence_slots) {
+    if (sequences > capacity) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "{} sequence slots need a step of at least {} tokens; the context holds {}",
+                        sequences, sequences, model.context_length);
+    }
+    FERRITE_ASSIGN_OR_RETURN(model.family, decoder_with_sequence_slots(model.family));
+    inputs = sequence_compile_inputs(std::move(inputs), sequences);
+  }
+  FERRITE_ASSIGN_OR_RETURN(auto options, ProgramPlanCompileOptions::create(std::move(inputs)));
   selection.prefer(model.family, options);
   // The compile runs on as many threads as the kernels may use, at most
   // kMaxCompileThreads (0: the CPUs this process may use); the plan's bytes
@@ -180,15 +199,17 @@ Result<ModelPlan> compile_with(const std::string& model_path, const ModelPlanSet
   nlohmann::json run_settings{
       {"context_length", model.context_length},
       {"token_capacity", capacity},
-      {"maximum_active_sequences", uint64_t{1}},
+      {"maximum_active_sequences", sequences},
       {"providers", names},
       {"instruction_set", isa},
       {"memory_bytes", memory},
       {"weights", settings.weights ? nlohmann::json(*settings.weights) : nlohmann::json(nullptr)},
       {"source_weights_sha256", weights_digest}};
+  // Only sequence-slot plans record the form (one-sequence plans keep their bytes).
+  if (settings.sequence_slots) run_settings["sequence_slots"] = sequences;
   FERRITE_RETURN_IF_ERROR(options.record_run_settings(run_settings));
-  const RuntimePolicy policy{PolicyId::literal("policy.cpu-run"), {1, 0}, memory, 0, 1, capacity,
-                             {DynamicStorageProfile::linear_contiguous()}};
+  const RuntimePolicy policy{PolicyId::literal("policy.cpu-run"), {1, 0}, memory, 0, sequences,
+                             capacity, {DynamicStorageProfile::linear_contiguous()}};
   FERRITE_ASSIGN_OR_RETURN(WeightMaterializerRegistry materializers,
                            default_weight_materializers());
   auto compiled = ProgramPlanCompiler::compile(model.family, target.catalog, policy,
@@ -356,9 +377,8 @@ Result<ServingFit> serving_fit(const MemoryFit& fit, uint32_t slots,
                           : checked_mul(per_sequence, uint64_t{slots});
   auto pool_tokens = blocks ? checked_mul(*blocks, out.block_tokens) : std::nullopt;
   auto pool = block && blocks ? checked_mul(*block, *blocks) : std::nullopt;
-  auto per_slot = checked_add(fit.activation_bytes, fit.workspace_bytes);
-  auto slots_bytes = per_slot ? checked_mul(*per_slot, uint64_t{slots}) : std::nullopt;
-  auto total = slots_bytes && pool ? checked_add(fit.weights_bytes, *slots_bytes) : std::nullopt;
+  auto step = checked_add(fit.activation_bytes, fit.workspace_bytes);
+  auto total = step && pool ? checked_add(fit.weights_bytes, *step) : std::nullopt;
   if (total) total = checked_add(*total, *pool);
   if (!pool_tokens || !pool || !total) {
     return make_error(ErrorCode::kInvalidArgument, "{} slots of this plan overflow 64-bit sizes",
@@ -368,7 +388,7 @@ Result<ServingFit> serving_fit(const MemoryFit& fit, uint32_t slots,
   out.blocks = *blocks;
   out.pool_tokens = *pool_tokens;
   out.pool_bytes = *pool;
-  out.per_slot_bytes = *per_slot;
+  out.step_bytes = *step;
   out.total_bytes = *total;
   out.fits = out.total_bytes <= out.usable_bytes;
   return out;
@@ -381,7 +401,7 @@ nlohmann::json to_json(const ServingFit& fit) {
                         {"kv_blocks", fit.blocks},
                         {"kv_pool_tokens", fit.pool_tokens},
                         {"kv_pool_bytes", fit.pool_bytes},
-                        {"per_slot_bytes", fit.per_slot_bytes},
+                        {"step_bytes", fit.step_bytes},
                         {"total_bytes", fit.total_bytes},
                         {"usable_bytes", fit.usable_bytes},
                         {"fits", fit.fits}};
@@ -390,10 +410,10 @@ nlohmann::json to_json(const ServingFit& fit) {
 std::string render_text(const ServingFit& fit) {
   return fmt::format(
       "serving (`ferrite serve --parallel {}`): one KV pool of {} blocks × {} positions ({} per "
-      "block) = {} positions, {}, paged by every slot · per slot {} (activations, workspaces) · "
-      "weights shared once · total {} of {} usable: {}\n",
+      "block) = {} positions, {}, paged by every slot · activations and workspaces of one step "
+      "of every slot {} · weights once · total {} of {} usable: {}\n",
       fit.slots, fit.blocks, fit.block_tokens, human_bytes(fit.block_bytes), fit.pool_tokens,
-      human_bytes(fit.pool_bytes), human_bytes(fit.per_slot_bytes), human_bytes(fit.total_bytes),
+      human_bytes(fit.pool_bytes), human_bytes(fit.step_bytes), human_bytes(fit.total_bytes),
       human_bytes(fit.usable_bytes), fit.fits ? "fits" : "does NOT fit");
 }
 
@@ -430,6 +450,7 @@ Result<ModelPlan> rebuild_model_plan(std::string_view plan_text, const std::stri
   ModelPlanSettings settings = given;
   if (!settings.context) settings.context = recorded.context;
   if (!settings.token_capacity) settings.token_capacity = recorded.token_capacity;
+  if (!settings.sequence_slots) settings.sequence_slots = recorded.sequence_slots;
   if (settings.providers.empty()) settings.providers = recorded.providers;
   if (!settings.weights) settings.weights = recorded.weights;
   if (!settings.memory_bytes) settings.memory_bytes = recorded.memory_bytes;
@@ -487,6 +508,7 @@ Result<void> refuse_model_options(const ModelPlanSettings& model) {
   const GivenOption model_only[] = {{model.tokenizer.has_value(), "--tokenizer"},
                                     {model.context.has_value(), "--context"},
                                     {model.token_capacity.has_value(), "--capacity"},
+                                    {model.sequence_slots.has_value(), "--sequence-slots"},
                                     {!model.providers.empty(), "--provider"},
                                     {model.isa.has_value(), "--isa"},
                                     {model.weights.has_value(), "--weights"},

@@ -18,6 +18,9 @@
 // The plan records the settings as payload `run_settings`
 // (compile_options.h), with the facts of this machine that the plan depends
 // on:
+// With sequence slots S (`serve`), the program is the decoder's sequence-slot
+// form, the policy's maximum active sequences is S and the settings add
+// "sequence_slots": S (a plan without it is the one-sequence form).
 //   {"context_length": 512, "token_capacity": 64, "maximum_active_sequences": 1,
 //    "providers": ["fast"], "instruction_set": "avx512",
 //    "memory_bytes": 25181339648, "weights": null | "q8_0",
@@ -68,6 +71,7 @@ namespace ferrite::cli {
 
 inline constexpr uint64_t kDefaultModelContext = 4096;
 inline constexpr uint64_t kDefaultModelTokenCapacity = 64;
+inline constexpr uint64_t kMaxSequenceSlots = 256;
 
 // What a user chooses; unset members take the defaults above (or, when a
 // plan file is rebuilt, the plan's).
@@ -75,6 +79,10 @@ struct ModelPlanSettings {
   std::optional<std::string> tokenizer;  // llama2.c tokenizer file; not part of the plan
   std::optional<uint64_t> context;
   std::optional<uint64_t> token_capacity;
+  // S: compile the decoder's sequence-slot form (operations/sequence_slots.h)
+  // for S sequences per step (`ferrite serve --parallel S`); the token
+  // capacity is then at least S. Unset: the one-sequence form of `run`.
+  std::optional<uint64_t> sequence_slots;
   std::vector<std::string> providers;  // names, possibly "a,b"; empty: {"fast"}
   std::optional<std::string> isa;
   // Kernel threads, and the compile's (0: one per hardware thread; the
@@ -149,15 +157,15 @@ Result<MemoryFit> model_memory_fit(const std::string& model_path, const ModelPla
 nlohmann::json to_json(const MemoryFit& fit);
 std::string render_text(const MemoryFit& fit);
 
-// What `ferrite serve --parallel S [--kv-tokens T]` holds for the same plan
-// (serve/engine.h): one copy of the weights; per sequence slot its
-// activations and workspaces; and the one KV block pool every slot pages its
-// KV cache in — ceil(T / kServeKvBlockTokens) blocks (T defaults to S ×
-// context: S × ceil(context / kServeKvBlockTokens) blocks) of
-// kServeKvBlockTokens positions, each block the K and V rows of every layer
-// for its positions (state bytes per position × block tokens). The step
-// batch's staging buffers (runtime/step_batch.h: max(S, capacity) rows of
-// the widest linear input and output) are not counted.
+// What `ferrite serve --parallel S [--kv-tokens T]` holds (serve/engine.h),
+// from `fit`, the memory fit of the model's sequence-slot plan for S
+// sequences (settings.sequence_slots = S): one copy of the weights; the
+// activations and workspaces of the one executor, sized for a step of every
+// slot; and the one KV block pool every slot pages its KV cache in —
+// ceil(T / kServeKvBlockTokens) blocks (T defaults to S × context: S ×
+// ceil(context / kServeKvBlockTokens) blocks) of kServeKvBlockTokens
+// positions, each block the K and V rows of every layer for its positions
+// (state bytes per position × block tokens).
 inline constexpr uint64_t kServeKvBlockTokens = 16;
 struct ServingFit {
   uint32_t slots = 0;
@@ -166,8 +174,8 @@ struct ServingFit {
   uint64_t blocks = 0;       // in the pool
   uint64_t pool_tokens = 0;  // positions the pool holds
   uint64_t pool_bytes = 0;
-  uint64_t per_slot_bytes = 0;  // activations and workspaces
-  uint64_t total_bytes = 0;     // weights + pool + slots × per slot
+  uint64_t step_bytes = 0;   // activations and workspaces of the one executor
+  uint64_t total_bytes = 0;  // weights + pool + step
   uint64_t usable_bytes = 0;
   bool fits = false;
 };

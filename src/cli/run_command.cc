@@ -278,6 +278,16 @@ int run_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
                       : compile_model_plan(args.model_path, settings, WeightsDigest::kMeasure);
   if (!prepared) return report_error(prepared.error(), false, out, err);
   ModelPlan& model = *prepared;
+  if (model.run_settings.contains("sequence_slots")) {
+    return report_error(
+        make_error(ErrorCode::kInvalidArgument,
+                   "the plan is the multi-sequence form for {} sequence slots: `ferrite serve "
+                   "--plan` runs it; `ferrite run` runs one-sequence plans (`ferrite compile "
+                   "MODEL` without --sequence-slots)",
+                   model.run_settings["sequence_slots"].dump())
+            .value(),
+        false, out, err);
+  }
   std::optional<Tokenizer> tokenizer;
   if (model.model.checkpoint.vocabulary) {
     auto created = Tokenizer::create(*model.model.checkpoint.vocabulary);

@@ -68,6 +68,13 @@ int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err) {
 
   ModelPlanSettings settings = args.settings;
   settings.progress = progress_stream(err);
+  settings.sequence_slots = args.parallel;
+  if (args.parallel == 0 || args.parallel > kMaxSequenceSlots) {
+    return report_error(make_error(ErrorCode::kInvalidArgument, "--parallel must be 1 to {}, not {}",
+                                   kMaxSequenceSlots, args.parallel)
+                            .value(),
+                        false, out, err);
+  }
   auto prepared = args.plan_path
                       ? rebuild_model_plan_file(*args.plan_path, args.model_path, settings)
                       : compile_model_plan(args.model_path, settings, WeightsDigest::kMeasure);
@@ -83,12 +90,6 @@ int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err) {
   }
   auto tokenizer = Tokenizer::create(*model.model.checkpoint.vocabulary);
   if (!tokenizer) return report_error(tokenizer.error(), false, out, err);
-  if (args.parallel == 0 || args.parallel > 256) {
-    return report_error(
-        make_error(ErrorCode::kInvalidArgument, "--parallel must be 1 to 256, not {}", args.parallel)
-            .value(),
-        false, out, err);
-  }
   const uint64_t context = model.model.context_length;
   // One KV pool for every slot: --kv-tokens positions, by default a whole
   // context per slot.
@@ -97,32 +98,21 @@ int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err) {
       args.kv_tokens ? KvBlockPool::blocks_covering(*args.kv_tokens, kServeKvBlockTokens)
                      : per_sequence * args.parallel;
   auto store = KvBlockStore::create(model.plan(), kServeKvBlockTokens, blocks,
-                                    model.providers.allocator());
+                                    model.providers.allocator(), args.parallel);
   if (!store) return report_error(store.error(), false, out, err);
   if (blocks < per_sequence) {
     err << fmt::format("ferrite serve: the KV pool holds {} positions, less than one context of "
                        "{}: longer requests are refused\n",
                        blocks * kServeKvBlockTokens, context);
   }
-  // Slot 0 loads the weights; the others borrow them. Every slot pages its
-  // KV cache in the store.
-  std::vector<std::unique_ptr<Executor>> executors;
-  {
-    auto first = model.load(*store);
-    if (!first) return report_error(first.error(), false, out, err);
-    executors.push_back(std::move(*first));
-  }
-  for (uint32_t i = 1; i < args.parallel; ++i) {
-    auto next = Executor::load_sharing_weights(*executors.front(), model.compiled.executable,
-                                               model.model.family, model.providers, *store);
-    if (!next) return report_error(next.error(), false, out, err);
-    executors.push_back(std::move(*next));
-  }
-  const uint64_t weights = executors.front()->shared_weight_bytes();
-  // What each slot adds: its activations and workspaces (the KV cache is
-  // the store's).
-  const uint64_t per_slot = executors.back()->allocated_bytes() -
-                            (executors.back()->borrows_weights() ? 0 : weights);
+  // One executor runs every slot: its KV cache is paged in the store.
+  auto executor = model.load(*store);
+  if (!executor) return report_error(executor.error(), false, out, err);
+  const uint64_t weights = (*executor)->shared_weight_bytes();
+  // What the executor adds to the weights: activations and workspaces for
+  // a step of every slot (the KV cache is the store's).
+  const uint64_t working = (*executor)->allocated_bytes() - weights;
+  const uint64_t step_tokens = (*executor)->token_capacity();
   Result<void> template_failure;
   serve::ChatTemplate chat = choose_chat_template(args, *tokenizer, err, template_failure);
   if (!template_failure) return report_error(template_failure.error(), false, out, err);
@@ -131,9 +121,8 @@ int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err) {
       {.slots = args.parallel,
        .context_length = context,
        .step_tokens = 0,
-       .max_queued = args.queue.value_or(uint64_t{4} * args.parallel),
-       .batch_linear = args.batch_linear},
-      std::move(executors), *tokenizer);
+       .max_queued = args.queue.value_or(uint64_t{4} * args.parallel)},
+      std::move(*executor), *tokenizer);
   if (!engine) return report_error(engine.error(), false, out, err);
 
   serve::ServerOptions options;
@@ -146,26 +135,16 @@ int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err) {
   options.max_body_bytes = args.max_body_bytes;
   options.shutdown_deadline = std::chrono::seconds(args.shutdown_seconds);
   options.date = today_date();
-  if (const StepBatch* batch = (*engine)->step_batch()) {
-    for (const std::string& narrow : batch->narrow_nodes()) {
-      err << "ferrite serve: runs per sequence, not batched: " << narrow << "\n";
-    }
-  }
   auto server = serve::HttpServer::bind(options, **engine);
   if (!server) return report_error(server.error(), false, out, err);
 
   err << fmt::format(
-      "ferrite serve: http://{}:{} · model `{}` · {} sequence slots × {} positions · weights {} "
-      "shared · KV pool {} blocks × {} positions, {} · {} per slot · linear layers {} · kernels "
-      "{} · plan {}\n",
-      args.host, (*server)->port(), options.model_name, args.parallel, context,
+      "ferrite serve: http://{}:{} · model `{}` · {} sequence slots × {} positions · steps of up "
+      "to {} tokens · weights {} · KV pool {} blocks × {} positions, {} · activations and "
+      "workspaces {} · kernels {} · plan {}\n",
+      args.host, (*server)->port(), options.model_name, args.parallel, context, step_tokens,
       human_bytes(weights), blocks, kServeKvBlockTokens, human_bytes((*store)->allocated_bytes()),
-      human_bytes(per_slot),
-      (*engine)->step_batch()
-          ? fmt::format("batched over sequences ({} nodes)", (*engine)->step_batch()->wide_nodes())
-          : std::string("per sequence"),
-      model.kernels,
-      model.plan().plan_id().substr(0, 24));
+      human_bytes(working), model.kernels, model.plan().plan_id().substr(0, 24));
   err.flush();
 
   std::atomic<bool> served{false};

@@ -5,14 +5,17 @@
 // Contract: the model's plan is compiled (or, with --plan, accepted only
 // when a rebuild reproduces it) exactly as `ferrite run` does
 // (cli/model_plan.h: --context, --capacity, --provider, --isa, --weights,
-// --quality-approval, --memory, --threads). The plan is loaded once and
-// --parallel S executors of it share that one copy of the weights
-// (Executor::load_sharing_weights), one per sequence slot, and one KV block
-// store (runtime/kv_block_store.h) of --kv-tokens positions in blocks of
+// --quality-approval, --memory, --threads), in the decoder's sequence-slot
+// form for --parallel S sequences (ModelPlanSettings::sequence_slots: one
+// plan runs up to max(S, --capacity) tokens of up to S sequences per step;
+// a --plan file must have been compiled with `ferrite compile MODEL
+// --sequence-slots S`). The plan is loaded once, as ONE executor whose KV
+// cache is paged in a KV block store (runtime/kv_block_store.h) of S
+// sequence slots and --kv-tokens positions in blocks of
 // kServeKvBlockTokens (default S × --context rounded up to blocks: every
 // slot can hold a whole context; fewer: memory follows what admitted
-// requests reserve, and requests wait for blocks). The engine's step budget is
-// max(S, --capacity) tokens; the waiting queue holds --queue requests
+// requests reserve, and requests wait for blocks). The engine's step budget
+// is the plan's token capacity; the waiting queue holds --queue requests
 // (default 4 × S). Chat uses --chat-template FILE, else the model's
 // template, else the ChatML default. The model is listed as --model-name
 // (default: the model file's name without extension). The server listens on
@@ -46,7 +49,6 @@ struct ServeArgs {
   std::optional<std::string> chat_template;
   uint64_t max_body_bytes = uint64_t{1} << 20;
   uint32_t shutdown_seconds = 10;
-  bool batch_linear = true;  // --no-batch: each sequence's linear layers alone
 };
 
 int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err);

@@ -493,7 +493,6 @@ Result<void> Executor::bind_kernels(const ExecutionPlan& plan, const Resources& 
                            .outputs = {},
                            .scratch = nullptr,
                            .scratch_bytes = 0};
-    std::vector<bool> input_is_weight;  // by input ordinal
     for (const auto& binding : node.values) {
       const auto& components = binding.storage().components();
       // A weight's stored component, handed to the kernel.
@@ -547,7 +546,6 @@ Result<void> Executor::bind_kernels(const ExecutionPlan& plan, const Resources& 
                           pages};
       if (binding.role() == ValueBindingRole::kInput) {
         kernel_node.inputs.push_back(tensor);
-        input_is_weight.push_back(binding.usage() == BufferUsage::kWeights);
       } else {
         kernel_node.outputs.push_back(tensor);
       }
@@ -561,45 +559,9 @@ Result<void> Executor::bind_kernels(const ExecutionPlan& plan, const Resources& 
       kernel_node.scratch_bytes = it->second.size;
     }
     FERRITE_ASSIGN_OR_RETURN(BoundKernel kernel, kernels[n]->factory(kernel_node));
-    if (kernel.row_wise) record_row_wise(n, *kernels[n], node.attributes, kernel_node, input_is_weight);
     kernels_.push_back(std::move(kernel));
   }
   return {};
-}
-
-// A row-wise kernel (kernel.h) whose node StepBatch can widen: its rows are
-// inputs[0] and outputs[0], both f32 [rows, features], contiguous, not token-
-// scaled states, with as many rows each; every other input is a weight (the
-// same bytes for every executor sharing the arenas). Anything else stays
-// narrow: it runs once per executor, which is always correct.
-void Executor::record_row_wise(size_t index, const CpuProviderSpec& provider,
-                               const std::map<AttributeId, SemanticValue>& attributes,
-                               const KernelNode& node, const std::vector<bool>& input_is_weight) {
-  if (node.inputs.empty() || node.outputs.size() != 1 || !weights_) return;
-  for (size_t i = 1; i < node.inputs.size(); ++i) {
-    if (!input_is_weight[i]) return;
-  }
-  const KernelTensor& x = node.inputs[0];
-  const KernelTensor& y = node.outputs[0];
-  auto rows_of = [](const KernelTensor& t) -> std::optional<std::pair<uint64_t, uint64_t>> {
-    const ResolvedTensorSpec& spec = *t.tensor;
-    if (t.token_rows != 0 || t.weight != nullptr || spec.element_type() != ElementType::kF32 ||
-        spec.rank() != 2 || !spec.is_contiguous() || spec.dimensions()[0] == 0) {
-      return std::nullopt;
-    }
-    return std::pair{spec.dimensions()[0], spec.dimensions()[1] * sizeof(float)};
-  };
-  const auto in = rows_of(x), out = rows_of(y);
-  if (!in || !out || in->first != out->first) return;
-  row_wise_.push_back(RowWiseNode{.index = index,
-                                  .provider = &provider,
-                                  .attributes = attributes,
-                                  .inputs = node.inputs,
-                                  .output = y,
-                                  .scratch_bytes = node.scratch_bytes,
-                                  .capacity = in->first,
-                                  .in_row_bytes = in->second,
-                                  .out_row_bytes = out->second});
 }
 
 Result<void> Executor::write_input(const ProgramValueId& value, std::span<const uint32_t> data) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/checked_math.h"
+#include "ferrite/operations/sequence_slots.h"
 #include "ferrite/runtime/generation.h"
 
 namespace ferrite::serve {
@@ -85,22 +86,46 @@ struct Engine::Sequence {
 };
 
 Result<std::unique_ptr<Engine>> Engine::start(const EngineLimits& given,
-                                              std::vector<std::unique_ptr<Executor>> executors,
+                                              std::unique_ptr<Executor> executor,
                                               const Tokenizer& tokenizer) {
   EngineLimits limits = given;
-  if (limits.slots == 0 || executors.size() != limits.slots) {
+  if (executor == nullptr || executor->token_capacity() == 0) {
+    return make_error(ErrorCode::kInvalidArgument, "the engine's executor is not loaded");
+  }
+  const KvBlockStore* store = executor->kv_store();
+  if (store == nullptr) {
     return make_error(ErrorCode::kInvalidArgument,
-                      "the engine needs one executor per sequence slot: {} slots, {} executors",
-                      limits.slots, executors.size());
+                      "the engine's executor must page its KV cache in a KV block store "
+                      "(Executor::load with a store of S sequence slots)");
   }
-  uint64_t capacity = UINT64_MAX;
-  for (const auto& executor : executors) {
-    if (executor == nullptr || executor->token_capacity() == 0) {
-      return make_error(ErrorCode::kInvalidArgument, "an executor of the engine is not loaded");
-    }
-    capacity = std::min(capacity, executor->token_capacity());
+  if (limits.slots == 0 || executor->sequence_slots() != limits.slots) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the engine runs {} sequence slots; its executor's KV store has {}",
+                      limits.slots, executor->sequence_slots());
   }
-  if (limits.step_tokens == 0) limits.step_tokens = std::max<uint64_t>(limits.slots, capacity);
+  const uint64_t capacity = executor->token_capacity();
+  if (limits.step_tokens == 0) limits.step_tokens = capacity;
+  if (limits.step_tokens < limits.slots || limits.step_tokens > capacity) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "a step of {} tokens must give each of the {} slots one token and fit the "
+                      "plan's {} tokens",
+                      limits.step_tokens, limits.slots, capacity);
+  }
+  // The plan must be of the sequence-slot form, with a logits row per slot.
+  const ProgramValueId logits_id = ProgramValueId::literal(kDecoderLogits);
+  auto logits = executor->output_f32(logits_id);
+  if (!logits) return tl::unexpected(logits.error());
+  const uint64_t vocab = tokenizer.vocab_size();
+  const std::vector<uint32_t> probe(limits.slots, 0);
+  if (vocab == 0 || logits->size() % vocab != 0 || logits->size() / vocab < limits.slots ||
+      !executor->write_input(ProgramValueId::literal(kDecoderSlots), probe) ||
+      !executor->write_input(ProgramValueId::literal(kDecoderSampleRows), probe)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the engine's plan must be a decoder in sequence-slot form "
+                      "(operations/sequence_slots.h) for at least {} sequences; its logits hold "
+                      "{} values for a vocabulary of {}",
+                      limits.slots, logits->size(), vocab);
+  }
   if (limits.max_queued == 0) {
     return make_error(ErrorCode::kInvalidArgument,
                       "the waiting queue must hold at least 1 request: requests are admitted "
@@ -109,17 +134,7 @@ Result<std::unique_ptr<Engine>> Engine::start(const EngineLimits& given,
   if (limits.context_length == 0) {
     return make_error(ErrorCode::kInvalidArgument, "the context must hold at least 1 position");
   }
-  // One physical KV pool for every slot: the ledger's blocks are its blocks.
-  const KvBlockStore* store = executors[0]->kv_store();
-  for (size_t i = 0; i < executors.size(); ++i) {
-    if (store == nullptr || executors[i]->kv_store() != store) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "the engine's executors must page their KV caches in one KV block store "
-                        "(Executor::load_sharing_weights with a store): slot {} does not",
-                        i)
-          .with_field("ordinal", std::to_string(i));
-    }
-  }
+  // One physical KV pool: the ledger's blocks are the store's blocks.
   FERRITE_ASSIGN_OR_RETURN(KvBlockPool pool,
                            KvBlockPool::create(store->block_tokens(), store->block_count()));
   FERRITE_ASSIGN_OR_RETURN(
@@ -129,32 +144,32 @@ Result<std::unique_ptr<Engine>> Engine::start(const EngineLimits& given,
                                  .max_queued = limits.max_queued,
                                  .context_length = limits.context_length},
                                 std::move(pool)));
-  std::unique_ptr<StepBatch> batch;
-  if (limits.batch_linear) {
-    FERRITE_ASSIGN_OR_RETURN(
-        batch, StepBatch::create(*executors[0],
-                                 std::max<uint64_t>(limits.step_tokens, limits.slots)));
-  }
   std::unique_ptr<Engine> engine(
-      new Engine(limits, std::move(executors), std::move(scheduler), tokenizer));
-  engine->batch_ = std::move(batch);
-  engine->positions_.resize(capacity);
+      new Engine(limits, std::move(executor), std::move(scheduler), tokenizer));
+  engine->vocab_ = vocab;
+  engine->step_tokens_.resize(limits.step_tokens);
+  engine->step_positions_.resize(limits.step_tokens);
+  engine->step_slots_.resize(limits.step_tokens);
+  engine->sample_rows_.resize(logits->size() / vocab);
+  engine->slot_owner_.resize(limits.slots);
   engine->thread_ = std::thread([e = engine.get()] { e->loop(); });
   return engine;
 }
 
-Engine::Engine(const EngineLimits& limits, std::vector<std::unique_ptr<Executor>> executors,
+Engine::Engine(const EngineLimits& limits, std::unique_ptr<Executor> executor,
                SequenceScheduler scheduler, const Tokenizer& tokenizer)
     : limits_(limits),
-      executors_(std::move(executors)),
+      executor_(std::move(executor)),
       tokenizer_(tokenizer),
       tokens_id_(ProgramValueId::literal(kDecoderTokens)),
       positions_id_(ProgramValueId::literal(kDecoderPositions)),
+      slots_id_(ProgramValueId::literal(kDecoderSlots)),
+      sample_rows_id_(ProgramValueId::literal(kDecoderSampleRows)),
       logits_id_(ProgramValueId::literal(kDecoderLogits)),
       scheduler_(std::move(scheduler)) {
   totals_.slots = limits.slots;
-  totals_.kv_block_tokens = executors_[0]->kv_store()->block_tokens();
-  totals_.kv_block_bytes = executors_[0]->kv_store()->bytes_per_block();
+  totals_.kv_block_tokens = executor_->kv_store()->block_tokens();
+  totals_.kv_block_bytes = executor_->kv_store()->bytes_per_block();
 }
 
 Engine::~Engine() { shutdown(std::chrono::milliseconds(0)); }
@@ -289,90 +304,95 @@ std::vector<bool> Engine::run_spans(const std::vector<StepSpan>& spans,
                                    const std::vector<Sequence*>& running,
                                    const std::vector<std::vector<uint32_t>>& pages) {
   std::vector<bool> ended(spans.size(), false);
-  std::vector<uint64_t> done(spans.size(), 0);
   auto fail = [&](size_t i, const Status& error) {
     finish(*running[i], FinishReason::kError, error.message(), /*now=*/false);
     ended[i] = true;
   };
-  // A sequence that ended before the step (none do today) is skipped, not
-  // reported again. Every other slot's executor gets its sequence's pages
-  // (a new sequence in the slot starts from empty states first).
-  std::vector<bool> skipped(spans.size(), false);
+  // The step's inputs: each span's tokens in span order, with positions and
+  // slots; the row each sampling span's last token lands on. A sequence that
+  // ended before the step (none do today) is skipped, not reported again.
+  Executor& executor = *executor_;
+  // Slots whose sequence ended give their blocks back to the pool, which
+  // may hand them to another slot: their tables are emptied first.
+  for (uint32_t slot : vacated_) {
+    (void)executor.map_kv_blocks(slot, std::span<const uint32_t>());  // cannot fail
+  }
+  std::vector<int64_t> sample_row(spans.size(), -1);  // output row, or -1
+  uint64_t tokens = 0, sampled = 0;
   for (size_t i = 0; i < spans.size(); ++i) {
-    if (running[i]->ended) {
-      skipped[i] = true;
+    const StepSpan& span = spans[i];
+    Sequence& sequence = *running[i];
+    if (sequence.ended) {
+      ended[i] = true;
       continue;
     }
-    Executor& executor = *executors_[spans[i].slot];
-    if (spans[i].start == 0) executor.reset_states();
-    if (auto mapped = executor.map_kv_blocks(pages[i]); !mapped) fail(i, mapped.error());
+    if (span.start + span.count > sequence.tokens.size() ||
+        tokens + span.count > step_tokens_.size() || span.count == 0) {
+      fail(i, make_error(ErrorCode::kInvalidArgument,
+                         "sequence {}: the step asks for {} tokens from position {}; {} known, "
+                         "{} of the step's {} left",
+                         span.sequence, span.count, span.start, sequence.tokens.size(),
+                         step_tokens_.size() - tokens, step_tokens_.size())
+                  .value());
+      continue;
+    }
+    // A sequence new to its slot starts from an empty table (every block it
+    // maps is then zero-filled).
+    if (slot_owner_[span.slot] != span.sequence) {
+      if (auto r = executor.map_kv_blocks(span.slot, std::span<const uint32_t>()); !r) {
+        fail(i, r.error());
+        continue;
+      }
+      slot_owner_[span.slot] = span.sequence;
+    }
+    if (auto r = executor.map_kv_blocks(span.slot, pages[i]); !r) {
+      fail(i, r.error());
+      continue;
+    }
+    for (uint64_t t = 0; t < span.count; ++t) {
+      step_tokens_[tokens + t] = sequence.tokens[span.start + t];
+      step_positions_[tokens + t] = static_cast<uint32_t>(span.start + t);
+      step_slots_[tokens + t] = span.slot;
+    }
+    tokens += span.count;
+    if (span.samples) {
+      sample_row[i] = static_cast<int64_t>(sampled);
+      sample_rows_[sampled++] = static_cast<uint32_t>(tokens - 1);
+    }
   }
-  std::vector<StepBatch::Member> members;
-  std::vector<size_t> member_span;
-  while (true) {
-    // One round: the next piece of every span with tokens left.
-    members.clear();
-    member_span.clear();
-    uint64_t rows = 0;
+  if (tokens == 0) return ended;
+  // Rows no span samples gather token 0 (computed, never read).
+  std::fill(sample_rows_.begin() + static_cast<std::ptrdiff_t>(sampled), sample_rows_.end(), 0);
+  Result<void> ran = executor.write_input(tokens_id_, std::span(step_tokens_).first(tokens));
+  if (ran) ran = executor.write_input(positions_id_, std::span(step_positions_).first(tokens));
+  if (ran) ran = executor.write_input(slots_id_, std::span(step_slots_).first(tokens));
+  if (ran) ran = executor.write_input(sample_rows_id_, sample_rows_);
+  if (ran) ran = executor.run(tokens);
+  if (!ran) {
     for (size_t i = 0; i < spans.size(); ++i) {
-      const StepSpan& span = spans[i];
-      if (skipped[i] || ended[i] || done[i] >= span.count) continue;
-      Sequence& sequence = *running[i];
-      Executor& executor = *executors_[span.slot];
-      const uint64_t n = std::min(executor.token_capacity(), span.count - done[i]);
-      const uint64_t first = span.start + done[i];
-      if (first + n > sequence.tokens.size()) {
-        fail(i, make_error(ErrorCode::kInvalidArgument,
-                           "sequence {}: the step asks for positions up to {}, {} tokens known",
-                           span.sequence, first + n, sequence.tokens.size())
-                    .value());
-        continue;
-      }
-      for (uint64_t t = 0; t < n; ++t) positions_[t] = static_cast<uint32_t>(first + t);
-      if (auto r = executor.write_input(
-              tokens_id_, std::span<const uint32_t>(sequence.tokens).subspan(first, n));
-          !r) {
-        fail(i, r.error());
-        continue;
-      }
-      if (auto r = executor.write_input(positions_id_,
-                                        std::span<const uint32_t>(positions_).first(n));
-          !r) {
-        fail(i, r.error());
-        continue;
-      }
-      members.push_back({&executor, n});
-      member_span.push_back(i);
-      rows += n;
-      done[i] += n;
+      if (!ended[i]) fail(i, ran.error());
     }
-    if (members.empty()) break;
-    if (batch_ && rows <= batch_->rows()) {
-      if (auto r = batch_->run(members); !r) {
-        for (size_t i : member_span) fail(i, r.error());
-      }
+    return ended;
+  }
+  auto logits = executor.output_f32(logits_id_);
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (ended[i] || sample_row[i] < 0) continue;
+    if (!logits) {
+      fail(i, logits.error());
       continue;
     }
-    for (size_t m = 0; m < members.size(); ++m) {
-      if (auto r = members[m].executor->run(members[m].tokens); !r) fail(member_span[m], r.error());
-    }
-  }
-  for (size_t i = 0; i < spans.size(); ++i) {
-    if (!skipped[i] && !ended[i] && sample(spans[i], *running[i])) ended[i] = true;
+    const auto row = logits->subspan(static_cast<uint64_t>(sample_row[i]) * vocab_, vocab_);
+    if (sample(*running[i], row)) ended[i] = true;
   }
   return ended;
 }
 
-bool Engine::sample(const StepSpan& span, Sequence& sequence) {
-  Executor& executor = *executors_[span.slot];
+bool Engine::sample(Sequence& sequence, std::span<const float> logits) {
   auto fail = [&](const Status& error) {
     finish(sequence, FinishReason::kError, error.message(), /*now=*/false);
     return true;
   };
-  if (!span.samples) return false;
-  auto logits = executor.output_f32(logits_id_);
-  if (!logits) return fail(logits.error());
-  auto next = sequence.sampler.sample(*logits);
+  auto next = sequence.sampler.sample(logits);
   if (!next) return fail(next.error());
   const uint32_t token = *next;
   sequence.tokens.push_back(token);
@@ -391,7 +411,7 @@ bool Engine::sample(const StepSpan& span, Sequence& sequence) {
   {
     std::lock_guard lock(stream.mutex_);
     stream.tokens_.push_back(token);
-    if (sequence.request.record_logits) stream.logits_.emplace_back(logits->begin(), logits->end());
+    if (sequence.request.record_logits) stream.logits_.emplace_back(logits.begin(), logits.end());
     if (!end_of_generation) {
       ++stream.completion_tokens_;
       stream.new_tokens_.push_back(token);
@@ -455,6 +475,15 @@ void Engine::loop() {
     // read under the lock; the executors map them in run_spans).
     std::vector<std::vector<uint32_t>> pages;
     pages.reserve(step->spans.size());
+    // Slots whose sequence is gone (ended and erased above): run_spans
+    // empties their page tables before mapping anything.
+    vacated_.clear();
+    for (uint32_t slot = 0; slot < slot_owner_.size(); ++slot) {
+      if (slot_owner_[slot] && !sequences_.contains(*slot_owner_[slot])) {
+        vacated_.push_back(slot);
+        slot_owner_[slot].reset();
+      }
+    }
     for (const StepSpan& span : step->spans) {
       running.push_back(sequences_.at(span.sequence).get());
       const auto table = scheduler_.pool().page_table(span.sequence);

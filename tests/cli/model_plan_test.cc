@@ -17,6 +17,7 @@
 #include "support/cli_invoke.h"
 #include "cli/commands.h"
 #include "cli/model_plan.h"
+#include "cli/model_plan.h"
 #include "cli/run_command.h"
 #include "ferrite/plan/execution_plan.h"
 #include "providers/cpu_fast/cpu_fast.h"
@@ -114,6 +115,30 @@ TEST_F(ModelPlanTest, ACompiledPlanRunsAndGivesTheTokensOfAPlainRun) {
       run_verify, VerifyArgs{.plan_path = plan.string(), .sources = {.program_path = kModel}});
   EXPECT_EQ(verified.code, kExitOk) << verified.err;
   EXPECT_THAT(verified.out, HasSubstr(plan_id));
+}
+
+// compile MODEL --sequence-slots S: the plan `ferrite serve --parallel S`
+// runs. It records the form, verifies like any model plan, and `run`
+// refuses it (it is not the one-sequence form), naming why.
+TEST_F(ModelPlanTest, ASequenceSlotPlanIsForServing) {
+  const fs::path plan = compile("serve.plan.json", {.sequence_slots = 4});
+  const nlohmann::json payload = nlohmann::json::parse(read_file(plan))["payload"];
+  EXPECT_EQ(payload["run_settings"]["sequence_slots"], 4u);
+  EXPECT_EQ(payload["run_settings"]["maximum_active_sequences"], 4u);
+  const fs::path one = compile("one.plan.json");
+  EXPECT_NE(payload["plan_id"],
+            nlohmann::json::parse(read_file(one))["payload"]["plan_id"]);
+  const Outcome verified = invoke(
+      run_verify, VerifyArgs{.plan_path = plan.string(), .sources = {.program_path = kModel}});
+  EXPECT_EQ(verified.code, kExitOk) << verified.err;
+  const Outcome refused = run_plan(plan);
+  EXPECT_NE(refused.code, kExitOk);
+  EXPECT_THAT(refused.err, HasSubstr("multi-sequence form for 4 sequence slots"));
+  // The form is part of the recipe: another slot count is named.
+  auto rebuilt = rebuild_model_plan(read_file(plan), kModel.string(),
+                                    {.context = 128, .token_capacity = 16, .sequence_slots = 2});
+  ASSERT_FALSE(rebuilt);
+  EXPECT_THAT(rebuilt.error().message(), HasSubstr("run_settings.maximum_active_sequences"));
 }
 
 // --threads also sets the compile's threads; the plan is the same file.
@@ -294,13 +319,16 @@ TEST_F(ModelPlanTest, ExplainShowsTheServingPool) {
   const uint64_t state = fit["state_bytes"].get<uint64_t>();
   EXPECT_EQ(pool["kv_block_bytes"].get<uint64_t>(), state / 200 * 16);
   EXPECT_EQ(pool["kv_pool_bytes"].get<uint64_t>(), state / 200 * 16 * 52);
-  // A slot's KV cache is its pages of the pool: a slot adds only its
-  // activations and workspaces.
-  const uint64_t per_slot =
+  // A slot's KV cache is its pages of the pool; beside it, one executor's
+  // activations and workspaces for a step of every slot — less than four
+  // one-sequence executors would hold.
+  const uint64_t per_sequence =
       fit["activation_bytes"].get<uint64_t>() + fit["workspace_bytes"].get<uint64_t>();
-  EXPECT_EQ(pool["per_slot_bytes"].get<uint64_t>(), per_slot);
+  const uint64_t step = pool["step_bytes"].get<uint64_t>();
+  EXPECT_GE(step, per_sequence);
+  EXPECT_LT(step, 4 * per_sequence);
   EXPECT_EQ(pool["total_bytes"].get<uint64_t>(),
-            fit["weights_bytes"].get<uint64_t>() + state / 200 * 16 * 52 + 4 * per_slot);
+            fit["weights_bytes"].get<uint64_t>() + state / 200 * 16 * 52 + step);
   EXPECT_TRUE(pool["fits"].get<bool>());
 
   // --kv-tokens: a smaller pool than 4 whole contexts, rounded up to blocks.
@@ -315,7 +343,7 @@ TEST_F(ModelPlanTest, ExplainShowsTheServingPool) {
   EXPECT_EQ(small_pool["kv_pool_tokens"], 112u);
   EXPECT_EQ(small_pool["kv_pool_bytes"].get<uint64_t>(), state / 200 * 16 * 7);
   EXPECT_EQ(small_pool["total_bytes"].get<uint64_t>(),
-            fit["weights_bytes"].get<uint64_t>() + state / 200 * 16 * 7 + 4 * per_slot);
+            fit["weights_bytes"].get<uint64_t>() + state / 200 * 16 * 7 + step);
 
   const Outcome text = invoke(run_explain, ExplainArgs{.path = kModel.string(),
                                                        .model = {.context = 200},

@@ -83,22 +83,32 @@ TEST(StopMatcherTest, HoldsIncompleteUtf8) {
 
 bool have_model() { return std::filesystem::exists(shared_models_dir() / "stories260K.gguf"); }
 
+constexpr uint64_t kMaxSlots = 4;  // the most slots an engine of these tests runs
+
+// The one-sequence plan (run_alone's) and, as its sequence_form, the
+// multi-sequence plan for kMaxSlots sequences the engine runs.
 std::unique_ptr<ServeModel> model_for(bool fast, uint64_t capacity = 16) {
-  auto model = compile_serve_model(shared_models_dir() / "stories260K.gguf", capacity, fast);
+  const auto path = shared_models_dir() / "stories260K.gguf";
+  auto model = compile_serve_model(path, capacity, fast);
   EXPECT_TRUE(model) << model.error().to_string();
-  return model ? std::move(*model) : nullptr;
+  if (!model) return nullptr;
+  auto many = compile_serve_model(path, std::max(capacity, kMaxSlots), fast, kMaxSlots);
+  EXPECT_TRUE(many) << many.error().to_string();
+  if (!many) return nullptr;
+  (*model)->sequence_form = std::move(*many);
+  return std::move(*model);
 }
 
 // `blocks` KV blocks of `block_tokens` positions (0: a whole context per slot).
 std::unique_ptr<Engine> start_engine(const ServeModel& model, uint32_t slots, uint64_t queue,
                                      uint64_t step_tokens = 0, uint64_t block_tokens = 16,
                                      uint64_t blocks = 0) {
-  auto executors = model.paged_executors(slots, block_tokens, blocks);
-  EXPECT_TRUE(executors) << executors.error().to_string();
-  if (!executors) return nullptr;
+  auto executor = testing::engine_executor(*model.sequence_form, slots, block_tokens, blocks);
+  EXPECT_TRUE(executor) << executor.error().to_string();
+  if (!executor) return nullptr;
   auto engine = Engine::start({.slots = slots, .context_length = model.context_length,
                                .step_tokens = step_tokens, .max_queued = queue},
-                              std::move(*executors), *model.tokenizer);
+                              std::move(*executor), *model.tokenizer);
   EXPECT_TRUE(engine) << engine.error().to_string();
   return engine ? std::move(*engine) : nullptr;
 }
@@ -281,25 +291,38 @@ TEST(EngineTest, ARequestLargerThanTheWholePoolIsImpossible) {
   EXPECT_TRUE(drain(*fits.stream).last.finished);
 }
 
-TEST(EngineTest, RefusesExecutorsThatDoNotShareOneKvStore) {
+TEST(EngineTest, RefusesExecutorsUnfitToServe) {
   if (!have_model()) GTEST_SKIP() << "no model files";
   auto model = model_for(false);
   ASSERT_TRUE(model);
-  auto own_caches = model->executors(2);
+  auto start = [&](std::unique_ptr<Executor> executor, uint32_t slots) {
+    return Engine::start({.slots = slots, .context_length = model->context_length,
+                          .step_tokens = 0, .max_queued = 4},
+                         std::move(executor), *model->tokenizer);
+  };
+  // Its own KV cache (no store): nothing to page sequences into.
+  auto own_caches = model->sequence_form->executors(1);
   ASSERT_TRUE(own_caches);
-  auto refused = Engine::start({.slots = 2, .context_length = model->context_length,
-                                .step_tokens = 0, .max_queued = 4},
-                               std::move(*own_caches), *model->tokenizer);
-  ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().code(), ErrorCode::kInvalidArgument);
-  auto a = model->paged_executors(1), b = model->paged_executors(1);  // two stores
-  ASSERT_TRUE(a && b);
-  std::vector<std::unique_ptr<Executor>> mixed;
-  mixed.push_back(std::move(a->front()));
-  mixed.push_back(std::move(b->front()));
-  EXPECT_FALSE(Engine::start({.slots = 2, .context_length = model->context_length,
-                              .step_tokens = 0, .max_queued = 4},
-                             std::move(mixed), *model->tokenizer));
+  auto unpaged = start(std::move(own_caches->front()), 1);
+  ASSERT_FALSE(unpaged);
+  EXPECT_NE(unpaged.error().message().find("KV block store"), std::string::npos);
+  // A store of 2 slots for an engine of 3.
+  auto two = testing::engine_executor(*model->sequence_form, 2);
+  ASSERT_TRUE(two);
+  auto mismatched = start(std::move(*two), 3);
+  ASSERT_FALSE(mismatched);
+  EXPECT_NE(mismatched.error().message().find("its executor's KV store has 2"), std::string::npos);
+  // The one-sequence plan: no slots input, one logits row.
+  auto classic = model->paged_executors(1);
+  ASSERT_TRUE(classic);
+  auto one_form = start(std::move(classic->front()), 1);
+  ASSERT_FALSE(one_form);
+  EXPECT_NE(one_form.error().message().find("sequence-slot form"), std::string::npos)
+      << one_form.error().message();
+  // More slots than the plan has logits rows.
+  auto wide = model->sequence_form->paged_executors(1, 16, 0, kMaxSlots + 1);
+  ASSERT_TRUE(wide);
+  EXPECT_FALSE(start(std::move(wide->front()), kMaxSlots + 1));
 }
 
 TEST(EngineTest, GreedyTextEqualsGenerate) {

@@ -67,15 +67,15 @@ std::unique_ptr<Running> start(uint32_t slots = 2, uint64_t queue = 4,
                                std::optional<std::string> api_key = std::nullopt,
                                bool serve = true) {
   auto running = std::make_unique<Running>();
-  auto model = compile_serve_model(shared_models_dir() / "stories260K.gguf", 16, false);
+  auto model = compile_serve_model(shared_models_dir() / "stories260K.gguf", 16, false, slots);
   EXPECT_TRUE(model) << model.error().to_string();
   if (!model) return nullptr;
   running->model = std::move(*model);
-  auto executors = running->model->paged_executors(slots);
-  EXPECT_TRUE(executors);
+  auto executor = testing::engine_executor(*running->model, slots);
+  EXPECT_TRUE(executor);
   auto engine = serve::Engine::start({.slots = slots, .context_length = running->model->context_length,
                                       .step_tokens = 0, .max_queued = queue},
-                                     std::move(*executors), *running->model->tokenizer);
+                                     std::move(*executor), *running->model->tokenizer);
   EXPECT_TRUE(engine) << engine.error().to_string();
   if (!engine) return nullptr;
   running->engine = std::move(*engine);

@@ -32,6 +32,9 @@ struct ServeModel {
   std::optional<ExecutablePlan> executable;
   std::optional<Tokenizer> tokenizer;
   uint64_t context_length = 0;
+  // The same model in sequence-slot form, for a serving engine (set by the
+  // tests that need both; see engine_executor).
+  std::shared_ptr<const ServeModel> sequence_form;
 
   // The first executor loads the weights; the others share them.
   Result<std::vector<std::unique_ptr<Executor>>> executors(uint32_t count) const {
@@ -83,6 +86,18 @@ struct ServeModel {
   }
 };
 
+// The one executor a serving engine runs: the plan must be the sequence-slot
+// form (compile_serve_model with `sequences` ≥ `slots`); its KV cache is paged
+// in a store of `slots` sequence slots and `blocks` blocks of `block_tokens`
+// (0 blocks: a whole context per slot).
+inline Result<std::unique_ptr<Executor>> engine_executor(const ServeModel& model, uint32_t slots,
+                                                         uint64_t block_tokens = 16,
+                                                         uint64_t blocks = 0) {
+  FERRITE_ASSIGN_OR_RETURN(auto executors,
+                           model.paged_executors(1, block_tokens, blocks, slots));
+  return std::move(executors.front());
+}
+
 // The decoder's logits after the executor's last step (empty on error).
 inline std::vector<float> decoder_logits(const Executor& ex) {
   auto out = ex.output_f32(ProgramValueId::literal(kDecoderLogits));
@@ -107,7 +122,8 @@ inline Result<std::unique_ptr<ServeModel>> compile_serve_model(const std::filesy
     FERRITE_ASSIGN_OR_RETURN(family, decoder_with_sequence_slots(family));
   }
   auto model = std::unique_ptr<ServeModel>(
-      new ServeModel{std::move(checkpoint), std::move(family), {}, std::nullopt, std::nullopt, 0});
+      new ServeModel{std::move(checkpoint), std::move(family), {}, std::nullopt, std::nullopt, 0,
+                     nullptr});
   FERRITE_RETURN_IF_ERROR(add_cpu_reference_providers(model->providers));
   if (fast) {
     FERRITE_RETURN_IF_ERROR(

@@ -252,25 +252,6 @@ class Executor {
   uint64_t max_pages_ = 0;
   std::map<ProgramValueId, BoundValue> values_;
   std::vector<BoundKernel> kernels_;  // plan order
-  // The nodes StepBatch may widen (record_row_wise), in plan order. Pointers
-  // stay valid while the executor lives: tensors point into values_, weights
-  // into weights_, the provider into the registry the executor was loaded
-  // with (which must outlive it).
-  struct RowWiseNode {
-    size_t index = 0;  // in kernels_
-    const CpuProviderSpec* provider = nullptr;
-    std::map<AttributeId, SemanticValue> attributes;
-    std::vector<KernelTensor> inputs;  // inputs[0]: the rows; the rest: weights
-    KernelTensor output;
-    uint64_t scratch_bytes = 0;  // the plan's scratch for the node
-    uint64_t capacity = 0;       // rows of inputs[0] and of the output
-    uint64_t in_row_bytes = 0, out_row_bytes = 0;
-  };
-  void record_row_wise(size_t index, const CpuProviderSpec& provider,
-                       const std::map<AttributeId, SemanticValue>& attributes,
-                       const KernelNode& node, const std::vector<bool>& input_is_weight);
-  std::vector<RowWiseNode> row_wise_;
-  friend class StepBatch;
   std::vector<const NodeId*> node_ids_;
   std::vector<NodeId> node_id_storage_;
   uint64_t allocated_bytes_ = 0;

@@ -14,10 +14,12 @@
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(BoundKernel kernel, factory(node_binding));
 //   FERRITE_RETURN_IF_ERROR(kernel.run(tokens));
-// A row-wise kernel (BoundKernel::row_wise) may be bound a second time to
-// wider tensors with more rows than the plan's capacity, so that executors of
-// one plan share one pass over the weights; its factory must accept any row
-// count its scratch can hold and report too little scratch as an error.
+// Rows: a kernel whose output row t is a function of input row t (and of
+// weights) computes each row by the same arithmetic wherever the row sits and
+// whatever `tokens` is, so a row's bits never depend on its neighbours. Every
+// provider here keeps this, and the sequence-slot plans rely on it: tokens of
+// many sequences share one step and each gets the bits it gets alone
+// (operations/sequence_slots.h).
 #pragma once
 
 #include <cstddef>
@@ -105,15 +107,6 @@ struct KernelNode {
 
 struct BoundKernel {
   std::function<Result<void>(uint64_t tokens)> run;
-  // ROW-WISE: the factory sets this when row t of outputs[0] is a function of
-  // row t of inputs[0] and of the node's non-token inputs (weights) only,
-  // computed by the same arithmetic whatever `tokens` is and wherever the row
-  // sits in the tensor (so a row's bits never depend on its neighbours).
-  // Then the executor may run the node once over the rows of several
-  // executors of one plan, bound to wider tensors (runtime/step_batch.h):
-  // the rows each executor gets back are bit-identical to running it alone.
-  // Linear layers set it; leave it false when unsure.
-  bool row_wise = false;
 };
 
 using KernelFactory = std::function<Result<BoundKernel>(const KernelNode& node)>;

@@ -4,18 +4,24 @@
 // granularity). The HTTP server (serve/http_server.h) sits on top.
 //
 // Contract:
-//  * Executors. The engine holds S executors of one decoder plan
-//    (runtime/generation.h's interface), one per sequence slot, that share
-//    one copy of the weights and one KV block store
-//    (Executor::load_sharing_weights with a store), planned for
-//    `context_length` KV positions per sequence. A slot's executor runs
-//    only the sequence admitted to that slot, so a sequence's arithmetic — the kernels, their
-//    summation orders, its own KV cache — never depends on what else runs:
-//    BATCH INVARIANCE. A request's tokens and logits are bit-identical
-//    whether it runs alone or among others of any lengths arriving at any
-//    time (tests/serve/engine_test.cc proves it for cpu.reference and
-//    cpu.fast plans). Prefill chunk boundaries differ with the load; the
-//    providers give the same bits for one prefill step or any split of it
+//  * The executor. The engine runs ONE executor of a multi-sequence plan
+//    (operations/sequence_slots.h: the family's decoder in sequence-slot
+//    form, compiled for S sequences and T tokens per step) whose KV caches
+//    are paged in a KvBlockStore of S sequence slots
+//    (Executor::sequence_slots() == S), planned for `context_length` KV
+//    positions per sequence. Each step is one executor run over a ragged
+//    batch: every span's tokens one after another, each token carrying its
+//    position and its sequence slot, so every linear layer (the classifier
+//    included) reads its weights once for all the step's tokens — decode
+//    tokens and prefill chunks mixed — while attention reads and writes only
+//    the token's own sequence's KV blocks. A sequence's arithmetic — the
+//    kernels, their summation orders, its own KV cache — never depends on
+//    what else runs: BATCH INVARIANCE. A request's tokens and logits are
+//    bit-identical whether it runs alone or among others of any lengths
+//    arriving at any time, and equal to the one-sequence plan's
+//    (tests/serve/engine_test.cc proves it for cpu.reference and cpu.fast
+//    plans). Prefill chunk boundaries differ with the load; the providers
+//    give the same bits for one prefill step or any split of it
 //    (docs/runtime.md, "One summation order").
 //  * Admission (runtime/sequence_scheduler.h over runtime/kv_block_pool.h):
 //    `submit` decides at once: kQueued (with a RequestStream), or a refusal
@@ -26,29 +32,24 @@
 //    token id outside the vocabulary, or a sampler setting out of range). A
 //    queued request is admitted in arrival order when a slot is free and the
 //    pool reserves blocks for prompt + max_tokens positions; it then never
-//    fails for lack of memory. The pool is PHYSICAL: every executor pages its
-//    KV cache in one KvBlockStore (runtime/kv_block_store.h; the engine
-//    refuses executors that do not share one), and the ledger
-//    (KvBlockPool) has exactly the store's blocks, of its block size. Before
-//    each step a slot's executor maps the blocks the pool gave its sequence
-//    (Executor::map_kv_blocks), so attention reads and writes the K and V
-//    rows of that sequence only, wherever its blocks lie. The store may
-//    hold fewer blocks than S × ceil(C / block_tokens): memory then follows
-//    what admitted requests may use, and admission waits for blocks.
+//    fails for lack of memory. The pool is PHYSICAL: the ledger (KvBlockPool)
+//    has exactly the store's blocks, of its block size. Before each step the
+//    executor maps, for every running sequence, the blocks the pool gave it
+//    into that sequence's slot (Executor::map_kv_blocks(slot, blocks); a
+//    sequence new to its slot starts from an empty table, so every block it
+//    gets is zero-filled). The store may hold fewer blocks than
+//    S × ceil(C / block_tokens): memory then follows what admitted requests
+//    may use, and admission waits for blocks.
 //  * Steps. One engine thread loops: it applies cancellations, admits, asks
 //    the scheduler for a step (every decoding sequence one token, round
 //    robin by slot; the rest of the T-token budget to prefill chunks, oldest
-//    first), runs each span on its slot's executor (in pieces of at most the
-//    executor's token capacity), samples where the span ends the prompt or
-//    decodes, and commits. Requests submitted meanwhile join at the next
-//    step. The spans run together (runtime/step_batch.h): in rounds of one
-//    piece per span, each round one StepBatch step over the slots' executors,
-//    so every linear layer (the classifier included) reads its weights once
-//    for all the round's tokens — decode tokens and prefill chunks mixed —
-//    while attention reads each slot's own KV cache. A step's tokens
-//    per round never exceed max(T, S), the batch's rows. The rows a
-//    sequence gets back are the bits it would get alone (the batch's
-//    contract), so batching keeps BATCH INVARIANCE.
+//    first; T ≤ the executor's token capacity), runs it as one executor run,
+//    and samples, from logits row j, the span whose last token is the step's
+//    j-th sampled row (sample_rows), where the span ends the prompt or
+//    decodes; then commits. Requests submitted meanwhile join at the next
+//    step. A kernel error fails the step, so it ends every request of that
+//    step with reason "error" (submit validates token ids, so none is
+//    expected); the others waiting continue.
 //  * Each sampled token: an end-of-generation token of the vocabulary ends
 //    the request with reason "stop" (not emitted; unless ignore_eos); else
 //    its detokenized piece goes through the request's StopMatcher
@@ -70,7 +71,7 @@
 //    reason "error" and its message; other requests continue.
 //
 // Example:
-//   FERRITE_ASSIGN_OR_RETURN(auto engine, Engine::start(limits, std::move(executors), tokenizer));
+//   FERRITE_ASSIGN_OR_RETURN(auto engine, Engine::start(limits, std::move(executor), tokenizer));
 //   Submission s = engine->submit({.prompt = ids, .max_tokens = 64});
 //   if (s.status == SubmitStatus::kQueued) {
 //     for (StreamChunk c; !c.finished;) { c = s.stream->next(std::chrono::milliseconds(100)); print(c.text); }
@@ -86,6 +87,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -94,7 +96,6 @@
 #include "ferrite/runtime/executor.h"
 #include "ferrite/runtime/sampler.h"
 #include "ferrite/runtime/sequence_scheduler.h"
-#include "ferrite/runtime/step_batch.h"
 #include "ferrite/runtime/tokenizer.h"
 #include "ferrite/serve/stop_matcher.h"
 
@@ -164,14 +165,10 @@ class RequestStream {
 };
 
 struct EngineLimits {
-  uint32_t slots = 1;            // S
+  uint32_t slots = 1;            // S: the executor's sequence slots
   uint64_t context_length = 1;   // C: positions each sequence may use
-  uint64_t step_tokens = 0;      // T (0: max(S, the executors' token capacity))
+  uint64_t step_tokens = 0;      // T (0: the executor's token capacity; S ≤ T ≤ it)
   uint64_t max_queued = 0;       // Q
-  // Run each step's linear layers once over the rows of every running
-  // sequence (runtime/step_batch.h); false: each sequence's executor runs
-  // alone (the same bits, one weight pass per sequence; for comparison).
-  bool batch_linear = true;
 };
 
 enum class SubmitStatus : uint8_t {
@@ -208,10 +205,11 @@ struct EngineMetrics {
 
 class Engine {
  public:
-  // Validates the limits against the executors (S executors, each with a
-  // token capacity ≥ 1; T ≥ S) and starts the engine thread.
+  // Validates the limits against the executor (paged in a KV store of S
+  // sequence slots; a sequence-slot plan whose logits hold at least S rows;
+  // S ≤ T ≤ its token capacity) and starts the engine thread.
   static Result<std::unique_ptr<Engine>> start(const EngineLimits& limits,
-                                               std::vector<std::unique_ptr<Executor>> executors,
+                                               std::unique_ptr<Executor> executor,
                                                const Tokenizer& tokenizer);
   ~Engine();
   Engine(const Engine&) = delete;
@@ -222,35 +220,35 @@ class Engine {
   EngineMetrics metrics() const;
   const EngineLimits& limits() const { return limits_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
-  // The batched steps (null with batch_linear off): which nodes run once
-  // over every sequence's rows, which stay per sequence and why.
-  const StepBatch* step_batch() const { return batch_.get(); }
 
  private:
   struct Sequence;
-  Engine(const EngineLimits& limits, std::vector<std::unique_ptr<Executor>> executors,
+  Engine(const EngineLimits& limits, std::unique_ptr<Executor> executor,
          SequenceScheduler scheduler, const Tokenizer& tokenizer);
   void loop();
-  // Runs the spans of one step (`running[i]` is span i's sequence) in rounds
-  // of one piece per span; returns, per span, whether its sequence ended
-  // (finish recorded in it).
+  // Runs the spans of one step (`running[i]` is span i's sequence) as one
+  // executor run; returns, per span, whether its sequence ended (finish
+  // recorded in it).
   std::vector<bool> run_spans(const std::vector<StepSpan>& spans,
                               const std::vector<Sequence*>& running,
                               const std::vector<std::vector<uint32_t>>& pages);
   // After its span ran: samples the sequence's next token where the span
   // ends the prompt or decodes; returns true when the sequence ended.
-  bool sample(const StepSpan& span, Sequence& sequence);
+  bool sample(Sequence& sequence, std::span<const float> logits);
   void finish(Sequence& sequence, FinishReason reason, std::string error = {}, bool now = true);
   void publish(Sequence& sequence);
 
   EngineLimits limits_;
-  std::vector<std::unique_ptr<Executor>> executors_;  // by slot
-  std::unique_ptr<StepBatch> batch_;                  // null: batch_linear off
+  std::unique_ptr<Executor> executor_;
   const Tokenizer& tokenizer_;
-  const ProgramValueId tokens_id_;
-  const ProgramValueId positions_id_;
-  const ProgramValueId logits_id_;
-  std::vector<uint32_t> positions_;  // scratch: one chunk's positions
+  const ProgramValueId tokens_id_, positions_id_, slots_id_, sample_rows_id_, logits_id_;
+  uint64_t vocab_ = 0;  // logits per row
+  // One step's inputs, sized once (T tokens; S sampled rows).
+  std::vector<uint32_t> step_tokens_, step_positions_, step_slots_, sample_rows_;
+  // Engine thread only: the sequence whose blocks each slot's page table
+  // maps, and the slots to empty before the next step.
+  std::vector<std::optional<SequenceId>> slot_owner_;
+  std::vector<uint32_t> vacated_;
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;

@@ -115,7 +115,7 @@ Result<BoundKernel> sub_block_linear(const Context& ctx, const KernelNode& node,
       rows(begin * kRowBlock, std::min(end * kRowBlock, out));
     });
     return {};
-  }, /*row_wise=*/true};
+  }};
 }
 
 // Dense f32 or block-quantized (Q8_0, Q4_0; the sub-block formats above)
@@ -207,7 +207,7 @@ Result<BoundKernel> linear(const Context& ctx, const KernelNode& node) {
       rows(begin * kRowBlock, std::min(end * kRowBlock, out));
     });
     return {};
-  }, /*row_wise=*/true};
+  }};
 }
 
 Result<BoundKernel> rms_norm(const Context& ctx, const KernelNode& node) {

@@ -98,7 +98,7 @@ Result<BoundKernel> linear(const KernelNode& node) {
       }
     }
     return {};
-  }, /*row_wise=*/true};
+  }};
 }
 
 // RoPE; with `factors` (rope_factors, input 2) pair i's frequency is divided
