@@ -8,8 +8,8 @@ polling, which would take a core from the server measured): each pass starts
 each server in turn, drives it with every client count, and stops it; the
 order is reversed on every other pass, and each cell reports the median over the
 passes of each metric (every pass is printed on stderr as it ends). Optionally a
-third server, `ferrite serve --no-batch` (each sequence's linear layers on
-their own), shows what the batched steps buy.
+third server, another `ferrite` binary (`--ferrite-baseline`, e.g. a build of
+an earlier commit), measured the same way, shows what a change buys.
 
 Prints a Markdown table: aggregate generated tok/s, TTFT p50/p99 and
 inter-token latency p50/p99 per server, and the ratios Ferrite / llama-server
@@ -24,7 +24,7 @@ Usage:
   python3 bench/serve_compare.py --model /tmp/24M-q8_0.gguf \\
       --llama-server /tmp/llama-src/build/bin/llama-server \\
       [--ferrite build/ferrite] [--parallel 8] [--threads 2] [--context 512] \\
-      [--clients 1,4,8,16] [--tokens 128] [--rounds 2] [--repeat 2] [--no-batch-too]
+      [--clients 1,4,8,16] [--tokens 128] [--rounds 2] [--repeat 2] [--ferrite-baseline OTHER/ferrite]
 """
 import argparse
 import http.client
@@ -99,8 +99,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--prompt", default="Once upon a time")
-    ap.add_argument("--no-batch-too", action="store_true",
-                    help="also measure `ferrite serve --no-batch`")
+    ap.add_argument("--ferrite-baseline",
+                    help="also measure this ferrite binary (same options) as `ferrite (baseline)`")
     ap.add_argument("--log-dir", default="/tmp/ferrite-serve-compare")
     args = ap.parse_args()
     log_dir = Path(args.log_dir)
@@ -116,8 +116,9 @@ def main():
                           "--threads", str(args.threads), "--threads-batch", str(args.threads),
                           "-c", str(args.parallel * args.context)], 18182),
     }
-    if args.no_batch_too:
-        servers["ferrite --no-batch"] = (ferrite_common + ["--port", "18183", "--no-batch"], 18183)
+    if args.ferrite_baseline:
+        servers["ferrite (baseline)"] = ([args.ferrite_baseline] + ferrite_common[1:] +
+                                         ["--port", "18183"], 18183)
     # One server at a time: an idle server's threads may poll (llama.cpp's
     # thread pool does), which would take a core from the one measured.
     passes = {}  # (server, clients) -> one row per pass
