@@ -68,8 +68,7 @@
 //     or borrowed, and `borrows_weights()` says which;
 //   * the providers must be the ones `first` was loaded with or derive the
 //     same catalog (check_target); their thread pool is shared too, so steps
-//     of executors over one registry must not run concurrently (the serving
-//     engine runs them one after another on one thread).
+//     of executors over one registry must not run concurrently.
 // Paged KV (one pool of KV blocks for many sequences):
 // `load_sharing_weights(first, plan, family, providers, store)` also binds
 // every token-scaled state of the plan (the K and V caches) into `store`
@@ -97,7 +96,7 @@
 // outside the mapped blocks. `reset_states` empties the table. An executor
 // loaded without a store has its own contiguous caches; map_kv_blocks on it
 // is kInvalidArgument. `load(..., store)` pages the caches of the executor
-// that loads the weights too (the serving engine's first slot). A paged
+// that loads the weights too (the serving engine's one executor). A paged
 // state's binding records the store's region, which may hold fewer rows than
 // a context: only kernels that address rows through KernelTensor::row (the
 // attention kernels of every provider) may bind token-scaled states. `allocated_bytes()` never counts the store.
