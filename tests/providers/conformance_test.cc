@@ -434,9 +434,18 @@ std::vector<Case> cases() {
       out.push_back(std::move(c));
     }
   }
+  // An attention case in sequence form (operation `op`): every token in
+  // slot 0, the slots read after the positions (an unpaged cache holds one
+  // sequence; tests/runtime/sequence_slots_test.cc runs many).
+  auto in_sequence_form = [](Case c, const char* op) {
+    c.operation = op;
+    c.inputs.insert(c.inputs.begin() + 4,
+                    u32(std::vector<uint32_t>(c.tokens, 0), c.tokens + 1));
+    return c;
+  };
   // Attention: grouped heads, head widths around the lanes, positions that
   // start mid-context (the caches hold earlier rows), and a long row that
-  // crosses the parallel threshold.
+  // crosses the parallel threshold; each also in sequence form.
   struct Shape { uint64_t heads, kv_heads, head_dim, context, start, tokens; };
   for (const Shape& s : {Shape{1, 1, 2, 8, 0, 1}, Shape{4, 2, 8, 40, 5, 3}, Shape{8, 4, 16, 40, 0, 4},
                          Shape{6, 3, 20, 40, 30, 2}, Shape{8, 4, 64, 96, 70, 3},
@@ -455,6 +464,7 @@ std::vector<Case> cases() {
                 f32({s.tokens + 1, kd}, random), u32(positions, s.tokens + 1),
                 f32({kd}, random, 1.0f, s.context), f32({kd}, random, 1.0f, s.context)};
     c.outputs = {sentinel({s.tokens + 1, qd})};
+    out.push_back(in_sequence_form(c, "operation.sequence_attention"));
     out.push_back(std::move(c));
   }
   // Gemma's operations: GeGLU around the tanh's saturation (gates up to
@@ -512,31 +522,7 @@ std::vector<Case> cases() {
                 f32({s.tokens + 1, kd}, random), u32(positions, s.tokens + 1),
                 f32({kd}, random, 1.0f, s.context), f32({kd}, random, 1.0f, s.context)};
     c.outputs = {sentinel({s.tokens + 1, qd})};
-    // The same in sequence form: every token in slot 0 (an unpaged cache
-    // holds one sequence; tests/runtime/sequence_slots_test.cc runs many).
-    Case sequence = c;
-    sequence.operation = "operation.sequence_sliding_attention";
-    sequence.inputs.insert(sequence.inputs.begin() + 4,
-                           u32(std::vector<uint32_t>(s.tokens, 0), s.tokens + 1));
-    out.push_back(std::move(c));
-    out.push_back(std::move(sequence));
-  }
-  for (const Shape& s : {Shape{4, 2, 8, 40, 5, 3}, Shape{8, 4, 64, 96, 70, 3}}) {
-    const uint64_t qd = s.heads * s.head_dim, kd = s.kv_heads * s.head_dim;
-    Case c{"operation.sequence_attention",
-           {{id("n_heads"), SemanticUnsigned{s.heads}},
-            {id("n_kv_heads"), SemanticUnsigned{s.kv_heads}},
-            {id("head_dim"), SemanticUnsigned{s.head_dim}}},
-           {}, {}, s.tokens,
-           fmt::format("heads {}/{} head_dim {} start {} tokens {}", s.heads, s.kv_heads,
-                       s.head_dim, s.start, s.tokens)};
-    std::vector<uint32_t> positions;
-    for (uint64_t t = 0; t < s.tokens; ++t) positions.push_back(static_cast<uint32_t>(s.start + t));
-    c.inputs = {f32({s.tokens + 1, qd}, random), f32({s.tokens + 1, kd}, random),
-                f32({s.tokens + 1, kd}, random), u32(positions, s.tokens + 1),
-                u32(std::vector<uint32_t>(s.tokens, 0), s.tokens + 1),
-                f32({kd}, random, 1.0f, s.context), f32({kd}, random, 1.0f, s.context)};
-    c.outputs = {sentinel({s.tokens + 1, qd})};
+    out.push_back(in_sequence_form(c, "operation.sequence_sliding_attention"));
     out.push_back(std::move(c));
   }
   // gather_rows: rows in any order, repeated; fewer step tokens than rows
