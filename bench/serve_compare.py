@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Side by side: `ferrite serve` against llama.cpp's `llama-server` under the
-same load (bench/serve_load.py), on the same GGUF, same sequence slots and
-threads, in one run.
+same load, on the same GGUF, same sequence slots and threads, in one run. The
+load comes from bench/serve_load (C++, build/bench/serve_load, the default) or
+bench/serve_load.py (`--load-generator python`): on a 2-core machine the
+Python generator's own scheduling shows in its time-to-first-token figures.
 
 The servers run one at a time (an idle llama-server's thread pool may keep
 polling, which would take a core from the server measured): each pass starts
@@ -25,9 +27,11 @@ Usage:
       --llama-server /tmp/llama-src/build/bin/llama-server \\
       [--ferrite build/ferrite] [--parallel 8] [--threads 2] [--context 512] \\
       [--clients 1,4,8,16] [--tokens 128] [--rounds 2] [--repeat 2] [--ferrite-baseline OTHER/ferrite]
+      [--load-generator build/bench/serve_load|python]
 """
 import argparse
 import http.client
+import json
 import os
 import signal
 import statistics
@@ -38,6 +42,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import serve_load  # noqa: E402
+
+
+def run_level(generator, port, clients, args):
+    """One client level's row (bench/serve_load.py's keys) from the chosen generator."""
+    url = f"http://127.0.0.1:{port}"
+    if generator == "python":
+        return serve_load.run_level(url, clients, args.tokens, args.rounds, args.prompt, 600)
+    done = subprocess.run([generator, "--url", url, "--clients", str(clients), "--tokens",
+                           str(args.tokens), "--rounds", str(args.rounds), "--prompt",
+                           args.prompt, "--json"], capture_output=True, text=True, timeout=3600)
+    if done.returncode not in (0, 1):  # 1: some request failed, counted in the row
+        raise RuntimeError(f"{generator} exited with {done.returncode}: {done.stderr[-500:]}")
+    return json.loads(done.stdout)[0]
 
 
 def wait_healthy(port, process, seconds=300):
@@ -102,7 +119,13 @@ def main():
     ap.add_argument("--ferrite-baseline",
                     help="also measure this ferrite binary (same options) as `ferrite (baseline)`")
     ap.add_argument("--log-dir", default="/tmp/ferrite-serve-compare")
+    ap.add_argument("--load-generator",
+                    default=str(Path(__file__).resolve().parent.parent / "build/bench/serve_load"),
+                    help="the C++ load generator's path, or `python` for bench/serve_load.py")
     args = ap.parse_args()
+    if args.load_generator != "python" and not os.access(args.load_generator, os.X_OK):
+        ap.error(f"no load generator at {args.load_generator} (build the target serve_load "
+                 "with -DFERRITE_BUILD_BENCHMARKS=ON, or pass --load-generator python)")
     log_dir = Path(args.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
 
@@ -131,12 +154,10 @@ def main():
             process = start(name.replace(" ", "_"), command, port, log_dir)
             try:
                 for c in clients:
-                    row = serve_load.run_level(f"http://127.0.0.1:{port}", c, args.tokens,
-                                               args.rounds, args.prompt, 600)
+                    row = run_level(args.load_generator, port, c, args)
                     print(f"# {name} clients={c} pass={r}: {row['aggregate_tok_s']:.1f} tok/s, "
-                          f"TTFT p99 {row['ttft_p99_ms']:.1f} ms (max {row['ttft_max_ms']:.1f}: connect "
-                          f"{row['slowest_connect_ms']:.1f}, headers {row['slowest_headers_ms']:.1f}; "
-                          f"slowest connect {row['connect_max_ms']:.1f}), "
+                          f"TTFT p99 {row['ttft_p99_ms']:.1f} ms (max {row['ttft_max_ms']:.1f}: "
+                          f"headers {row['slowest_headers_ms']:.1f}), "
                           f"errors {row['errors']}"
                           + (f" (first: {row['first_error']})" if row["first_error"] else ""),
                           file=sys.stderr, flush=True)
@@ -147,7 +168,8 @@ def main():
     best = {key: median_row(rows) for key, rows in passes.items()}
     print(f"model `{Path(args.model).name}`, {args.parallel} slots, {args.threads} threads, "
           f"{args.tokens} tokens per request, {args.rounds} rounds per client; each cell the "
-          f"median of {args.repeat} passes (every pass is on stderr)")
+          f"median of {args.repeat} passes (every pass is on stderr); load generator "
+          f"{'bench/serve_load.py' if args.load_generator == 'python' else 'bench/serve_load (C++)'}")
     print()
     header = "| clients | server | tok/s | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | ITL p99 ms | errors |"
     print(header)
