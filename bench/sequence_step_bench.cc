@@ -5,6 +5,7 @@
 // one weight pass per sequence), or ONE executor of the sequence-slot plan
 // for 16 sequences runs the S tokens in one step (operations/sequence_slots.h,
 // what `ferrite serve` runs). Items per second are decoded tokens per second;
+// BM_PrefillStep: S prompts of P tokens prefilled in one step of the slot plan.
 // compare the two side by side in one run:
 //   ./build/bench/sequence_step_bench [--benchmark_min_time=2s]
 // FERRITE_SEQUENCE_STEP_MODEL=PATH.gguf benchmarks another llama GGUF instead.
@@ -142,8 +143,35 @@ void BM_DecodeStep(benchmark::State& state, bool one_plan) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * sequences));
 }
 
+// One step of the sequence-slot plan that prefills S prompts of P tokens at
+// once (positions 0..P-1 of S empty caches): what S requests arriving
+// together cost before their first tokens. Items per second are prompt tokens.
+void BM_PrefillStep(benchmark::State& state) {
+  Fixture& f = fixture();
+  const uint64_t sequences = static_cast<uint64_t>(state.range(0));
+  const uint64_t prompt = static_cast<uint64_t>(state.range(1));
+  std::vector<uint32_t> tokens, positions, slots, rows(kSlots, 0);
+  for (uint64_t s = 0; s < sequences; ++s) {
+    for (uint64_t p = 0; p < prompt; ++p) {
+      tokens.push_back(static_cast<uint32_t>(1 + (s * 31 + p * 7) % 400));
+      positions.push_back(static_cast<uint32_t>(p));
+      slots.push_back(static_cast<uint32_t>(s));
+    }
+    rows[s] = static_cast<uint32_t>((s + 1) * prompt - 1);  // each prompt's last row
+  }
+  for (auto _ : state) {
+    (void)f.slots->write_input(kTokens, tokens);
+    (void)f.slots->write_input(kPositions, positions);
+    (void)f.slots->write_input(kSlotIds, slots);
+    (void)f.slots->write_input(kSampleRows, rows);
+    if (auto r = f.slots->run(tokens.size()); !r) state.SkipWithError(r.error().message().c_str());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * tokens.size()));
+}
+
 BENCHMARK_CAPTURE(BM_DecodeStep, alone, false)->Arg(1)->Arg(4)->Arg(8)->Arg(16)->UseRealTime();
 BENCHMARK_CAPTURE(BM_DecodeStep, one_plan, true)->Arg(1)->Arg(4)->Arg(8)->Arg(16)->UseRealTime();
+BENCHMARK(BM_PrefillStep)->Args({1, 5})->Args({8, 5})->Args({1, 40})->Args({8, 8})->UseRealTime();
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <system_error>
 #include <thread>
 
@@ -29,10 +30,20 @@ namespace {
 // Every asynchronous signal stays blocked on the waiting main thread, so
 // signals reach the CLI's threads as if it ran on main (`serve` waits for
 // SIGTERM on a thread of its own with the signal blocked everywhere else).
+//
+// Not for `serve`: a server's many HTTP threads each allocate and free a
+// little per request, mimalloc returns freed pages to the system after a
+// short delay, and on 2 MiB pages every page touched again is a fresh huge
+// page the kernel zeroes first: about 4 ms on this VM, added to a request's
+// time to first token (measured: GET /health 4.7 ms on 2 MiB pages after
+// some load, 1.5 ms on 4 KiB pages; docs/performance.md, "Serving").
+bool runs_on_large_pages(int argc, char** argv) {
+  if (std::getenv("MIMALLOC_LARGE_OS_PAGES") != nullptr) return false;
+  return !(argc > 1 && std::strcmp(argv[1], "serve") == 0);
+}
+
 int run_cli_on_large_pages(int argc, char** argv) {
-  if (std::getenv("MIMALLOC_LARGE_OS_PAGES") != nullptr) {
-    return ferrite::cli::run_cli(argc, argv);
-  }
+  if (!runs_on_large_pages(argc, argv)) return ferrite::cli::run_cli(argc, argv);
   mi_option_set_enabled(mi_option_large_os_pages, true);
   mi_option_set(mi_option_eager_commit_delay, 0);
   sigset_t all, previous;
