@@ -124,7 +124,7 @@ int run_cli(int argc, char** argv) {
   compile_cmd->add_option("--sequence-slots", compile.model.sequence_slots,
                           "Model files: compile the multi-sequence plan `ferrite serve --parallel "
                           "S` runs (S sequences per step; serve it with --plan)")
-      ->check(CLI::Range(uint64_t{1}, kMaxSequenceSlots));
+      ->check(CLI::Range(uint64_t{1}, kMaxCommandLineSequenceSlots));
   compile_cmd->add_option("-o,--output", compile.output_path,
                           "Plan file to write (atomically); omitted: print the plan id only");
   compile_cmd->add_flag("--json", compile.json, "Print machine-readable JSON");

@@ -164,9 +164,9 @@ Result<ModelPlan> compile_with(const std::string& model_path, const ModelPlanSet
                            selection.kernels.target(host_cpu_device(memory)));
   // The sequence-slot form: S sequences per step, every one with a token.
   const uint64_t sequences = settings.sequence_slots.value_or(1);
-  if (sequences == 0 || sequences > kMaxSequenceSlots) {
+  if (sequences == 0 || sequences > kMaxCommandLineSequenceSlots) {
     return make_error(ErrorCode::kInvalidArgument, "sequence slots must be 1 to {}, not {}",
-                      kMaxSequenceSlots, sequences);
+                      kMaxCommandLineSequenceSlots, sequences);
   }
   const uint64_t capacity = std::clamp<uint64_t>(
       std::max(settings.token_capacity.value_or(kDefaultModelTokenCapacity), sequences), 1,

@@ -71,7 +71,10 @@ namespace ferrite::cli {
 
 inline constexpr uint64_t kDefaultModelContext = 4096;
 inline constexpr uint64_t kDefaultModelTokenCapacity = 64;
-inline constexpr uint64_t kMaxSequenceSlots = 256;
+// The most sequence slots `compile --sequence-slots` and `serve --parallel`
+// accept: a bound on what one command line asks a plan and its KV pool to
+// hold, well inside the runtime's own (KvBlockStore::kMaxSequenceSlots).
+inline constexpr uint64_t kMaxCommandLineSequenceSlots = 256;
 
 // What a user chooses; unset members take the defaults above (or, when a
 // plan file is rebuilt, the plan's).

@@ -69,9 +69,9 @@ int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err) {
   ModelPlanSettings settings = args.settings;
   settings.progress = progress_stream(err);
   settings.sequence_slots = args.parallel;
-  if (args.parallel == 0 || args.parallel > kMaxSequenceSlots) {
+  if (args.parallel == 0 || args.parallel > kMaxCommandLineSequenceSlots) {
     return report_error(make_error(ErrorCode::kInvalidArgument, "--parallel must be 1 to {}, not {}",
-                                   kMaxSequenceSlots, args.parallel)
+                                   kMaxCommandLineSequenceSlots, args.parallel)
                             .value(),
                         false, out, err);
   }
