@@ -228,6 +228,9 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   const std::string zeros(kHexDigits, '0');
   plan.header_["plan_id"] = std::string(kPlanIdPrefix) + zeros;
   CanonicalText text;
+  // About 1 KiB per node (docs/performance.md, step 6) and the fixed tables.
+  text.reserve(std::min<uint64_t>(kMaxPlanJsonBytes,
+                                  uint64_t{64} * 1024 + uint64_t{1152} * plan.nodes_.size()));
   text.begin_object();
   text.key("payload");
   const uint64_t payload_begin = text.size();

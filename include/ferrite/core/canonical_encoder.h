@@ -94,6 +94,11 @@ class CanonicalEncoder {
 class CanonicalText : public CanonicalEncoder {
  public:
   const std::string& text() const { return buffer_; }
+  // Room for `bytes` of text before the buffer has to grow. A large text
+  // that grows by doubling copies itself about once more and touches fresh
+  // memory for every copy; an estimate (too large costs only address space
+  // the text never writes) avoids both.
+  void reserve(size_t bytes) { buffer_.reserve(bytes); }
   // Moves the text out; the encoder is then empty (reset() before reuse).
   std::string release() { return std::move(buffer_); }
 };
