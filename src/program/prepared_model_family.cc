@@ -4,6 +4,7 @@
 
 #include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/fingerprint.h"
+#include "weight_schema_canonical.h"
 
 namespace ferrite {
 
@@ -35,7 +36,9 @@ PreparedModelFamily::PreparedModelFamily(ModelFamilyId family_id, nlohmann::json
       config_fingerprint_(canonical_fingerprint(config_)),
       weight_schema_(std::move(schema)),
       program_(std::move(program)),
-      weight_schema_canonical_(canonical_json(weight_schema_.to_json())),
+      // The schema is normalized (create); the same bytes as
+      // canonical_json(weight_schema_.to_json()), streamed.
+      weight_schema_canonical_(weight_schema_canonical_text(weight_schema_)),
       weight_schema_fingerprint_(sha256_hex(weight_schema_canonical_)) {
   // canonical_fingerprint(to_json()), streamed in key order with the schema's
   // canonical text reused.

@@ -1,7 +1,9 @@
 // JSON rendering of weight schemas (shape documented in weight_schema.h).
 #include <string>
 
+#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/program/weight_schema.h"
+#include "weight_schema_canonical.h"
 
 namespace ferrite {
 namespace {
@@ -103,6 +105,189 @@ json WeightSchema::to_json() const {
               {"version", version_to_json(version)},
               {"components", std::move(components_json)},
               {"tensors", std::move(tensors_json)}};
+}
+
+
+// ---- the canonical text, streamed (weight_schema_canonical.h) -------------
+// Every object's keys in byte order, as canonical_json sorts to_json()'s.
+namespace {
+
+void encode_rational(const AffineRational& value, CanonicalEncoder& out) {
+  out.begin_object();
+  out.key("denominator");
+  out.unsigned_integer(value.denominator);
+  out.key("numerator");
+  out.integer(value.numerator);
+  out.end_object();
+}
+
+void encode_extents(const std::vector<uint64_t>& values, CanonicalEncoder& out) {
+  out.begin_array();
+  for (uint64_t v : values) out.unsigned_integer(v);
+  out.end_array();
+}
+
+void encode_encoding(const WeightEncoding& encoding, CanonicalEncoder& out) {
+  const std::string_view kind = weight_encoding_kind(encoding);
+  out.begin_object();
+  if (const auto* dense = std::get_if<DenseEncoding>(&encoding)) {
+    out.key("element_type");
+    out.string(element_type_name(dense->element_type));
+    out.key("kind");
+    out.string(kind);
+  } else if (const auto* affine = std::get_if<DenseAffineEncoding>(&encoding)) {
+    out.key("bias");
+    encode_rational(affine->bias, out);
+    out.key("element_type");
+    out.string(element_type_name(affine->element_type));
+    out.key("kind");
+    out.string(kind);
+    out.key("scale");
+    encode_rational(affine->scale, out);
+  } else if (const auto* quantized = std::get_if<QuantizedEncoding>(&encoding)) {
+    const QuantizationSpec& spec = quantized->spec;
+    out.key("bits_per_weight");
+    out.unsigned_integer(spec.bits_per_weight);
+    out.key("format_id");
+    out.string(spec.format_id.str());
+    out.key("group_size");
+    out.unsigned_integer(spec.group_size);
+    out.key("kind");
+    out.string(kind);
+    out.key("packing");
+    out.string(quantization_packing_name(spec.packing));
+    out.key("scale_type");
+    out.string(element_type_name(spec.scale_type));
+    out.key("zero_point_type");
+    if (spec.zero_point_type) {
+      out.string(element_type_name(*spec.zero_point_type));
+    } else {
+      out.null();
+    }
+  } else {
+    const auto& block = std::get<BlockQuantizedEncoding>(encoding);
+    out.key("bytes_per_block");
+    out.unsigned_integer(block.bytes_per_block);
+    out.key("format_id");
+    out.string(block.format_id.str());
+    out.key("kind");
+    out.string(kind);
+    out.key("logical_values_per_block");
+    out.unsigned_integer(block.logical_values_per_block);
+  }
+  out.end_object();
+}
+
+void encode_layout(const PhysicalWeightLayout& layout, CanonicalEncoder& out) {
+  const std::string_view kind = physical_layout_kind(layout);
+  out.begin_object();
+  if (const auto* dense = std::get_if<DenseLayout>(&layout.node)) {
+    out.key("component_id");
+    out.string(dense->component_id.str());
+    out.key("kind");
+    out.string(kind);
+  } else if (const auto* quantized = std::get_if<QuantizedLayout>(&layout.node)) {
+    out.key("group_axis");
+    out.unsigned_integer(quantized->group_axis);
+    out.key("kind");
+    out.string(kind);
+    out.key("packed_values");
+    out.string(quantized->packed_values.str());
+    out.key("scales");
+    out.string(quantized->scales.str());
+    out.key("zero_points");
+    if (quantized->zero_points) {
+      out.string(quantized->zero_points->str());
+    } else {
+      out.null();
+    }
+  } else if (const auto* block = std::get_if<BlockQuantizedLayout>(&layout.node)) {
+    out.key("block_axis");
+    out.unsigned_integer(block->block_axis);
+    out.key("blocks");
+    out.string(block->blocks.str());
+    out.key("kind");
+    out.string(kind);
+  } else {
+    out.key("kind");
+    out.string(kind);
+    out.key("parts");
+    out.begin_array();
+    for (const CompositePart& part : std::get<CompositeLayout>(layout.node).parts) {
+      out.begin_object();
+      out.key("extents");
+      encode_extents(part.extents, out);
+      out.key("layout");
+      encode_layout(*part.layout, out);
+      out.key("logical_offsets");
+      encode_extents(part.logical_offsets, out);
+      out.end_object();
+    }
+    out.end_array();
+  }
+  out.end_object();
+}
+
+}  // namespace
+
+void encode_weight_schema_canonical(const WeightSchema& normalized, CanonicalEncoder& out) {
+  out.begin_object();
+  out.key("components");
+  out.begin_array();
+  for (const WeightComponentSpec& component : normalized.components) {
+    out.begin_object();
+    out.key("dimensions");
+    encode_extents(component.dimensions, out);
+    out.key("encoding");
+    encode_encoding(component.encoding, out);
+    out.key("external_names");
+    out.begin_array();
+    for (const std::string& name : component.external_names) out.string(name);
+    out.end_array();
+    out.key("id");
+    out.string(component.id.str());
+    out.key("required");
+    out.boolean(component.required);
+    out.key("role");
+    out.string(weight_component_role_name(component.role));
+    out.end_object();
+  }
+  out.end_array();
+  out.key("format_id");
+  out.string(normalized.format_id.str());
+  out.key("layout_id");
+  out.string(normalized.layout_id.str());
+  out.key("tensors");
+  out.begin_array();
+  for (const WeightTensorSpec& tensor : normalized.tensors) {
+    out.begin_object();
+    out.key("dimensions");
+    encode_extents(tensor.dimensions, out);
+    out.key("id");
+    out.string(tensor.id.str());
+    out.key("logical_element_type");
+    out.string(element_type_name(tensor.logical_element_type));
+    out.key("physical_layout");
+    encode_layout(tensor.physical_layout, out);
+    out.key("required");
+    out.boolean(tensor.required);
+    out.end_object();
+  }
+  out.end_array();
+  out.key("version");
+  out.begin_object();
+  out.key("major");
+  out.unsigned_integer(normalized.version.major);
+  out.key("minor");
+  out.unsigned_integer(normalized.version.minor);
+  out.end_object();
+  out.end_object();
+}
+
+std::string weight_schema_canonical_text(const WeightSchema& normalized) {
+  CanonicalText text;
+  encode_weight_schema_canonical(normalized, text);
+  return text.release();
 }
 
 }  // namespace ferrite

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "ferrite/core/fingerprint.h"
+#include "program/weight_schema_canonical.h"
 
 namespace ferrite {
 namespace weight_schema_test {
@@ -296,6 +297,40 @@ TEST(WeightSchemaTest, ValidSchemaPasses) {
   schema.normalize();
   ok = schema.validate(kFamily);
   ASSERT_TRUE(ok) << ok.error().to_string();
+}
+
+// The streamed canonical text (what PreparedModelFamily hashes) is the
+// document's canonical JSON, byte for byte, for every encoding and layout
+// kind: dense, dense affine (negative numerator), group-quantized with and
+// without zero points, block-quantized, composite (nested).
+TEST(WeightSchemaTest, StreamedCanonicalTextEqualsTheDocuments) {
+  WeightSchema schema = make_schema();
+  auto expect_same = [](WeightSchema s) {
+    s.normalize();
+    EXPECT_EQ(weight_schema_canonical_text(s), canonical_json(s.to_json()));
+  };
+  expect_same(schema);
+  component_of(schema, "weight.wq").encoding =
+      DenseAffineEncoding{ElementType::kI8, {1, 64}, {-3, 2}};
+  expect_same(schema);
+  QuantizationSpec no_zero_points = q4_spec();
+  no_zero_points.zero_point_type.reset();
+  component_of(schema, "weight.w1.packed").encoding = QuantizedEncoding{no_zero_points};
+  QuantizedLayout w1 = w1_layout();
+  w1.zero_points.reset();
+  tensor_of(schema, "weight.w1").physical_layout = w1;
+  expect_same(schema);
+  tensor_of(schema, "weight.w3").physical_layout = CompositeLayout{
+      {part(CompositeLayout{{part(DenseLayout{wid("weight.w3.top")}, {0, 0}, {2, 8}),
+                             part(BlockQuantizedLayout{wid("weight.w2.blocks"), 0}, {2, 0},
+                                  {2, 8})}},
+            {0, 0}, {4, 8}),
+       part(DenseLayout{wid("weight.w3.bottom")}, {4, 0}, {4, 8})}};
+  expect_same(schema);
+  schema.version = {3, 17};
+  component_of(schema, "weight.wq").required = false;
+  component_of(schema, "weight.wq").external_names = {"b \"quoted\"", "a\u00e9"};
+  expect_same(schema);
 }
 
 TEST(WeightSchemaTest, UnstableVersionIsUnknownLayout) {
