@@ -14,6 +14,8 @@
 
 #include "ferrite/core/streamed_json.h"
 #include "ferrite/core/text.h"
+#include "streamed_json_builder.h"
+#include "strict_json_fast_path.h"
 
 namespace ferrite {
 namespace {
@@ -57,27 +59,7 @@ struct StrictJsonViolation {
   std::string message;
 };
 
-// The estimated cost of a streamed element once it is closed (its span).
-constexpr size_t kStreamedElementCost = 16;
-
 }  // namespace
-
-// Fills a StreamedJson (its friend) while the handler parses.
-class StreamedJsonBuilder {
- public:
-  explicit StreamedJsonBuilder(StreamedJson& out) : out_(&out) {}
-  nlohmann::json& document() { return out_->document_; }
-  std::vector<std::string_view>& array(std::string path) {
-    return out_->arrays_[std::move(path)];
-  }
-  std::string_view own(std::string text) {
-    out_->owned_.push_back(std::make_unique<const std::string>(std::move(text)));
-    return *out_->owned_.back();
-  }
-
- private:
-  StreamedJson* out_;
-};
 
 namespace {
 
@@ -450,16 +432,10 @@ namespace {
 
 // The text through a StrictSaxHandler (building the document into
 // `builder`'s StreamedJson, or only checking when `build` is false); the first
-// violation, if any.
-Result<void> parse_json_text(std::string_view text, size_t max_bytes, bool build, bool keep_floats,
-                             std::span<const JsonArrayPattern> streamed,
-                             StreamedJsonBuilder* builder) {
-  if (text.size() > max_bytes) {
-    return make_error(ErrorCode::kSerialization,
-                      "`$` JSON text of {} bytes exceeds the limit of {} bytes", text.size(),
-                      max_bytes)
-        .with_field("path", "$");
-  }
+// violation, if any. Every byte is read by nlohmann's lexer.
+Result<void> read_with_nlohmann(std::string_view text, bool build, bool keep_floats,
+                                std::span<const JsonArrayPattern> streamed,
+                                StreamedJsonBuilder* builder) {
   StrictSaxHandler handler(build, keep_floats, json_memory_budget(text.size()));
   const char* read_to = text.data();
   handler.stream(streamed, build ? builder : nullptr, text, &read_to);
@@ -491,6 +467,29 @@ Result<void> parse_json_text(std::string_view text, size_t max_bytes, bool build
   return {};
 }
 
+// The size cap, then the fast path (strict_json_fast_path.h): Ferrite's own
+// files take it whole; whatever it leaves undecided (floats allowed,
+// non-ASCII text, any violation) is read again from the start by
+// nlohmann's reader, which words the error.
+Result<void> parse_json_text(std::string_view text, size_t max_bytes, bool build, bool keep_floats,
+                             std::span<const JsonArrayPattern> streamed,
+                             StreamedJsonBuilder* builder) {
+  if (text.size() > max_bytes) {
+    return make_error(ErrorCode::kSerialization,
+                      "`$` JSON text of {} bytes exceeds the limit of {} bytes", text.size(),
+                      max_bytes)
+        .with_field("path", "$");
+  }
+  if (!keep_floats) {
+    StreamedJsonBuilder* fast_builder = build ? builder : nullptr;
+    if (read_strict_json_fast(text, json_memory_budget(text.size()), streamed, fast_builder)) {
+      return {};
+    }
+    if (fast_builder != nullptr) fast_builder->reset();
+  }
+  return read_with_nlohmann(text, build, keep_floats, streamed, builder);
+}
+
 Result<json> parse_document(std::string_view text, size_t max_bytes, bool keep_floats) {
   StreamedJson out;
   StreamedJsonBuilder builder(out);
@@ -500,6 +499,12 @@ Result<json> parse_document(std::string_view text, size_t max_bytes, bool keep_f
 }
 
 }  // namespace
+
+Result<void> read_strict_json_with_nlohmann(std::string_view text,
+                                            std::span<const JsonArrayPattern> streamed,
+                                            StreamedJsonBuilder* builder) {
+  return read_with_nlohmann(text, builder != nullptr, /*keep_floats=*/false, streamed, builder);
+}
 
 size_t json_memory_budget(size_t text_bytes) {
   if (text_bytes <= kMaxJsonTextBytes) return kMaxJsonMemoryBytes;
