@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/core/parallel_indices.h"
+
 namespace ferrite {
 namespace {
 
@@ -262,12 +264,15 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
 
 Result<JointProviderSelection> select_providers_jointly(
     const std::vector<PlanNodeResolution>& resolutions, const CapabilityCatalog& catalog,
-    const RuntimePolicy& policy) {
-  std::vector<NodeCandidates> nodes;
-  for (const auto& resolution : resolutions) {
-    FERRITE_ASSIGN_OR_RETURN(auto candidates, node_candidates(resolution, catalog, policy));
-    nodes.push_back(std::move(candidates));
-  }
+    const RuntimePolicy& policy, unsigned threads) {
+  // Nodes one thread takes at a time (a few microseconds each).
+  constexpr size_t kNodesPerChunk = 32;
+  FERRITE_ASSIGN_OR_RETURN(
+      std::vector<NodeCandidates> nodes,
+      results_in_order<NodeCandidates>(resolutions.size(), threads, kNodesPerChunk,
+                                       [&](size_t i) {
+                                         return node_candidates(resolutions[i], catalog, policy);
+                                       }));
   JointProviderSelection selection;
   for (const auto& members : independent_components(nodes)) {
     FERRITE_ASSIGN_OR_RETURN(auto solution, solve_component(nodes, members, policy));

@@ -92,7 +92,8 @@ Result<ProgramPlanCompilation> ProgramPlanCompiler::compile(
   FERRITE_ASSIGN_OR_RETURN(auto resolution,
                            resolve(family, catalog, policy, estimators, materializers, options));
   FERRITE_ASSIGN_OR_RETURN(auto selection,
-                           select_providers_jointly(resolution.node_resolutions, catalog, policy));
+                           select_providers_jointly(resolution.node_resolutions, catalog, policy,
+                                                    options.compile_threads()));
   if (options.activation_storage() == ActivationStorage::kPacked) {
     FERRITE_RETURN_IF_ERROR(pack_activations(family, catalog, policy, estimators, options,
                                              resolution, selection));
@@ -141,7 +142,8 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
                                                                     placement.value_storages,
                                                                     &resolution.node_resolutions));
     FERRITE_ASSIGN_OR_RETURN(auto packed_selection,
-                             select_providers_jointly(resolutions, catalog, policy));
+                             select_providers_jointly(resolutions, catalog, policy,
+                                                      options.compile_threads()));
     bool raised = false;
     for (const auto& [value, needed] : chosen_activation_alignments(resolutions, packed_selection)) {
       auto used = placement.alignments.find(value);

@@ -3,6 +3,8 @@
 #include "ferrite/core/json_array.h"
 #include <algorithm>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -31,62 +33,72 @@ Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
   if (blocks.empty()) return invalid_model_config(family, "program.blocks", "must not be empty");
   // 2. Inputs seed the known values.
   if (inputs.empty()) return invalid_model_config(family, "program.inputs", "must not be empty");
-  std::set<ProgramValueId> known;
-  std::set<ProgramValueId> state_or_weight_values;
+  // Membership only (never iterated): hash sets of views into the arguments,
+  // which outlive them.
+  using IdSet = std::unordered_set<std::string_view>;
+  size_t value_count = inputs.size() + states.size() + weights.size();
+  for (const auto& block : blocks) {
+    for (const auto& node : block.nodes) value_count += node.outputs.size();
+  }
+  IdSet known;
+  known.reserve(value_count);
+  IdSet state_or_weight_values;
   for (const auto& input : inputs) {
-    if (!known.insert(input).second) {
+    if (!known.insert(input.view()).second) {
       return invalid_model_config(family, "program.inputs",
                                   fmt::format("duplicate input `{}`", input.str()));
     }
   }
   // 3. States.
   for (const auto& state : states) {
-    const std::string field = fmt::format("program.states[{}]", state.id.str());
-    if (auto valid = state.tensor.validate(field); !valid) {
-      return invalid_model_config(family, field, valid.error().message());
+    auto field = [&] { return fmt::format("program.states[{}]", state.id.str()); };
+    if (auto valid = state.tensor.validate(field()); !valid) {
+      return invalid_model_config(family, field(), valid.error().message());
     }
     auto byte_len = state.tensor.byte_len();
-    if (!byte_len) return invalid_model_config(family, field, byte_len.error().message());
+    if (!byte_len) return invalid_model_config(family, field(), byte_len.error().message());
     if (auto demand = validate_capacity_demand(state.capacity_demand, *byte_len); !demand) {
-      return invalid_model_config(family, field, demand.error().message());
+      return invalid_model_config(family, field(), demand.error().message());
     }
-    if (!known.insert(state.value_id).second) {
+    if (!known.insert(state.value_id.view()).second) {
       return invalid_model_config(
-          family, field, fmt::format("duplicate value `{}`", state.value_id.str()));
+          family, field(), fmt::format("duplicate value `{}`", state.value_id.str()));
     }
-    state_or_weight_values.insert(state.value_id);
+    state_or_weight_values.insert(state.value_id.view());
   }
   // 4. Weights.
-  std::set<WeightId> weight_ids;
+  IdSet weight_ids;
+  weight_ids.reserve(weights.size());
   for (const auto& weight : weights) {
-    const std::string field = fmt::format("program.weights[{}]", weight.weight_id.str());
-    if (!weight_ids.insert(weight.weight_id).second) {
-      return invalid_model_config(family, field,
+    auto field = [&] { return fmt::format("program.weights[{}]", weight.weight_id.str()); };
+    if (!weight_ids.insert(weight.weight_id.view()).second) {
+      return invalid_model_config(family, field(),
                                   fmt::format("duplicate weight `{}`", weight.weight_id.str()));
     }
-    if (!known.insert(weight.value_id).second) {
+    if (!known.insert(weight.value_id.view()).second) {
       return invalid_model_config(
-          family, field, fmt::format("duplicate value `{}`", weight.value_id.str()));
+          family, field(), fmt::format("duplicate value `{}`", weight.value_id.str()));
     }
-    state_or_weight_values.insert(weight.value_id);
-    if (auto valid = weight.tensor.validate(field); !valid) {
-      return invalid_model_config(family, field, valid.error().message());
+    state_or_weight_values.insert(weight.value_id.view());
+    if (auto valid = weight.tensor.validate(field()); !valid) {
+      return invalid_model_config(family, field(), valid.error().message());
     }
   }
   // 5. Blocks and nodes, in program order.
-  std::set<std::string> block_ids;
-  std::set<NodeId> node_ids;
+  IdSet block_ids;
+  IdSet node_ids;
+  node_ids.reserve(value_count);
   for (const auto& block : blocks) {
     if (block.id.empty()) {
       return invalid_model_config(family, "program.blocks", "block id must not be empty");
     }
-    const std::string block_field = fmt::format("program.blocks[{}]", block.id);
+    auto block_field = [&] { return fmt::format("program.blocks[{}]", block.id); };
     if (block.nodes.empty()) {
-      return invalid_model_config(family, block_field,
+      return invalid_model_config(family, block_field(),
                                   fmt::format("block `{}` has no nodes", block.id));
     }
     if (!block_ids.insert(block.id).second) {
-      return invalid_model_config(family, block_field,
+      return invalid_model_config(family, block_field(),
                                   fmt::format("duplicate block `{}`", block.id));
     }
     for (const auto& node : block.nodes) {
@@ -109,7 +121,7 @@ Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
                           valid.error().message()));
         }
       }
-      if (!node_ids.insert(node.id).second) {
+      if (!node_ids.insert(node.id.view()).second) {
         return invalid_model_config(family, node_field(block, node, "id"),
                                     fmt::format("duplicate node `{}`", nid));
       }
@@ -123,7 +135,7 @@ Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
                           "inputs and outputs (found {})",
                           nid, tokens->value_id.str(), count));
         }
-        if (state_or_weight_values.contains(tokens->value_id)) {
+        if (state_or_weight_values.contains(tokens->value_id.view())) {
           return invalid_model_config(
               family, node_field(block, node, "work"),
               fmt::format("node `{}` token work value `{}` is a state or weight", nid,
@@ -132,7 +144,7 @@ Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
       }
       for (size_t ordinal = 0; ordinal < node.inputs.size(); ++ordinal) {
         const auto& input = node.inputs[ordinal];
-        if (!known.contains(input)) {
+        if (!known.contains(input.view())) {
           return invalid_model_config(
               family, node_field(block, node, "inputs"),
               fmt::format("node `{}` input[{}] `{}` is not defined before its use", nid, ordinal,
@@ -141,7 +153,7 @@ Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
       }
       for (size_t ordinal = 0; ordinal < node.outputs.size(); ++ordinal) {
         const auto& output = node.outputs[ordinal];
-        if (!known.insert(output).second) {
+        if (!known.insert(output.view()).second) {
           return invalid_model_config(
               family, node_field(block, node, "outputs"),
               fmt::format("node `{}` output[{}] `{}` is already defined (single producer)", nid,
@@ -151,22 +163,22 @@ Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
     }
   }
   // 6. State ids.
-  std::set<StateId> state_ids;
+  IdSet state_ids;
   for (const auto& state : states) {
-    if (!state_ids.insert(state.id).second) {
+    if (!state_ids.insert(state.id.view()).second) {
       return invalid_model_config(family, fmt::format("program.states[{}]", state.id.str()),
                                   fmt::format("duplicate state `{}`", state.id.str()));
     }
   }
   // 7. Outputs.
   if (outputs.empty()) return invalid_model_config(family, "program.outputs", "must not be empty");
-  std::set<ProgramValueId> seen_outputs;
+  IdSet seen_outputs;
   for (const auto& output : outputs) {
-    if (!known.contains(output)) {
+    if (!known.contains(output.view())) {
       return invalid_model_config(family, "program.outputs",
                                   fmt::format("output `{}` is not a known value", output.str()));
     }
-    if (!seen_outputs.insert(output).second) {
+    if (!seen_outputs.insert(output.view()).second) {
       return invalid_model_config(family, "program.outputs",
                                   fmt::format("duplicate output `{}`", output.str()));
     }

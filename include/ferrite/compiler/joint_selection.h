@@ -20,6 +20,9 @@
 //   5. a preferred provider that was not chosen gets StorageIncompatible
 //      evidence: the resources whose chosen profile it does not accept (must be
 //      non-empty), or its resolution-time storage rejection.
+// Step 1 runs on up to `threads` threads (each node on its own, in its own
+// slot); the result, and the error when several nodes fail (the first node's),
+// are those of one thread.
 // Errors: "node has no provider candidate with an available storage profile",
 // "no joint provider/storage assignment satisfies shared resource constraints",
 // "preferred provider was not selected without a storage conflict".
@@ -45,6 +48,6 @@ struct JointProviderSelection {
 
 Result<JointProviderSelection> select_providers_jointly(
     const std::vector<PlanNodeResolution>& resolutions, const CapabilityCatalog& catalog,
-    const RuntimePolicy& policy);
+    const RuntimePolicy& policy, unsigned threads = 1);
 
 }  // namespace ferrite
