@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/model_plan.h"
 #include "cli/plan_sources.h"
+#include "cli/process_exit.h"
 #include "ferrite/format/atomic_file.h"
 #include "ferrite/plan/plan_verify.h"
 #include "ferrite/core/json_reader.h"
@@ -29,7 +30,9 @@ Result<ProgramPlanCompilation> compile_source(const CompileArgs& args) {
   }
   FERRITE_RETURN_IF_ERROR(refuse_model_options(args.model));
   FERRITE_ASSIGN_OR_RETURN(CompileInputs inputs, load_compile_inputs(args.sources));
-  return compile_plan(inputs);
+  auto compiled = compile_plan(inputs);
+  leave_to_process_exit(std::move(inputs));
+  return compiled;
 }
 
 }  // namespace
@@ -77,6 +80,7 @@ int run_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
                          file_bytes);
     }
   }
+  leave_to_process_exit(std::move(compiled));
   return kExitOk;
 }
 

@@ -1,5 +1,6 @@
 // The `ferrite` executable: the CLI (cli/cli.h) over the process allocator.
 #include "cli/cli.h"
+#include "cli/process_exit.h"
 
 #if FERRITE_WITH_MIMALLOC
 #include <pthread.h>
@@ -67,6 +68,7 @@ int run_cli_on_large_pages(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ferrite::cli::end_commands_with_the_process();
 #if FERRITE_WITH_MIMALLOC
   return run_cli_on_large_pages(argc, argv);
 #else
