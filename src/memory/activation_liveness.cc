@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -20,9 +22,12 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
     bool pinned_end = false;
     bool activation = true;
   };
-  std::map<ProgramValueId, Span> spans;
+  // Touched by hashing a view of the id (the values outlive this call); walked
+  // below in id order, as an ordered map of ids would be.
+  std::unordered_map<std::string_view, Span> spans;
+  spans.reserve(program.inputs().size() + 2 * end);
   auto touch = [&](const ProgramValueId& id, uint64_t position) -> Span& {
-    Span& s = spans[id];
+    Span& s = spans[id.view()];
     s.lower = std::min(s.lower, position);
     s.last = std::max(s.last, position);
     return s;
@@ -33,7 +38,7 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
     for (const auto& v : nodes[i]->outputs) touch(v, i);
   }
   for (const auto& output : program.outputs()) {
-    auto it = spans.find(output);
+    auto it = spans.find(output.view());
     if (it == spans.end()) {
       return make_error(ErrorCode::kInvalidExecutionPlan, "program output `{}` is never produced",
                         output.str());
@@ -41,16 +46,35 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
     it->second.pinned_end = true;
   }
   for (const auto& value : retained) {
-    if (auto it = spans.find(value); it != spans.end()) it->second.pinned_end = true;
+    if (auto it = spans.find(value.view()); it != spans.end()) it->second.pinned_end = true;
   }
-  for (auto& [id, span] : spans) {
-    const auto kind = program.value_kind(id);
-    span.activation = kind == ProgramValueKind::kInput || kind == ProgramValueKind::kNodeOutput;
+  std::vector<std::pair<std::string_view, Span*>> ordered;
+  ordered.reserve(spans.size());
+  for (auto& [id, span] : spans) ordered.emplace_back(id, &span);
+  std::sort(ordered.begin(), ordered.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Every touched value is one of the program's (node inputs and outputs,
+  // program inputs): its id is found by view.
+  std::vector<std::pair<const ProgramValueId*, Span*>> by_id;
+  by_id.reserve(ordered.size());
+  {
+    std::unordered_map<std::string_view, const ProgramValueId*> ids;
+    ids.reserve(spans.size());
+    for (const auto& input : program.inputs()) ids.emplace(input.view(), &input);
+    for (uint64_t i = 0; i < end; ++i) {
+      for (const auto& v : nodes[i]->inputs) ids.emplace(v.view(), &v);
+      for (const auto& v : nodes[i]->outputs) ids.emplace(v.view(), &v);
+    }
+    for (const auto& [view, span] : ordered) by_id.emplace_back(ids.at(view), span);
+  }
+  for (auto& [id, span] : by_id) {
+    const auto kind = program.value_kind(*id);
+    span->activation = kind == ProgramValueKind::kInput || kind == ProgramValueKind::kNodeOutput;
   }
 
   ValueClasses classes;
   for (const auto& [output, input] : must_alias) {
-    if (!spans.contains(output) || !spans.contains(input)) {
+    if (!spans.contains(output.view()) || !spans.contains(input.view())) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "must-alias edge `{}` → `{}` names an unknown value", output.str(),
                         input.str());
@@ -59,7 +83,9 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
   }
   std::map<ProgramValueId, ActivationLiveBuffer> buffers;
   std::map<ProgramValueId, bool> class_is_activation;
-  for (const auto& [id, span] : spans) {
+  for (const auto& [id_pointer, span_pointer] : by_id) {
+    const ProgramValueId& id = *id_pointer;
+    const Span& span = *span_pointer;
     const ProgramValueId root = classes.find(id);
     auto [it, inserted] = buffers.try_emplace(root);
     ActivationLiveBuffer& b = it->second;

@@ -70,10 +70,8 @@ Result<void> check_state_resource(const ModelProgram& program, const ResourceId&
   const StateSpec* first = nullptr;
   for (const Piece& p : pieces) {
     if (p.binding->usage() != BufferUsage::kState) continue;
-    const auto& states = program.states();
-    const auto it = std::find_if(states.begin(), states.end(),
-                                 [&](const StateSpec& s) { return s.value_id == *p.value; });
-    if (it == states.end()) continue;  // check_coverage names values without a state
+    const StateSpec* it = program.find_state_by_value(*p.value);
+    if (it == nullptr) continue;  // check_coverage names values without a state
     if (it->initialization == StateInitialization::kZero &&
         it->lifetime != StateLifetime::kSequence) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
@@ -83,7 +81,7 @@ Result<void> check_state_resource(const ModelProgram& program, const ResourceId&
           .with_field("resource_id", resource.str());
     }
     if (first == nullptr) {
-      first = &*it;
+      first = it;
     } else if (first->lifetime != it->lifetime || first->capacity_demand != it->capacity_demand ||
                first->initialization != it->initialization) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
