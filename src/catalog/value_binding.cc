@@ -22,25 +22,36 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
     ProgramValueId value_id, ValueBindingRole role, uint32_t ordinal, ResolvedTensorSpec tensor,
     TensorAccess access, AliasPolicy alias, BufferUsage usage,
     std::optional<ResolvedWeightBinding> weight, ResolvedValueStorage storage) {
-  const std::string slot = describe_slot(value_id, role, ordinal);
+  SharedWeight shared;
+  if (weight) shared = std::make_shared<const ResolvedWeightBinding>(std::move(*weight));
+  return create(std::move(value_id), role, ordinal, std::move(tensor), access, std::move(alias),
+                usage, std::move(shared), std::move(storage));
+}
+
+Result<ResolvedValueBinding> ResolvedValueBinding::create(
+    ProgramValueId value_id, ValueBindingRole role, uint32_t ordinal, ResolvedTensorSpec tensor,
+    TensorAccess access, AliasPolicy alias, BufferUsage usage, SharedWeight weight,
+    ResolvedValueStorage storage) {
+  // Named only in errors (a binding is created for every node in every round).
+  const auto slot_name = [&] { return describe_slot(value_id, role, ordinal); };
 
   // Rule 1: access and alias agree with the role.
   if (role == ValueBindingRole::kInput) {
     if (!access_reads(access)) {
       return make_error(
           ErrorCode::kInvalidExecutionPlan,
-          "value binding {} is an input but has access `{}` (expected read or read_write)", slot,
+          "value binding {} is an input but has access `{}` (expected read or read_write)", slot_name(),
           tensor_access_name(access));
     }
     if (!std::holds_alternative<NoAlias>(alias)) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
-                        "value binding {} is an input but declares alias {}", slot,
+                        "value binding {} is an input but declares alias {}", slot_name(),
                         describe_alias_policy(alias));
     }
   } else if (!access_writes(access)) {
     return make_error(
         ErrorCode::kInvalidExecutionPlan,
-        "value binding {} is an output but has access `{}` (expected write or read_write)", slot,
+        "value binding {} is an output but has access `{}` (expected write or read_write)", slot_name(),
         tensor_access_name(access));
   }
 
@@ -50,7 +61,7 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
   if (!is_weight && components.size() != 1) {
     return make_error(
         ErrorCode::kInvalidExecutionPlan,
-        "value binding {} with usage `{}` must have exactly one storage component, found {}", slot,
+        "value binding {} with usage `{}` must have exactly one storage component, found {}", slot_name(),
         buffer_usage_name(usage), components.size());
   }
   // Rule 3: an unnamed single component stores the tensor's element type.
@@ -58,7 +69,7 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
       components.front().element_type != tensor.element_type()) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "value binding {} storage in resource `{}` holds {} but the tensor is {}",
-                      slot, components.front().resource_id.str(),
+                      slot_name(), components.front().resource_id.str(),
                       element_type_name(components.front().element_type),
                       element_type_name(tensor.element_type()));
   }
@@ -66,7 +77,7 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
   if (!is_weight && components.front().length_bytes < tensor.minimum_storage_bytes()) {
     return make_error(
         ErrorCode::kInvalidExecutionPlan,
-        "value binding {} storage in resource `{}` has {} bytes but tensor {} needs {}", slot,
+        "value binding {} storage in resource `{}` has {} bytes but tensor {} needs {}", slot_name(),
         components.front().resource_id.str(), components.front().length_bytes, tensor.to_string(),
         tensor.minimum_storage_bytes());
   }
@@ -76,16 +87,16 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
     if (!weight) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "value binding {} has usage `weights` but carries no weight contract",
-                        slot);
+                        slot_name());
     }
     const std::string& weight_id = weight->weight_id.str();
-    FERRITE_RETURN_IF_ERROR(weight->validate(), "value binding {}", slot);
+    FERRITE_RETURN_IF_ERROR(weight->validate(), "value binding {}", slot_name());
     FERRITE_RETURN_IF_ERROR(weight->validate_logical(tensor.dimensions(), tensor.element_type()),
-                            "value binding {}", slot);
+                            "value binding {}", slot_name());
     if (components.size() != weight->components.size()) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "value binding {} has {} storage components but weight `{}` declares {}",
-                        slot, components.size(), weight_id, weight->components.size());
+                        slot_name(), components.size(), weight_id, weight->components.size());
     }
     std::map<WeightId, const ResolvedWeightComponentLayout*> declared;
     for (const ResolvedWeightComponentLayout& layout : weight->components) {
@@ -95,7 +106,7 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
       if (!stored.component_id) {
         return make_error(
             ErrorCode::kInvalidExecutionPlan,
-            "value binding {} stores weight `{}` in resource `{}` without a component id", slot,
+            "value binding {} stores weight `{}` in resource `{}` without a component id", slot_name(),
             weight_id, stored.resource_id.str());
       }
       const std::string& component_id = stored.component_id->str();
@@ -103,7 +114,7 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
       if (it == declared.end()) {
         return make_error(
             ErrorCode::kInvalidExecutionPlan,
-            "value binding {} stores component `{}` that weight `{}` does not declare", slot,
+            "value binding {} stores component `{}` that weight `{}` does not declare", slot_name(),
             component_id, weight_id);
       }
       FERRITE_ASSIGN_OR_RETURN(uint64_t physical_bytes, it->second->physical_bytes());
@@ -111,21 +122,21 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
         return make_error(ErrorCode::kInvalidExecutionPlan,
                           "value binding {} stores component `{}` of weight `{}` in {} bytes but "
                           "it has {} physical bytes",
-                          slot, component_id, weight_id, stored.length_bytes, physical_bytes);
+                          slot_name(), component_id, weight_id, stored.length_bytes, physical_bytes);
       }
       const ElementType physical_type = it->second->physical_element_type();
       if (stored.element_type != physical_type) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
                           "value binding {} stores component `{}` of weight `{}` as {} but its "
                           "physical element type is {}",
-                          slot, component_id, weight_id, element_type_name(stored.element_type),
+                          slot_name(), component_id, weight_id, element_type_name(stored.element_type),
                           element_type_name(physical_type));
       }
     }
   } else if (weight) {
     // Rule 6: only weights carry a weight contract.
     return make_error(ErrorCode::kInvalidExecutionPlan,
-                      "value binding {} has usage `{}` but carries weight contract `{}`", slot,
+                      "value binding {} has usage `{}` but carries weight contract `{}`", slot_name(),
                       buffer_usage_name(usage), weight->weight_id.str());
   }
 

@@ -62,7 +62,8 @@ Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
       FERRITE_ASSIGN_OR_RETURN(const ResolvedWeightBinding* contract,
                                weight_contract_for(context, weight->weight_id, derived));
       if (binding.usage() != BufferUsage::kWeights || binding.access() != TensorAccess::kRead ||
-          !(binding.tensor() == tensor) || !binding.weight() || *binding.weight() != *contract) {
+          !(binding.tensor() == tensor) || !binding.weight() ||
+          (binding.weight() != contract && *binding.weight() != *contract)) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
                           "node `{}` {} differs from weight `{}` semantics", node.id.str(),
                           binding.describe(), weight->weight_id.str())

@@ -55,12 +55,19 @@ Result<ResolvedValueBinding> make_binding(
     return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` has no resolved storage",
                       value.str());
   }
-  std::optional<ResolvedWeightBinding> weight;
+  ResolvedValueBinding::SharedWeight weight;
   if (const WeightReference* ref = program.find_weight_by_value(value)) {
     std::optional<ResolvedWeightBinding> derived;
     FERRITE_ASSIGN_OR_RETURN(const ResolvedWeightBinding* weight_contract,
                              weight_contract_for(context, ref->weight_id, derived));
-    weight = *weight_contract;
+    if (derived) {
+      weight = std::make_shared<const ResolvedWeightBinding>(std::move(*derived));
+    } else if (context.weight_contracts_owner != nullptr) {
+      // The context's own contract, shared: it lives as long as its owner.
+      weight = ResolvedValueBinding::SharedWeight(context.weight_contracts_owner, weight_contract);
+    } else {
+      weight = std::make_shared<const ResolvedWeightBinding>(*weight_contract);
+    }
   }
   const AliasPolicy alias = role == ValueBindingRole::kInput ? AliasPolicy(NoAlias{}) : contract.alias();
   return ResolvedValueBinding::create(value, role, ordinal, *found->second.tensor,

@@ -42,6 +42,11 @@ Result<void> validate_policy(const CapabilityCatalog& catalog, const RuntimePoli
   return {};
 }
 
+// Both absent, or equal contracts (the same shared one or equal copies).
+bool same_weight(const ResolvedWeightBinding* a, const ResolvedWeightBinding* b) {
+  return a == b || (a != nullptr && b != nullptr && *a == *b);
+}
+
 // Every value must look the same wherever it is bound.
 Result<std::map<ProgramValueId, const ResolvedValueBinding*>> bound_values(
     const std::vector<PlanNode>& nodes) {
@@ -51,7 +56,7 @@ Result<std::map<ProgramValueId, const ResolvedValueBinding*>> bound_values(
       auto [it, inserted] = out.emplace(b.value_id(), &b);
       if (!inserted && (!(it->second->tensor() == b.tensor()) || it->second->usage() != b.usage() ||
                         !(it->second->storage() == b.storage()) ||
-                        !(it->second->weight() == b.weight()))) {
+                        !same_weight(it->second->weight(), b.weight()))) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
                           "value `{}` has different tensor, usage, storage or weight at node `{}`",
                           b.value_id().str(), node.id.str())

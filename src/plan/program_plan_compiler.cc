@@ -51,7 +51,7 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
   auto contracts = ProgramWeightContracts::derive(family.program(), weights.schema());
   const NodeResolutionContext context{family,     weights.schema(),      catalog,
                                       policy,     estimators,            &contracts->contracts,
-                                      &contracts->encodings};
+                                      &contracts->encodings, contracts};
 
   // Probe pass: dedicated weight resources, to learn the alignment providers need.
   FERRITE_ASSIGN_OR_RETURN(auto probe_locations, probe_weight_locations(family, weights));
@@ -124,7 +124,7 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
   const NodeResolutionContext context{family,     resolution.execution_weights.schema(),
                                       catalog,    policy,
                                       estimators, &contracts->contracts,
-                                      &contracts->encodings};
+                                      &contracts->encodings, contracts};
   const ActivationPlacementInput input{family,
                                        catalog.operations(),
                                        resolution.value_tensors,

@@ -102,7 +102,7 @@ TEST(ValueBindingTest, ActivationBindingKeepsItsFields) {
   EXPECT_EQ(binding->access(), TensorAccess::kReadWrite);
   EXPECT_EQ(binding->alias(), AliasPolicy(NoAlias{}));
   EXPECT_EQ(binding->usage(), BufferUsage::kActivations);
-  EXPECT_FALSE(binding->weight().has_value());
+  EXPECT_EQ(binding->weight(), nullptr);
   EXPECT_EQ(binding->storage(), single(64, 16));
   EXPECT_EQ(binding->describe(), "input[0] `value.x`");
 }
@@ -155,7 +155,8 @@ TEST(ValueBindingTest, Rule4StorageHoldsTheTensor) {
 TEST(ValueBindingTest, Rule5WeightBindingMatchesContract) {
   auto binding = dense_weight_input(dense_weight_storage());
   ASSERT_TRUE(binding) << binding.error().to_string();
-  EXPECT_EQ(binding->weight(), dense_weight());
+  ASSERT_NE(binding->weight(), nullptr);
+  EXPECT_EQ(*binding->weight(), dense_weight());
 
   const ResolvedWeightBinding quantized = quantized_weight();
   auto storage = unwrap(ResolvedValueStorage::composite(

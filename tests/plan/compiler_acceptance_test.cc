@@ -820,7 +820,7 @@ PlanNodeResolution with_storage(const PlanNodeResolution& resolution, std::strin
     }
     values.push_back(unwrap(ResolvedValueBinding::create(b.value_id(), b.role(), b.ordinal(),
                                                          b.tensor(), b.access(), b.alias(),
-                                                         b.usage(), b.weight(), storage)));
+                                                         b.usage(), b.shared_weight(), storage)));
   }
   return unwrap(PlanNodeResolution::create(resolution.node_id(), resolution.operation_id(),
                                            std::move(values), resolution.required_capabilities(),

@@ -35,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -52,6 +53,16 @@ namespace ferrite {
 
 class ResolvedValueBinding {
  public:
+  // The weight contract is shared, never copied per binding: every binding
+  // of one weight in a compilation points at the same immutable contract.
+  using SharedWeight = std::shared_ptr<const ResolvedWeightBinding>;
+
+  static Result<ResolvedValueBinding> create(ProgramValueId value_id, ValueBindingRole role,
+                                             uint32_t ordinal, ResolvedTensorSpec tensor,
+                                             TensorAccess access, AliasPolicy alias,
+                                             BufferUsage usage, SharedWeight weight,
+                                             ResolvedValueStorage storage);
+  // The same, the contract (if any) moved into a new shared one.
   static Result<ResolvedValueBinding> create(ProgramValueId value_id, ValueBindingRole role,
                                              uint32_t ordinal, ResolvedTensorSpec tensor,
                                              TensorAccess access, AliasPolicy alias,
@@ -66,20 +77,28 @@ class ResolvedValueBinding {
   TensorAccess access() const { return access_; }
   const AliasPolicy& alias() const { return alias_; }
   BufferUsage usage() const { return usage_; }
-  const std::optional<ResolvedWeightBinding>& weight() const { return weight_; }
+  // The weight contract; null for states and activations.
+  const ResolvedWeightBinding* weight() const { return weight_.get(); }
+  const SharedWeight& shared_weight() const { return weight_; }
   const ResolvedValueStorage& storage() const { return storage_; }
 
   // "input[0] `value.x`" — used in messages.
   std::string describe() const;
   nlohmann::json to_json() const;
 
-  friend bool operator==(const ResolvedValueBinding&, const ResolvedValueBinding&) = default;
+  // Field by field; weight contracts by value (shared or not).
+  friend bool operator==(const ResolvedValueBinding& a, const ResolvedValueBinding& b) {
+    const bool same_weight = a.weight_ == b.weight_ ||
+                             (a.weight_ != nullptr && b.weight_ != nullptr && *a.weight_ == *b.weight_);
+    return same_weight && a.value_id_ == b.value_id_ && a.role_ == b.role_ &&
+           a.ordinal_ == b.ordinal_ && a.tensor_ == b.tensor_ && a.access_ == b.access_ &&
+           a.alias_ == b.alias_ && a.usage_ == b.usage_ && a.storage_ == b.storage_;
+  }
 
  private:
   ResolvedValueBinding(ProgramValueId value_id, ValueBindingRole role, uint32_t ordinal,
                        ResolvedTensorSpec tensor, TensorAccess access, AliasPolicy alias,
-                       BufferUsage usage, std::optional<ResolvedWeightBinding> weight,
-                       ResolvedValueStorage storage)
+                       BufferUsage usage, SharedWeight weight, ResolvedValueStorage storage)
       : value_id_(std::move(value_id)),
         role_(role),
         ordinal_(ordinal),
@@ -97,7 +116,7 @@ class ResolvedValueBinding {
   TensorAccess access_;
   AliasPolicy alias_;
   BufferUsage usage_;
-  std::optional<ResolvedWeightBinding> weight_;
+  SharedWeight weight_;
   ResolvedValueStorage storage_;
 };
 

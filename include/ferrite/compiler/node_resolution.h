@@ -145,6 +145,11 @@ struct NodeResolutionContext {
   // a weight binding's bytes from here, once the binding is checked equal to
   // its contract, instead of encoding the contract again for every binding.
   const WeightContractEncodings* weight_contract_encodings = nullptr;
+  // Optional, only with weight_contracts: what owns them (a
+  // ProgramWeightContracts). Bindings then share the contracts themselves
+  // (aliasing pointers that keep the owner alive) instead of each holding a
+  // copy.
+  std::shared_ptr<const void> weight_contracts_owner;
 };
 
 // The execution schema's contract for `weight_id`: the context's precomputed
