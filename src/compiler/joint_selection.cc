@@ -1,6 +1,7 @@
 #include "ferrite/compiler/joint_selection.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <numeric>
 #include <string_view>
@@ -260,6 +261,121 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
   return solution;
 }
 
+// solve_component over a compact form, for policies of at most 64 profiles
+// (every one so far): a component's resources numbered by first use, a
+// profile set as a bit mask over policy order (every allowed set is a subset
+// of it: available_storage_profiles), a state as a vector sorted by resource
+// number. The states, transitions and objective are solve_component's, so
+// is the result: `precedes` orders distinct partial selections totally, so
+// which state is expanded first does not matter.
+Result<Solution> solve_component_compact(const std::vector<NodeCandidates>& nodes,
+                                         const std::vector<size_t>& members,
+                                         const RuntimePolicy& policy) {
+  using Mask = uint64_t;
+  using Entry = std::pair<uint32_t, Mask>;  // resource number, allowed profiles
+  using State = std::vector<Entry>;         // sorted by resource number
+  const auto& order = policy.storage_profile_order;
+  const size_t penalty_size = order.size() > 1 ? order.size() - 1 : 0;
+  std::unordered_map<std::string_view, uint32_t> number;
+  std::vector<const ResourceId*> resources;
+  std::vector<size_t> last_reference;
+  // Per member, per candidate: its constraints in compact form.
+  std::vector<std::vector<State>> constraints(members.size());
+  for (size_t k = 0; k < members.size(); ++k) {
+    for (const auto& candidate : nodes[members[k]].candidates) {
+      State entries;
+      entries.reserve(candidate.allowed.size());
+      for (const auto& [id, allowed] : candidate.allowed) {
+        auto [it, inserted] = number.emplace(id.view(), static_cast<uint32_t>(resources.size()));
+        if (inserted) {
+          resources.push_back(&id);
+          last_reference.push_back(k);
+        }
+        last_reference[it->second] = k;
+        Mask mask = 0;
+        for (size_t rank = 0; rank < order.size(); ++rank) {
+          if (allowed.contains(order[rank])) mask |= Mask{1} << rank;
+        }
+        entries.emplace_back(it->second, mask);
+      }
+      std::sort(entries.begin(), entries.end());
+      constraints[k].push_back(std::move(entries));
+    }
+  }
+  std::map<State, TrailPtr> frontier{{State{}, nullptr}};
+  State merged;
+  for (size_t k = 0; k < members.size(); ++k) {
+    const size_t member = members[k];
+    std::map<State, TrailPtr> next;
+    for (const auto& [state, trail] : frontier) {
+      for (size_t c = 0; c < constraints[k].size(); ++c) {
+        // The state's constraints intersected with the candidate's.
+        const State& adding = constraints[k][c];
+        merged.clear();
+        bool feasible = true;
+        size_t i = 0, j = 0;
+        while (feasible && (i < state.size() || j < adding.size())) {
+          if (j == adding.size() || (i < state.size() && state[i].first < adding[j].first)) {
+            merged.push_back(state[i++]);
+          } else if (i == state.size() || adding[j].first < state[i].first) {
+            feasible = adding[j].second != 0;
+            merged.push_back(adding[j++]);
+          } else {
+            const Mask both = state[i].second & adding[j].second;
+            feasible = both != 0;
+            merged.emplace_back(state[i].first, both);
+            ++i;
+            ++j;
+          }
+        }
+        if (!feasible) continue;
+        auto step = std::make_shared<Trail>();
+        step->parent = trail;
+        step->position = k;
+        step->choice = c;
+        step->penalty = trail ? trail->penalty : std::vector<uint64_t>(penalty_size, 0);
+        State open;
+        open.reserve(merged.size());
+        for (const auto& [resource, mask] : merged) {
+          if (last_reference[resource] != k) {
+            open.emplace_back(resource, mask);
+            continue;
+          }
+          for (size_t rank = 0; rank < order.size(); ++rank) {
+            if ((mask >> rank) & 1) {
+              step->closed.emplace_back(*resources[resource], order[rank]);
+              if (rank > 0) ++step->penalty[order.size() - 1 - rank];
+              break;
+            }
+          }
+        }
+        TrailPtr extended = std::move(step);
+        auto [slot, inserted] = next.emplace(std::move(open), extended);
+        if (!inserted && precedes(nodes, members, extended, slot->second)) slot->second = extended;
+      }
+    }
+    if (next.empty()) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "no joint provider/storage assignment satisfies shared "
+                        "resource constraints (at node `{}`)",
+                        nodes[member].resolution->node_id().str())
+          .with_field("node_id", nodes[member].resolution->node_id().str());
+    }
+    frontier = std::move(next);
+  }
+  if (frontier.size() != 1 || !frontier.begin()->first.empty()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "joint selection left resources without a final storage profile");
+  }
+  Solution solution;
+  solution.partial.assign(members.size(), 0);
+  for (const Trail* t = frontier.begin()->second.get(); t != nullptr; t = t->parent.get()) {
+    solution.partial[t->position] = t->choice;
+    for (const auto& [id, profile] : t->closed) solution.profiles.emplace(id, profile);
+  }
+  return solution;
+}
+
 }  // namespace
 
 Result<JointProviderSelection> select_providers_jointly(
@@ -275,7 +391,10 @@ Result<JointProviderSelection> select_providers_jointly(
                                        }));
   JointProviderSelection selection;
   for (const auto& members : independent_components(nodes)) {
-    FERRITE_ASSIGN_OR_RETURN(auto solution, solve_component(nodes, members, policy));
+    FERRITE_ASSIGN_OR_RETURN(auto solution,
+                             policy.storage_profile_order.size() <= 64
+                                 ? solve_component_compact(nodes, members, policy)
+                                 : solve_component(nodes, members, policy));
     for (size_t k = 0; k < members.size(); ++k) {
       const auto& node = nodes[members[k]];
       const auto& chosen = node.candidates[solution.partial[k]];

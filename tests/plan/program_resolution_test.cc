@@ -311,6 +311,59 @@ TEST(JointSelectionTest, Case26ProfileRankBeatsProviderIdTieBreak) {
   EXPECT_TRUE(chosen->preferred_rejections.empty());
 }
 
+// Policies of up to 64 profiles are solved over bit masks, longer ones over
+// profile sets: the same problem gives the same selection either way (64
+// extra profiles nobody offers rank last and change nothing).
+TEST(JointSelectionTest, CompactAndGeneralSolversChooseAlike) {
+  Harness h;
+  auto paged = unwrap(DynamicStorageProfile::parse("fixed_block:65536/paged:65536"));
+  DynamicStorageRequirement paged_only{{paged}};
+  h.providers.push_back(provider("provider.a.paged", h.op,
+                                 {{ValueBindingRole::kInput, 0, paged_only},
+                                  {ValueBindingRole::kInput, 2, paged_only},
+                                  {ValueBindingRole::kOutput, 0, paged_only}}));
+  auto both_device = device();
+  both_device.dynamic_storage_profiles.insert(paged);
+  auto both_policy = policy();
+  both_policy.storage_profile_order.push_back(paged);
+  auto long_policy = both_policy;
+  // Distinct valid profiles: power-of-two blocks, contiguous or paged.
+  for (int block = 12; block < 50 && long_policy.storage_profile_order.size() <= 64; ++block) {
+    const uint64_t bytes = uint64_t{1} << block;
+    long_policy.storage_profile_order.push_back(
+        unwrap(DynamicStorageProfile::parse(fmt::format("fixed_block:{}/contiguous", bytes))));
+    if (block != 16) {  // fixed_block:65536/paged:65536 is already there
+      long_policy.storage_profile_order.push_back(unwrap(
+          DynamicStorageProfile::parse(fmt::format("fixed_block:{}/paged:{}", bytes, bytes))));
+    }
+  }
+  ASSERT_GT(long_policy.storage_profile_order.size(), 64u);
+  auto catalog = unwrap(CapabilityCatalog::create(both_device,
+                                                  unwrap(OperationCatalog::create({h.op})),
+                                                  h.providers));
+  std::vector<std::shared_ptr<const OperationResourceEstimator>> list;
+  for (const auto& p : h.providers) list.push_back(std::make_shared<CountingEstimator>(p, Behaviour::kCorrect));
+  auto registry = unwrap(EstimatorRegistry::create(list));
+  for (const char* preferred : {"", "provider.a.paged", "provider.operation.reference"}) {
+    SCOPED_TRACE(preferred);
+    auto options = testing::synthetic_options();
+    if (*preferred != '\0') {
+      options.prefer_provider(testing::node_id("node.main"), ProviderId::literal(preferred));
+    }
+    auto r = ProgramPlanCompiler::resolve(testing::synthetic_family(), catalog, both_policy,
+                                          registry, WeightMaterializerRegistry::identity_only(),
+                                          options);
+    ASSERT_TRUE(r) << r.error().to_string();
+    auto compact = select_providers_jointly(r->node_resolutions, catalog, both_policy);
+    auto general = select_providers_jointly(r->node_resolutions, catalog, long_policy);
+    ASSERT_TRUE(compact) << compact.error().to_string();
+    ASSERT_TRUE(general) << general.error().to_string();
+    EXPECT_EQ(compact->chosen, general->chosen);
+    EXPECT_EQ(compact->profiles, general->profiles);
+    EXPECT_EQ(compact->preferred_rejections.size(), general->preferred_rejections.size());
+  }
+}
+
 TEST(JointSelectionTest, Case24UnregisteredPreferenceFallsBackDeterministically) {
   Harness h;
   auto options = testing::synthetic_options();
