@@ -180,6 +180,32 @@ struct Solution {
   std::map<ResourceId, DynamicStorageProfile> profiles;
 };
 
+// A component's node that no candidate could extend any partial selection to.
+Result<Solution> no_joint_assignment(const NodeCandidates& node) {
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    "no joint provider/storage assignment satisfies shared "
+                    "resource constraints (at node `{}`)",
+                    node.resolution->node_id().str())
+      .with_field("node_id", node.resolution->node_id().str());
+}
+
+// The selection the last frontier spells out: every resource is closed by the
+// last member, so one state, empty, remains.
+template <class State>
+Result<Solution> solution_of(const std::map<State, TrailPtr>& frontier, size_t members) {
+  if (frontier.size() != 1 || !frontier.begin()->first.empty()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "joint selection left resources without a final storage profile");
+  }
+  Solution solution;
+  solution.partial.assign(members, 0);
+  for (const Trail* t = frontier.begin()->second.get(); t != nullptr; t = t->parent.get()) {
+    solution.partial[t->position] = t->choice;
+    for (const auto& [id, profile] : t->closed) solution.profiles.emplace(id, profile);
+  }
+  return solution;
+}
+
 // Dynamic programming in node order. A state is the constraint map of the
 // resources still referenced by a later node of the component; a resource
 // whose last reference has been processed is closed: its profile (the first
@@ -238,27 +264,10 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
         if (!inserted && precedes(nodes, members, extended, slot->second)) slot->second = extended;
       }
     }
-    if (next.empty()) {
-      return make_error(ErrorCode::kInvalidExecutionPlan,
-                        "no joint provider/storage assignment satisfies shared "
-                        "resource constraints (at node `{}`)",
-                        nodes[member].resolution->node_id().str())
-          .with_field("node_id", nodes[member].resolution->node_id().str());
-    }
+    if (next.empty()) return no_joint_assignment(nodes[member]);
     frontier = std::move(next);
   }
-  // Every resource is closed by the last member: one state remains.
-  if (frontier.size() != 1 || !frontier.begin()->first.empty()) {
-    return make_error(ErrorCode::kInvalidExecutionPlan,
-                      "joint selection left resources without a final storage profile");
-  }
-  Solution solution;
-  solution.partial.assign(members.size(), 0);
-  for (const Trail* t = frontier.begin()->second.get(); t != nullptr; t = t->parent.get()) {
-    solution.partial[t->position] = t->choice;
-    for (const auto& [id, profile] : t->closed) solution.profiles.emplace(id, profile);
-  }
-  return solution;
+  return solution_of(frontier, members.size());
 }
 
 // solve_component over a compact form, for policies of at most 64 profiles
@@ -354,26 +363,10 @@ Result<Solution> solve_component_compact(const std::vector<NodeCandidates>& node
         if (!inserted && precedes(nodes, members, extended, slot->second)) slot->second = extended;
       }
     }
-    if (next.empty()) {
-      return make_error(ErrorCode::kInvalidExecutionPlan,
-                        "no joint provider/storage assignment satisfies shared "
-                        "resource constraints (at node `{}`)",
-                        nodes[member].resolution->node_id().str())
-          .with_field("node_id", nodes[member].resolution->node_id().str());
-    }
+    if (next.empty()) return no_joint_assignment(nodes[member]);
     frontier = std::move(next);
   }
-  if (frontier.size() != 1 || !frontier.begin()->first.empty()) {
-    return make_error(ErrorCode::kInvalidExecutionPlan,
-                      "joint selection left resources without a final storage profile");
-  }
-  Solution solution;
-  solution.partial.assign(members.size(), 0);
-  for (const Trail* t = frontier.begin()->second.get(); t != nullptr; t = t->parent.get()) {
-    solution.partial[t->position] = t->choice;
-    for (const auto& [id, profile] : t->closed) solution.profiles.emplace(id, profile);
-  }
-  return solution;
+  return solution_of(frontier, members.size());
 }
 
 }  // namespace
