@@ -21,6 +21,7 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
     bool pinned_start = false;
     bool pinned_end = false;
     bool activation = true;
+    const ProgramValueId* id = nullptr;  // the program's own id (first touch)
   };
   // Touched by hashing a view of the id (the values outlive this call); walked
   // below in id order, as an ordered map of ids would be.
@@ -28,6 +29,7 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
   spans.reserve(program.inputs().size() + 2 * end);
   auto touch = [&](const ProgramValueId& id, uint64_t position) -> Span& {
     Span& s = spans[id.view()];
+    if (s.id == nullptr) s.id = &id;
     s.lower = std::min(s.lower, position);
     s.last = std::max(s.last, position);
     return s;
@@ -48,27 +50,13 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
   for (const auto& value : retained) {
     if (auto it = spans.find(value.view()); it != spans.end()) it->second.pinned_end = true;
   }
-  std::vector<std::pair<std::string_view, Span*>> ordered;
+  std::vector<Span*> ordered;
   ordered.reserve(spans.size());
-  for (auto& [id, span] : spans) ordered.emplace_back(id, &span);
+  for (auto& [view, span] : spans) ordered.push_back(&span);
   std::sort(ordered.begin(), ordered.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  // Every touched value is one of the program's (node inputs and outputs,
-  // program inputs): its id is found by view.
-  std::vector<std::pair<const ProgramValueId*, Span*>> by_id;
-  by_id.reserve(ordered.size());
-  {
-    std::unordered_map<std::string_view, const ProgramValueId*> ids;
-    ids.reserve(spans.size());
-    for (const auto& input : program.inputs()) ids.emplace(input.view(), &input);
-    for (uint64_t i = 0; i < end; ++i) {
-      for (const auto& v : nodes[i]->inputs) ids.emplace(v.view(), &v);
-      for (const auto& v : nodes[i]->outputs) ids.emplace(v.view(), &v);
-    }
-    for (const auto& [view, span] : ordered) by_id.emplace_back(ids.at(view), span);
-  }
-  for (auto& [id, span] : by_id) {
-    const auto kind = program.value_kind(*id);
+            [](const Span* a, const Span* b) { return a->id->view() < b->id->view(); });
+  for (Span* span : ordered) {
+    const auto kind = program.value_kind(*span->id);
     span->activation = kind == ProgramValueKind::kInput || kind == ProgramValueKind::kNodeOutput;
   }
 
@@ -83,8 +71,8 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
   }
   std::map<ProgramValueId, ActivationLiveBuffer> buffers;
   std::map<ProgramValueId, bool> class_is_activation;
-  for (const auto& [id_pointer, span_pointer] : by_id) {
-    const ProgramValueId& id = *id_pointer;
+  for (const Span* span_pointer : ordered) {
+    const ProgramValueId& id = *span_pointer->id;
     const Span& span = *span_pointer;
     const ProgramValueId root = classes.find(id);
     auto [it, inserted] = buffers.try_emplace(root);
