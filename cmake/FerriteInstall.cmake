@@ -2,6 +2,7 @@
 #
 # `cmake --install build --prefix P` installs:
 #   P/bin/ferrite                          the command-line program
+#   P/lib/ferrite/ferrite-http.so          its HTTP server, loaded by `ferrite serve`
 #   P/include/ferrite/...                  the public headers (include/ferrite)
 #   P/lib/libferrite.a                     every stage, provider and family, the C API, one archive
 #   P/lib/libferrite.so.MAJOR.MINOR[.PATCH] the same objects as a shared library
@@ -27,9 +28,12 @@ foreach(_stage IN LISTS _ferrite_stages)
     list(APPEND _ferrite_objects $<TARGET_OBJECTS:${_stage}>)
   endif()
 endforeach()
-# On top: the CLI library (the model-plan path) and the C API over it.
-list(APPEND _ferrite_objects $<TARGET_OBJECTS:ferrite_cli_lib> $<TARGET_OBJECTS:ferrite_capi>)
-list(APPEND _ferrite_stages ferrite_cli_lib ferrite_capi)
+# The HTTP server's objects, which the serve stage holds as an object
+# library (src/CMakeLists.txt says why); on top, the CLI library (the
+# model-plan path) and the C API over it.
+list(APPEND _ferrite_objects $<TARGET_OBJECTS:ferrite_serve_http> $<TARGET_OBJECTS:ferrite_cli_lib>
+                             $<TARGET_OBJECTS:ferrite_capi>)
+list(APPEND _ferrite_stages ferrite_serve_http ferrite_cli_lib ferrite_capi)
 
 # What a program using the library needs: the headers and their header-only
 # dependencies publicly, the compiled dependencies to link.
@@ -60,6 +64,10 @@ endif()
 
 install(TARGETS ferrite
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The HTTP module of `ferrite serve`, where the executable looks for it
+# (cli/http_module.h: FERRITE_HTTP_MODULE_INSTALL_RELATIVE).
+install(TARGETS ferrite_http
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ferrite)
 install(TARGETS ${_ferrite_installed} EXPORT FerriteTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

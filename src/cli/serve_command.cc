@@ -14,10 +14,11 @@
 #include "cli/chat_template_command.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/http_module.h"
 #include "cli/plan_explanation.h"
 #include "cli/progress.h"
 #include "ferrite/serve/engine.h"
-#include "ferrite/serve/http_server.h"
+#include "ferrite/serve/http_service.h"
 
 namespace ferrite::cli {
 namespace {
@@ -75,6 +76,9 @@ int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err) {
                             .value(),
                         false, out, err);
   }
+  // The HTTP module first: a missing one fails before the model is compiled.
+  auto bind = http_service_binder();
+  if (!bind) return report_error(bind.error(), false, out, err);
   auto prepared = args.plan_path
                       ? rebuild_model_plan_file(*args.plan_path, args.model_path, settings)
                       : compile_model_plan(args.model_path, settings, WeightsDigest::kMeasure);
@@ -135,7 +139,7 @@ int run_serve(const ServeArgs& args, std::ostream& out, std::ostream& err) {
   options.max_body_bytes = args.max_body_bytes;
   options.shutdown_deadline = std::chrono::seconds(args.shutdown_seconds);
   options.date = today_date();
-  auto server = serve::HttpServer::bind(options, **engine);
+  auto server = (*bind)(options, **engine);
   if (!server) return report_error(server.error(), false, out, err);
 
   err << fmt::format(

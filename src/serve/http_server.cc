@@ -20,11 +20,6 @@
 
 namespace ferrite::serve {
 
-const char* const kChatMlTemplate =
-    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + "
-    "message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}"
-    "{{ '<|im_start|>assistant\\n' }}{% endif %}";
-
 namespace {
 
 using Json = nlohmann::json;
@@ -864,5 +859,11 @@ void HttpServer::stop() {
 }
 
 std::string HttpServer::metrics_text() const { return impl_->metrics_text(); }
+
+Result<std::unique_ptr<HttpService>> bind_http_service(ServerOptions options, Engine& engine) {
+  FERRITE_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server,
+                           HttpServer::bind(std::move(options), engine));
+  return std::unique_ptr<HttpService>(std::move(server));
+}
 
 }  // namespace ferrite::serve

@@ -24,12 +24,19 @@ libdir="$(grep -E '^CMAKE_INSTALL_LIBDIR:' "$build/CMakeCache.txt" | cut -d= -f2
 major_minor="${version%.*}"
 for f in bin/ferrite include/ferrite/core/version.h include/ferrite/plan/program_plan_compiler.h \
          "$libdir/libferrite.a" "$libdir/libferrite.so" "$libdir/libferrite.so.$major_minor" \
-         "$libdir/libferrite.so.$version" "$libdir/cmake/Ferrite/FerriteConfig.cmake" \
+         "$libdir/libferrite.so.$version" "$libdir/ferrite/ferrite-http.so" \
+         "$libdir/cmake/Ferrite/FerriteConfig.cmake" \
          "$libdir/cmake/Ferrite/FerriteConfigVersion.cmake" "$libdir/pkgconfig/ferrite.pc"; do
   [[ -e "$prefix/$f" ]] || fail "missing $f in the installed prefix"
 done
 [[ "$("$prefix/bin/ferrite" --version)" == "ferrite $version" ]] ||
   fail "ferrite --version printed '$("$prefix/bin/ferrite" --version)', expected 'ferrite $version'"
+
+# The installed executable finds its HTTP module in lib/ferrite/ and serves.
+bash "$source_dir/tests/cli/serve_module_test.sh" "$prefix/bin/ferrite" \
+  "$source_dir/../shared/models/stories260K.gguf" >/dev/null ||
+  fail "the installed ferrite could not serve through its HTTP module"
+echo "install_test: serve through $libdir/ferrite/ferrite-http.so ok"
 
 examples="$source_dir/examples"
 args=("$examples/llama-decoder.program.json" "$examples/llama-decoder.catalog.json"

@@ -19,6 +19,7 @@ using testing::synthetic_node;
 using testing::synthetic_state;
 using testing::synthetic_weight;
 using testing::value;
+using testing::unwrap;
 
 // Mutable pieces of the synthetic program, built into a ModelProgram on demand.
 struct ProgramParts {

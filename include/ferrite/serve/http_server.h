@@ -56,32 +56,9 @@
 
 #include "ferrite/core/status.h"
 #include "ferrite/serve/engine.h"
+#include "ferrite/serve/http_service.h"
 
 namespace ferrite::serve {
-
-// The ChatML default, for models without a chat template.
-extern const char* const kChatMlTemplate;
-
-struct ChatTemplate {
-  std::string text;  // Jinja source
-  std::string bos_token;
-  std::string eos_token;
-  bool chatml_default = false;  // adds the stop string <|im_end|>
-};
-
-struct ServerOptions {
-  std::string host = "127.0.0.1";
-  int port = 8080;  // 0: any free port (see HttpServer::port)
-  std::string model_name = "ferrite";
-  std::optional<std::string> api_key;
-  ChatTemplate chat;
-  size_t max_body_bytes = size_t{1} << 20;  // 1 MiB: larger bodies are refused (413)
-  uint32_t http_threads = 0;                // 0: slots + queue + 8
-  std::chrono::milliseconds shutdown_deadline{10000};
-  std::string date = "1970-01-01";  // what the template's strftime_now formats
-  uint32_t retry_after_seconds = 1;
-  time_t read_timeout_seconds = 5;
-};
 
 // The listening socket's backlog: connections the kernel completes and
 // queues while the accepting thread is off the CPU (a step may hold every
@@ -91,19 +68,19 @@ struct ServerOptions {
 // connect apart to show it).
 inline constexpr int kListenBacklog = 1024;
 
-class HttpServer {
+class HttpServer : public HttpService {
  public:
   // Binds the listening socket with a backlog of kListenBacklog (errors
   // name host and port); serving starts with run().
   static Result<std::unique_ptr<HttpServer>> bind(ServerOptions options, Engine& engine);
-  ~HttpServer();
+  ~HttpServer() override;
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  int port() const;
+  int port() const override;
   // Serves until stop(); returns once every connection is done.
-  void run();
-  void stop();
+  void run() override;
+  void stop() override;
   bool stopping() const { return stopping_.load(); }
   // The Prometheus text of GET /metrics.
   std::string metrics_text() const;
