@@ -70,6 +70,10 @@ Result<void> OperationDescriptor::validate() const {
 
 Result<void> OperationDescriptor::validate_attributes(
     const NodeId& node_id, const std::map<AttributeId, SemanticValue>& values) const {
+  // Validation is pure: checked without a context first (every node of every
+  // resolution round passes here), and again with the node named only to
+  // word a failure.
+  if (attributes.validate_values(values, {})) return {};
   return attributes.validate_values(values, fmt::format("node `{}`", node_id.str()));
 }
 

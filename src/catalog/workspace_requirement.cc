@@ -302,8 +302,10 @@ Result<uint64_t> ProviderWorkspaceRequirement::bytes_for_shape(uint64_t sequence
                       "provider workspace formula `shape` depends on a node; its estimator "
                       "resolves it (resolve_workspace_shape) before it is evaluated");
   }
-  const std::string shape =
-      fmt::format("{} sequences, {} tokens, {} pages", sequences, tokens, pages);
+  // Named only in an error (this runs for every workspace of every estimate).
+  auto shape = [&] {
+    return fmt::format("{} sequences, {} tokens, {} pages", sequences, tokens, pages);
+  };
   std::optional<uint64_t> bytes;
   if (const auto* fixed = std::get_if<WorkspaceFixed>(&formula)) {
     bytes = fixed->bytes;
@@ -325,12 +327,12 @@ Result<uint64_t> ProviderWorkspaceRequirement::bytes_for_shape(uint64_t sequence
   if (!bytes) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "provider workspace formula `{}` overflows u64 at {}",
-                      workspace_formula_kind(formula), shape);
+                      workspace_formula_kind(formula), shape());
   }
   if (*bytes == 0) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "provider workspace formula `{}` evaluates to 0 bytes at {}",
-                      workspace_formula_kind(formula), shape);
+                      workspace_formula_kind(formula), shape());
   }
   auto aligned = checked_align_up(*bytes, alignment_bytes);
   if (!aligned) {

@@ -24,10 +24,23 @@ bool bind_symbol(std::map<std::string, uint64_t>& table, const std::string& symb
   return inserted || it->second == value;
 }
 
+// What names a slot in an error ("node `n` input[0] `value.x`"), formatted
+// only when there is an error: unification runs for every binding of every
+// node in every resolution round.
+struct SlotName {
+  const NodeId& node_id;
+  std::string_view role;
+  size_t ordinal;
+  const ProgramValueId& value_id;
+
+  std::string text() const {
+    return fmt::format("node `{}` {}[{}] `{}`", node_id.str(), role, ordinal, value_id.str());
+  }
+};
+
 Result<void> unify_dimensions(const std::vector<DimensionConstraint>& constraints,
                               const std::vector<uint64_t>& dimensions,
-                              std::map<std::string, uint64_t>& symbols,
-                              const std::string& context) {
+                              std::map<std::string, uint64_t>& symbols, const SlotName& slot) {
   for (size_t axis = 0; axis < constraints.size(); ++axis) {
     const uint64_t extent = dimensions[axis];
     const auto& constraint = constraints[axis];
@@ -41,7 +54,7 @@ Result<void> unify_dimensions(const std::vector<DimensionConstraint>& constraint
     }
     if (!valid) {
       return make_error(ErrorCode::kInvalidExecutionPlan, "{} dimension[{}]={} violates `{}`",
-                        context, axis, extent, describe_dimension_constraint(constraint))
+                        slot.text(), axis, extent, describe_dimension_constraint(constraint))
           .with_field("axis", std::to_string(axis));
     }
   }
@@ -53,13 +66,14 @@ Result<void> unify_dimensions(const std::vector<DimensionConstraint>& constraint
 bool layout_matches(const std::vector<LayoutConstraint>& constraints,
                     const ResolvedTensorLayout& layout, std::map<std::string, uint64_t>& symbols) {
   for (const auto& constraint : constraints) {
-    auto candidate = symbols;
     bool matches = false;
     if (std::holds_alternative<ContiguousLayoutConstraint>(constraint)) {
       matches = std::holds_alternative<ContiguousLayout>(layout);
     } else if (const auto* strided = std::get_if<StridedLayoutConstraint>(&constraint)) {
       const auto* actual = std::get_if<StridedLayout>(&layout);
       if (actual && actual->byte_strides.size() == strided->strides.size()) {
+        // Only a strided constraint binds symbols: on a copy, committed on a match.
+        auto candidate = symbols;
         matches = true;
         for (size_t axis = 0; axis < strided->strides.size() && matches; ++axis) {
           const uint64_t stride = actual->byte_strides[axis];
@@ -70,16 +84,14 @@ bool layout_matches(const std::vector<LayoutConstraint>& constraints,
             matches = bind_symbol(candidate, std::get<StrideSymbol>(s).name, stride);
           }
         }
+        if (matches) symbols = std::move(candidate);
       }
     } else {
       const auto& blocked = std::get<BlockedLayoutConstraint>(constraint);
       const auto* actual = std::get_if<BlockedLayout>(&layout);
       matches = actual && actual->block == blocked.block && actual->axis_order == blocked.axis_order;
     }
-    if (matches) {
-      symbols = std::move(candidate);
-      return true;
-    }
+    if (matches) return true;
   }
   return false;
 }
@@ -146,24 +158,25 @@ Result<void> insert_exact_tensor(ValueTensors& tensors, const ProgramValueId& va
   return {};
 }
 
-// unify_tensor without the fields that name the slot (`context` names it in
+// unify_tensor without the fields that name the slot (`slot` names it in
 // the message).
 Result<void> unify_slot(const TensorContract& contract, const ResolvedTensorSpec& tensor,
-                        TensorSymbols& symbols, const std::string& context) {
+                        TensorSymbols& symbols, const SlotName& slot) {
   if (!contract.element_types().contains(tensor.element_type()) ||
       contract.rank() != tensor.rank()) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "{} rank or dtype differs from its operation contract: actual rank={} "
                       "dtype={}, expected rank={} dtypes={}",
-                      context, tensor.rank(), element_type_debug_name(tensor.element_type()),
+                      slot.text(), tensor.rank(), element_type_debug_name(tensor.element_type()),
                       contract.rank(), describe_element_types(contract.element_types()));
   }
   FERRITE_RETURN_IF_ERROR(
-      unify_dimensions(contract.dimensions(), tensor.dimensions(), symbols.dimensions, context));
+      unify_dimensions(contract.dimensions(), tensor.dimensions(), symbols.dimensions, slot));
   if (!layout_matches(contract.layouts(), tensor.layout(), symbols.strides)) {
     return make_error(
         ErrorCode::kInvalidExecutionPlan, "{} layout {} differs from its operation contract {}",
-        context, describe_layout(tensor.layout()), describe_layout_constraints(contract.layouts()));
+        slot.text(), describe_layout(tensor.layout()),
+        describe_layout_constraints(contract.layouts()));
   }
   return {};
 }
@@ -221,9 +234,8 @@ Result<void> validate_compile_options(const PreparedModelFamily& family,
 Result<void> unify_tensor(const TensorContract& contract, const ResolvedTensorSpec& tensor,
                           TensorSymbols& symbols, const NodeId& node_id, std::string_view role,
                           size_t ordinal, const ProgramValueId& value_id) {
-  const std::string context =
-      fmt::format("node `{}` {}[{}] `{}`", node_id.str(), role, ordinal, value_id.str());
-  if (auto unified = unify_slot(contract, tensor, symbols, context); !unified) {
+  const SlotName slot{node_id, role, ordinal, value_id};
+  if (auto unified = unify_slot(contract, tensor, symbols, slot); !unified) {
     return make_error(std::move(unified)
                           .error()
                           .with_field("node_id", node_id.str())

@@ -68,6 +68,7 @@ Result<WeightLocations> arena_weight_locations(const PreparedModelFamily& family
                                                uint64_t provider_alignment_bytes) {
   FERRITE_ASSIGN_OR_RETURN(auto components, referenced_components(family, weights.schema()));
   std::map<ElementType, uint64_t> next_offsets;
+  std::map<ElementType, ResourceId> arena_ids;  // one arena, so one id, per dtype
   WeightLocations locations;
   for (const auto* component : components) {
     const ElementType type = component->physical_element_type();
@@ -83,9 +84,14 @@ Result<WeightLocations> arena_weight_locations(const PreparedModelFamily& family
       return make_error(ErrorCode::kInvalidExecutionPlan, "weight arena byte range overflows u64");
     }
     next_offsets[type] = *end;
-    const std::string key = nlohmann::json(element_type_name(type)).dump();  // "\"f32\""
-    FERRITE_ASSIGN_OR_RETURN(auto id, hashed_resource_id("weight-arena", weights.fingerprint(), key));
-    locations.emplace(component->id, WeightComponentLocation{std::move(id), *offset, length, type});
+    auto arena = arena_ids.find(type);
+    if (arena == arena_ids.end()) {
+      const std::string key = nlohmann::json(element_type_name(type)).dump();  // "\"f32\""
+      FERRITE_ASSIGN_OR_RETURN(auto id,
+                               hashed_resource_id("weight-arena", weights.fingerprint(), key));
+      arena = arena_ids.emplace(type, std::move(id)).first;
+    }
+    locations.emplace(component->id, WeightComponentLocation{arena->second, *offset, length, type});
   }
   return locations;
 }
@@ -93,12 +99,20 @@ Result<WeightLocations> arena_weight_locations(const PreparedModelFamily& family
 Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
     const PreparedModelFamily& family, const ExecutionWeightPlan& weights,
     const OperationCatalog& operations, const ValueTensors& tensors,
-    const WeightLocations& locations) {
+    const WeightLocations& locations,
+    const std::map<ProgramValueId, ResolvedValueStorage>* earlier) {
   const ModelProgram& program = family.program();
   const std::string& family_fp = family.fingerprint();
   std::map<ProgramValueId, ResolvedValueStorage> storages;
+  // An input's or activation's storage, from `earlier` when it has one.
+  auto own_storage = [&](const ProgramValueId& value) -> Result<ResolvedValueStorage> {
+    if (earlier != nullptr) {
+      if (auto it = earlier->find(value); it != earlier->end()) return it->second;
+    }
+    return activation_storage(value, tensors, family_fp);
+  };
   for (const auto& input : program.inputs()) {
-    FERRITE_ASSIGN_OR_RETURN(auto storage, activation_storage(input, tensors, family_fp));
+    FERRITE_ASSIGN_OR_RETURN(auto storage, own_storage(input));
     storages.insert_or_assign(input, std::move(storage));
   }
   for (const auto& weight : program.weights()) {
@@ -120,6 +134,12 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
     storages.insert_or_assign(weight.value_id, std::move(storage));
   }
   for (const auto& state : program.states()) {
+    if (earlier != nullptr) {
+      if (auto it = earlier->find(state.value_id); it != earlier->end()) {
+        storages.insert_or_assign(state.value_id, it->second);
+        continue;
+      }
+    }
     auto it = tensors.find(state.value_id);
     if (it == tensors.end()) {
       return make_error(ErrorCode::kInvalidExecutionPlan, "state `{}` has no resolved tensor",
@@ -158,7 +178,7 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
         }
         storages.insert_or_assign(value, it->second);
       } else {
-        FERRITE_ASSIGN_OR_RETURN(auto storage, activation_storage(value, tensors, family_fp));
+        FERRITE_ASSIGN_OR_RETURN(auto storage, own_storage(value));
         storages.insert_or_assign(value, std::move(storage));
       }
     }

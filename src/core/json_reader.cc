@@ -391,13 +391,31 @@ std::string join_keys(const std::vector<std::string_view>& keys) {
 
 }  // namespace
 
+// Both are on the hot path of every reader (every field read makes its
+// cursor's path), hence appends into one reservation instead of fmt.
 std::string json_child_path(std::string_view parent, std::string_view key) {
-  if (is_plain_key(key)) return fmt::format("{}.{}", parent, key);
-  return fmt::format("{}[{}]", parent, quoted_key(key));
+  std::string out;
+  if (is_plain_key(key)) {
+    out.reserve(parent.size() + 1 + key.size());
+    out.append(parent).push_back('.');
+    out.append(key);
+    return out;
+  }
+  const std::string quoted = quoted_key(key);
+  out.reserve(parent.size() + 2 + quoted.size());
+  out.append(parent).push_back('[');
+  out.append(quoted).push_back(']');
+  return out;
 }
 
 std::string json_index_path(std::string_view parent, size_t index) {
-  return fmt::format("{}[{}]", parent, index);
+  char digits[24];
+  const auto end = fmt::format_to(digits, "{}", index);
+  std::string out;
+  out.reserve(parent.size() + 2 + static_cast<size_t>(end - digits));
+  out.append(parent).push_back('[');
+  out.append(digits, end).push_back(']');
+  return out;
 }
 
 Error json_error_at(std::string_view path, std::string_view message, SourceLocation location) {

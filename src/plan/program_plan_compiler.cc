@@ -70,7 +70,7 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
     FERRITE_ASSIGN_OR_RETURN(auto locations, arena_weight_locations(family, weights, alignment));
     FERRITE_ASSIGN_OR_RETURN(auto storages, build_value_storages(family, weights,
                                                                  catalog.operations(), tensors,
-                                                                 locations));
+                                                                 locations, &probe_storages));
     FERRITE_ASSIGN_OR_RETURN(auto resolutions,
                              resolve_program_nodes(context, options, tensors, storages, &probe));
     FERRITE_ASSIGN_OR_RETURN(uint64_t observed, maximum_value_alignment(resolutions));

@@ -8,6 +8,7 @@
 
 #include "ferrite/format/catalog_file.h"
 #include "ferrite/compiler/program_node_bindings.h"
+#include "ferrite/compiler/value_placement.h"
 #include "ferrite/plan/program_plan_compiler.h"
 #include "ferrite/program/program_builder.h"
 #include "support/fixtures.h"
@@ -349,6 +350,39 @@ TEST(ActivationPlacementTest, ReusedResolutionsEqualFreshOnes) {
   EXPECT_NE(fresh_moved[3], fresh[3]);  // produces value.z: new storage, new estimate
   EXPECT_NE(fresh_moved[3].candidates()[0].estimator_input_fingerprint(),
             fresh[3].candidates()[0].estimator_input_fingerprint());
+}
+
+// The alignment rounds build storages again with the weights moved; taking
+// the inputs', states' and activations' storages from the probe's gives the
+// same map as deriving them again, and the weights' storages still move.
+TEST(ActivationPlacementTest, StoragesTakenFromAnEarlierRoundEqualFreshOnes) {
+  auto family = program({{"scale", {"value.in", "value.w"}, "value.a"},
+                         {"unary", {"value.in"}, "value.x"},
+                         {"scale", {"value.x", "value.a"}, "value.z"}},
+                        {"value.z"});
+  const CompilationTarget t = target();
+  auto options = unwrap(ProgramPlanCompileOptions::create(
+      {{value("value.in"), {{16}, ElementType::kF32, ContiguousLayout{}}}}));
+  options.set_activation_storage(ActivationStorage::kDedicated);
+  auto resolved = unwrap(ProgramPlanCompiler::resolve(
+      family, t.catalog, policy(), t.estimators, WeightMaterializerRegistry::identity_only(),
+      options));
+  const ExecutionWeightPlan& weights = resolved.execution_weights;
+  const auto& operations = t.catalog.operations();
+  const auto probe_locations = unwrap(probe_weight_locations(family, weights));
+  const auto probe = unwrap(build_value_storages(family, weights, operations,
+                                                 resolved.value_tensors, probe_locations));
+  const auto arena_locations = unwrap(arena_weight_locations(family, weights, 256));
+  const auto fresh = unwrap(build_value_storages(family, weights, operations,
+                                                 resolved.value_tensors, arena_locations));
+  const auto reused = unwrap(build_value_storages(
+      family, weights, operations, resolved.value_tensors, arena_locations, &probe));
+  EXPECT_EQ(reused, fresh);
+  ASSERT_EQ(reused.size(), probe.size());
+  EXPECT_NE(reused.at(value("value.w")), probe.at(value("value.w")));  // the weight moved
+  for (const char* id : {"value.in", "value.a", "value.x", "value.z"}) {
+    EXPECT_EQ(reused.at(value(id)), probe.at(value(id))) << id;
+  }
 }
 
 }  // namespace activation_placement_test

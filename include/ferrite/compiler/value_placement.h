@@ -49,9 +49,15 @@ Result<WeightLocations> arena_weight_locations(const PreparedModelFamily& family
                                                const ExecutionWeightPlan& weights,
                                                uint64_t provider_alignment_bytes);
 
+// `earlier`, when given, is what this function returned for the same family,
+// weights and tensors with other weight locations (the alignment rounds move
+// only weights): the storages of inputs, states and activations that are
+// not aliases are taken from it instead of being derived (and their
+// resource ids hashed) again. The result equals a build without it.
 Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
     const PreparedModelFamily& family, const ExecutionWeightPlan& weights,
     const OperationCatalog& operations, const ValueTensors& tensors,
-    const WeightLocations& locations);
+    const WeightLocations& locations,
+    const std::map<ProgramValueId, ResolvedValueStorage>* earlier = nullptr);
 
 }  // namespace ferrite
