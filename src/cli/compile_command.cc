@@ -1,6 +1,8 @@
 // `ferrite compile`: program + target catalog + policy + options → plan file,
 // or a model file + run settings → the plan `ferrite run --plan` accepts.
 #include <ostream>
+#include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -49,19 +51,33 @@ int run_compile(const CompileArgs& args, std::ostream& out, std::ostream& err) {
     // A plan file must be readable by verify and explain, whose limits guard
     // against hostile files; refuse to write one they would reject. The
     // newline is one of the file's bytes, so the text may have one fewer.
-    if (auto readable =
-            check_strict_json_streamed(text, kMaxPlanFileBytes - 1, plan_streamed_arrays());
-        !readable) {
-      return report_error(make_error(ErrorCode::kInvalidExecutionPlan,
-                                     "the plan of {} nodes is too large for a plan file ({}); it "
-                                     "can still be compiled and run in memory",
-                                     plan.nodes().size(), readable.error().message())
-                              .value(),
-                          args.json, out, err);
+    // The check reads the text on a thread of its own while the file is
+    // written; the file replaces the output only once the check has passed.
+    Result<void> readable;
+    auto check = [&] {
+      readable = check_strict_json_streamed(text, kMaxPlanFileBytes - 1, plan_streamed_arrays());
+    };
+    std::thread checker;
+    try {
+      checker = std::thread(check);
+    } catch (const std::system_error&) {  // no thread to be had: check here
+      check();
     }
-    if (auto written = write_file_atomically(args.output_path, {text, "\n"}); !written) {
-      return report_error(written.error(), args.json, out, err);
-    }
+    auto too_large = [&] {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "the plan of {} nodes is too large for a plan file ({}); it can still be "
+                        "compiled and run in memory",
+                        plan.nodes().size(), readable.error().message())
+          .value();
+    };
+    auto written = write_file_atomically(args.output_path, {text, "\n"}, [&]() -> Result<void> {
+      if (checker.joinable()) checker.join();
+      if (!readable) return make_error(too_large());
+      return {};
+    });
+    if (checker.joinable()) checker.join();  // the write failed before its commit
+    if (!readable) return report_error(too_large(), args.json, out, err);
+    if (!written) return report_error(written.error(), args.json, out, err);
   }
   if (args.json) {
     out << nlohmann::json{{"ok", true},

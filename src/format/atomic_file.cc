@@ -57,6 +57,12 @@ Result<void> write_file_atomically(const std::filesystem::path& path, std::strin
 
 Result<void> write_file_atomically(const std::filesystem::path& path,
                                    std::initializer_list<std::string_view> parts) {
+  return write_file_atomically(path, parts, {});
+}
+
+Result<void> write_file_atomically(const std::filesystem::path& path,
+                                   std::initializer_list<std::string_view> parts,
+                                   const std::function<Result<void>()>& commit_if) {
   if (path.empty() || !path.has_filename()) {
     return make_error(ErrorCode::kInvalidArgument, "output path `{}` does not name a file",
                       path.string());
@@ -87,6 +93,7 @@ Result<void> write_file_atomically(const std::filesystem::path& path,
         .with_field("file", path.string());
   }
   FERRITE_RETURN_IF_ERROR(file.close());
+  if (commit_if) FERRITE_RETURN_IF_ERROR(commit_if());
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
     return make_error(ErrorCode::kIo, "cannot replace `{}`: {}", path.c_str(), std::strerror(errno))
         .with_field("file", path.string());
