@@ -2,6 +2,11 @@
 
 #include <openssl/evp.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <charconv>
@@ -21,16 +26,27 @@ const EVP_MD* sha256_md() {
   return md;
 }
 
-bool needs_escape_or_check(unsigned char c) { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80; }
-
 }  // namespace
 
 void CanonicalEncoder::reset() {
-  buffer_.clear();
+  used_ = 0;
   flushed_ = 0;
   has_element_.clear();
   after_key_ = false;
   discard();
+}
+
+void CanonicalEncoder::grow(size_t bytes) {
+  const size_t wanted = used_ + bytes;
+  size_t target = std::max({wanted, 2 * buffer_.size(), size_t{256}});
+  // Within a reservation, grow only as far as needed so far: pages past the
+  // text are never touched.
+  if (wanted <= buffer_.capacity()) target = std::min(target, buffer_.capacity());
+  buffer_.resize(target);
+}
+
+void CanonicalEncoder::reserve_pending(size_t bytes) {
+  if (buffer_.capacity() < bytes) buffer_.reserve(bytes);
 }
 
 void CanonicalEncoder::begin_value() {
@@ -39,15 +55,15 @@ void CanonicalEncoder::begin_value() {
     return;
   }
   if (!has_element_.empty()) {
-    if (has_element_.back()) raw(',');
-    has_element_.back() = true;
+    if (has_element_.back() != 0) raw(',');
+    has_element_.back() = 1;
   }
 }
 
 void CanonicalEncoder::begin_object() {
   begin_value();
   raw('{');
-  has_element_.push_back(false);
+  has_element_.push_back(0);
 }
 
 void CanonicalEncoder::end_object() {
@@ -59,7 +75,7 @@ void CanonicalEncoder::end_object() {
 void CanonicalEncoder::begin_array() {
   begin_value();
   raw('[');
-  has_element_.push_back(false);
+  has_element_.push_back(0);
 }
 
 void CanonicalEncoder::end_array() {
@@ -70,72 +86,137 @@ void CanonicalEncoder::end_array() {
 
 void CanonicalEncoder::key(std::string_view name) {
   assert(!has_element_.empty() && !after_key_);
-  if (has_element_.back()) raw(',');
-  has_element_.back() = true;
-  quoted(name);
-  raw(':');
+  const char before = has_element_.back() != 0 ? ',' : 0;
+  has_element_.back() = 1;
+  quoted(name, before, ':');
   after_key_ = true;
 }
 
-// Length of the prefix of `text` with no byte that needs an escape or a
-// UTF-8 check. Eight bytes at a time (SWAR): a lane is flagged when it is
-// below 0x20, equals '"' or '\\', or has its high bit set.
-static size_t clean_prefix(std::string_view text) {
+namespace {
+
+bool needs_escape_or_check(unsigned char c) { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80; }
+
+// Whether any of eight bytes needs an escape or a UTF-8 check (SWAR: a lane
+// is flagged when it is below 0x20, equals '"' or '\\', or has its high bit set).
+bool any_flagged8(const char* at) {
   constexpr uint64_t kOnes = 0x0101010101010101ull;
   constexpr uint64_t kHigh = 0x8080808080808080ull;
   auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
-  size_t i = 0;
-  for (; i + 8 <= text.size(); i += 8) {
-    uint64_t v;
-    std::memcpy(&v, text.data() + i, 8);
-    const uint64_t below_space = (v - kOnes * 0x20) & ~v & kHigh;
-    const uint64_t special = has_zero(v ^ (kOnes * '"')) | has_zero(v ^ (kOnes * '\\'));
-    if ((below_space | special | (v & kHigh)) != 0) break;
-  }
+  uint64_t v;
+  std::memcpy(&v, at, 8);
+  const uint64_t below_space = (v - kOnes * 0x20) & ~v & kHigh;
+  const uint64_t special = has_zero(v ^ (kOnes * '"')) | has_zero(v ^ (kOnes * '\\'));
+  return (below_space | special | (v & kHigh)) != 0;
+}
+
+size_t first_flagged_from(std::string_view text, size_t i) {
   while (i < text.size() && !needs_escape_or_check(static_cast<unsigned char>(text[i]))) ++i;
   return i;
 }
 
-void CanonicalEncoder::quoted(std::string_view text) {
+#if defined(__SSE2__)
+// Bit k set when byte k of the sixteen at `at` needs an escape or a UTF-8
+// check. A signed compare with 0x20 flags both the control bytes and every
+// byte with its high bit set (negative as int8).
+unsigned flagged16(const char* at) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+  const __m128i flagged =
+      _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                   _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+  return static_cast<unsigned>(_mm_movemask_epi8(flagged));
+}
+#endif
+
+// Length of the prefix of `text` with no byte that needs an escape or a
+// UTF-8 check: below 0x20, '"', '\\', or 0x80 and above. Blocks that would
+// run past the end are read overlapping the last full block instead (never
+// past the string).
+size_t clean_prefix(std::string_view text) {
+  const char* data = text.data();
+  const size_t size = text.size();
+#if defined(__SSE2__)
+  if (size >= 16) {
+    size_t i = 0;
+    for (; i + 16 <= size; i += 16) {
+      if (const unsigned mask = flagged16(data + i); mask != 0) {
+        return i + static_cast<size_t>(__builtin_ctz(mask));
+      }
+    }
+    if (i == size) return size;
+    // Bytes before i are clean, so the first flagged bit is at or past i.
+    if (const unsigned mask = flagged16(data + size - 16); mask != 0) {
+      return size - 16 + static_cast<size_t>(__builtin_ctz(mask));
+    }
+    return size;
+  }
+#endif
+  size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    if (any_flagged8(data + i)) return first_flagged_from(text, i);
+  }
+  if (i == size) return size;
+  if (size >= 8) {
+    return any_flagged8(data + size - 8) ? first_flagged_from(text, i) : size;
+  }
+  return first_flagged_from(text, i);
+}
+
+}  // namespace
+
+void CanonicalEncoder::quoted(std::string_view text, char before, char after) {
   const size_t clean = clean_prefix(text);
   if (clean == text.size()) {
-    raw('"');
-    raw(text);
-    raw('"');
+    // The common case: one reservation, one copy.
+    const size_t extra = 2 + (before != 0 ? 1 : 0) + (after != 0 ? 1 : 0);
+    char* out = room(text.size() + extra);
+    if (before != 0) *out++ = before;
+    *out++ = '"';
+    std::memcpy(out, text.data(), text.size());
+    out += text.size();
+    *out++ = '"';
+    if (after != 0) *out = after;
+    written();
     return;
   }
+  if (before != 0) raw(before);
+  bool ascii = true;
   for (size_t i = clean; i < text.size(); ++i) {
     if (static_cast<unsigned char>(text[i]) >= 0x80) {
-      // Non-ASCII: nlohmann's own serializer decides validity and replacement,
-      // so the bytes are dump()'s by construction.
-      raw(nlohmann::json(std::string(text))
-              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-      return;
+      ascii = false;
+      break;
     }
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  raw('"');
-  raw(text.substr(0, clean));
-  for (size_t i = clean; i < text.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    switch (c) {
-      case '"': raw("\\\""); break;
-      case '\\': raw("\\\\"); break;
-      case '\b': raw("\\b"); break;
-      case '\f': raw("\\f"); break;
-      case '\n': raw("\\n"); break;
-      case '\r': raw("\\r"); break;
-      case '\t': raw("\\t"); break;
-      default:
-        if (c < 0x20) {
-          const char escape[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
-          raw(std::string_view(escape, sizeof escape));
-        } else {
-          raw(static_cast<char>(c));
-        }
+  if (!ascii) {
+    // Non-ASCII: nlohmann's own serializer decides validity and replacement,
+    // so the bytes are dump()'s by construction.
+    raw(nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else {
+    static constexpr char kHex[] = "0123456789abcdef";
+    raw('"');
+    raw(text.substr(0, clean));
+    for (size_t i = clean; i < text.size(); ++i) {
+      const unsigned char c = static_cast<unsigned char>(text[i]);
+      switch (c) {
+        case '"': raw("\\\""); break;
+        case '\\': raw("\\\\"); break;
+        case '\b': raw("\\b"); break;
+        case '\f': raw("\\f"); break;
+        case '\n': raw("\\n"); break;
+        case '\r': raw("\\r"); break;
+        case '\t': raw("\\t"); break;
+        default:
+          if (c < 0x20) {
+            const char escape[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
+            raw(std::string_view(escape, sizeof escape));
+          } else {
+            raw(static_cast<char>(c));
+          }
+      }
     }
+    raw('"');
   }
-  raw('"');
+  if (after != 0) raw(after);
 }
 
 void CanonicalEncoder::string(std::string_view text) {
@@ -240,9 +321,9 @@ void CanonicalSha256::flush() {
     EVP_DigestInit_ex(ctx, sha256_md(), nullptr);
     started_ = true;
   }
-  EVP_DigestUpdate(ctx, buffer_.data(), buffer_.size());
-  flushed_ += buffer_.size();
-  buffer_.clear();
+  const std::string_view bytes = pending();
+  EVP_DigestUpdate(ctx, bytes.data(), bytes.size());
+  consume_pending();
 }
 
 void CanonicalSha256::update(std::string_view bytes) {

@@ -175,21 +175,21 @@ class CanonicalComparison : public CanonicalEncoder {
 
  protected:
   void flush() override {
-    if (!difference_ && !buffer_.empty()) {
+    const std::string_view bytes = pending();
+    if (!difference_ && !bytes.empty()) {
       const std::string_view expected =
           flushed_ < expected_.size() ? expected_.substr(flushed_) : std::string_view();
-      const size_t common = std::min(expected.size(), buffer_.size());
+      const size_t common = std::min(expected.size(), bytes.size());
       const auto [at, unused] =
-          std::mismatch(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(common),
+          std::mismatch(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(common),
                         expected.begin());
-      const auto index = static_cast<size_t>(at - buffer_.begin());
-      if (index < buffer_.size()) {
+      const auto index = static_cast<size_t>(at - bytes.begin());
+      if (index < bytes.size()) {
         difference_ = flushed_ + index;
-        found_ = buffer_.substr(index, kShown);
+        found_ = std::string(bytes.substr(index, kShown));
       }
     }
-    flushed_ += buffer_.size();
-    buffer_.clear();
+    consume_pending();
   }
 
  private:

@@ -105,15 +105,25 @@ TEST(CanonicalEncoderTest, StringsAreEscapedExactlyAsTheReference) {
   }
 }
 
-// The clean-prefix scan reads eight bytes at a time: every byte value at every
-// lane of the first and second word (and in the scalar tail) is found.
+// The clean-prefix scan reads sixteen bytes at a time (eight below sixteen),
+// and the last block overlapping the one before it: every byte value at every
+// position of every length up to three blocks is found, in a string and in a
+// key after another member (the comma and colon are written with the key).
 TEST(CanonicalEncoderTest, EveryByteAtEveryPositionIsEscapedAsTheReference) {
-  for (int byte = 0; byte < 256; ++byte) {
-    for (size_t position = 0; position < 19; ++position) {
-      std::string s(19, 'a');
-      s[position] = static_cast<char>(byte);
-      ASSERT_EQ(streamed_text(json(s)), reference_text(json(s)))
-          << "byte " << byte << " at " << position;
+  for (size_t length = 1; length <= 40; ++length) {
+    for (int byte = 0; byte < 256; ++byte) {
+      for (size_t position = 0; position < length; ++position) {
+        std::string s(length, 'a');
+        s[position] = static_cast<char>(byte);
+        ASSERT_EQ(streamed_text(json(s)), reference_text(json(s)))
+            << "byte " << byte << " at " << position << " of " << length;
+        if (byte == '"' || byte == '\\' || byte == '\n' || byte == 0x01 || byte == 0x7f ||
+            byte == 0xc3 || byte == 0xff) {
+          const json object{{"", 0}, {s, 1}};
+          ASSERT_EQ(streamed_text(object), reference_text(object))
+              << "key: byte " << byte << " at " << position << " of " << length;
+        }
+      }
     }
   }
 }

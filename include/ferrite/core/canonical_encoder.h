@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,46 +62,88 @@ class CanonicalEncoder {
   void json_without_member(const nlohmann::json& value, std::string_view omitted);
 
   // Bytes written since the last reset (including any already flushed).
-  uint64_t size() const { return flushed_ + buffer_.size(); }
+  uint64_t size() const { return flushed_ + used_; }
   void reset();
 
  protected:
-  // Called when the buffer grows past kFlushBytes; default keeps everything.
+  // Called when the pending bytes reach the flush threshold (kFlushBytes
+  // unless a subclass keeps everything); default keeps everything.
   virtual void flush() {}
   // Called by reset(): forget any bytes already flushed.
   virtual void discard() {}
-  std::string buffer_;
+
+  // The bytes written and not yet flushed.
+  std::string_view pending() const { return {buffer_.data(), used_}; }
+  // Marks the pending bytes flushed (a flush() override calls it).
+  void consume_pending() {
+    flushed_ += used_;
+    used_ = 0;
+  }
+  // For an encoder that keeps its whole text: flush() is never called.
+  void keep_everything() { flush_at_ = SIZE_MAX; }
+  // Room for `bytes` more bytes before the buffer has to grow.
+  void reserve_pending(size_t bytes);
+  // The buffer cut to the pending bytes, as a string (for a text encoder).
+  std::string& pending_string() {
+    buffer_.resize(used_);
+    return buffer_;
+  }
+
   uint64_t flushed_ = 0;
   static constexpr size_t kFlushBytes = 8192;
 
  private:
   void begin_value();
+  // Hazard: `room` hands out bytes past the pending ones, which the caller
+  // must write all of before anything else touches the buffer.
+  char* room(size_t bytes) {
+    if (buffer_.size() - used_ < bytes) grow(bytes);
+    char* at = buffer_.data() + used_;
+    used_ += bytes;
+    return at;
+  }
+  void grow(size_t bytes);
+  void written() {
+    if (used_ >= flush_at_) flush();
+  }
   void raw(std::string_view bytes) {
-    buffer_.append(bytes);
-    if (buffer_.size() >= kFlushBytes) flush();
+    std::memcpy(room(bytes.size()), bytes.data(), bytes.size());
+    written();
   }
   void raw(char c) {
-    buffer_.push_back(c);
-    if (buffer_.size() >= kFlushBytes) flush();
+    *room(1) = c;
+    written();
   }
-  void quoted(std::string_view text);
+  // `"text"`, preceded by `before` and followed by `after` when they are not
+  // NUL (the comma before a member, the colon after a key).
+  void quoted(std::string_view text, char before = 0, char after = 0);
 
+  // buffer_[0, used_) holds the pending bytes; the rest of buffer_.size() is
+  // room already allocated (its contents are meaningless).
+  std::string buffer_;
+  size_t used_ = 0;
+  size_t flush_at_ = kFlushBytes;
   // Per open container: has it a member/element yet?
-  std::vector<bool> has_element_;
+  std::vector<uint8_t> has_element_;
   bool after_key_ = false;
 };
 
 // Collects the encoding in memory: `text()` is canonical_json's output.
 class CanonicalText : public CanonicalEncoder {
  public:
-  const std::string& text() const { return buffer_; }
+  CanonicalText() { keep_everything(); }
+  const std::string& text() { return pending_string(); }
   // Room for `bytes` of text before the buffer has to grow. A large text
   // that grows by doubling copies itself about once more and touches fresh
   // memory for every copy; an estimate (too large costs only address space
   // the text never writes) avoids both.
-  void reserve(size_t bytes) { buffer_.reserve(bytes); }
+  void reserve(size_t bytes) { reserve_pending(bytes); }
   // Moves the text out; the encoder is then empty (reset() before reuse).
-  std::string release() { return std::move(buffer_); }
+  std::string release() {
+    std::string text = std::move(pending_string());
+    reset();
+    return text;
+  }
 };
 
 // Streams the encoding into SHA-256 (one OpenSSL context per object, reused).
