@@ -250,6 +250,12 @@ void CanonicalEncoder::null() {
 
 void CanonicalEncoder::canonical_value(std::string_view encoded) {
   begin_value();
+  // A long text (a program's or a weight schema's) is copied a flush's worth
+  // at a time, so a hashing encoder's buffer stays small.
+  while (encoded.size() > kFlushBytes) {
+    raw(encoded.substr(0, kFlushBytes));
+    encoded.remove_prefix(kFlushBytes);
+  }
   raw(encoded);
 }
 

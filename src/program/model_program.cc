@@ -198,9 +198,10 @@ Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
   program.weights_ = std::move(weights);
   program.outputs_ = std::move(outputs);
   program.index();
-  CanonicalSha256 hash;
-  program.encode_canonical(hash);
-  program.fingerprint_ = hash.hex();
+  CanonicalText text;
+  program.encode_canonical(text);
+  program.fingerprint_ = sha256_hex(text.text());
+  program.canonical_text_ = std::make_shared<const std::string>(text.release());
   return program;
 }
 
@@ -238,7 +239,8 @@ ModelProgram::ModelProgram(const ModelProgram& other)
       states_(other.states_),
       weights_(other.weights_),
       outputs_(other.outputs_),
-      fingerprint_(other.fingerprint_) {
+      fingerprint_(other.fingerprint_),
+      canonical_text_(other.canonical_text_) {
   index();
 }
 

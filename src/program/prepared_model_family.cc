@@ -51,7 +51,7 @@ PreparedModelFamily::PreparedModelFamily(ModelFamilyId family_id, nlohmann::json
   hash.key("family");
   hash.string(family_id_.str());
   hash.key("program");
-  program_.encode_canonical(hash);
+  hash.canonical_value(program_.canonical_text());
   hash.key("weight_schema");
   hash.canonical_value(weight_schema_canonical_);
   hash.end_object();

@@ -282,6 +282,8 @@ TEST(ModelProgramTest, CopiesKeepWorkingNodeIndexes) {
   EXPECT_EQ(moved.nodes()[0], &moved.blocks()[0].nodes[0]);
   EXPECT_EQ(copy, moved);
   EXPECT_EQ(copy.fingerprint(), moved.fingerprint());
+  EXPECT_EQ(copy.canonical_text(), moved.canonical_text());
+  EXPECT_EQ(copy.canonical_text(), canonical_json(copy.to_json()));
 }
 
 // The streamed canonical encoding (fingerprint, family hash) writes the bytes
@@ -308,6 +310,8 @@ TEST(ModelProgramTest, StreamedEncodingEqualsTheDocument) {
   program->encode_canonical(text);
   EXPECT_EQ(text.text(), canonical_json(program->to_json()));
   EXPECT_EQ(program->fingerprint(), canonical_fingerprint(program->to_json()));
+  // The text kept from create (a prepared family hashes it) is the same bytes.
+  EXPECT_EQ(program->canonical_text(), canonical_json(program->to_json()));
   // The hashed lookups answer on copies and moved-from-into programs alike.
   ModelProgram copy = *program;
   ModelProgram moved = std::move(*program);

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -111,8 +112,12 @@ class ModelProgram {
   // (computed once, by create: the program cannot change afterwards).
   nlohmann::json to_json() const;
   const std::string& fingerprint() const { return fingerprint_; }
+  // canonical_json(to_json()), kept from create (the fingerprint is its
+  // SHA-256; a prepared family hashes it as its "program" member instead of
+  // encoding the program again). Copies share it.
+  const std::string& canonical_text() const { return *canonical_text_; }
   // Writes canonical_json(to_json()) into `out` without building the
-  // document (the fingerprint and the family's hash stream it).
+  // document.
   void encode_canonical(CanonicalEncoder& out) const;
 
   ModelProgram(const ModelProgram& other);
@@ -137,6 +142,7 @@ class ModelProgram {
   std::vector<WeightReference> weights_;
   std::vector<ProgramValueId> outputs_;
   std::string fingerprint_;
+  std::shared_ptr<const std::string> canonical_text_;  // never null after create
   // Derived indexes (rebuilt on copy), for lookups only: never iterated, so
   // hashed. Keys view the ids stored in the vectors above (moving a vector
   // keeps its elements in place; a copy re-indexes).
