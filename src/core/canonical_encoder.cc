@@ -172,7 +172,8 @@ void CanonicalEncoder::quoted(std::string_view text, char before, char after) {
     char* out = room(text.size() + extra);
     if (before != 0) *out++ = before;
     *out++ = '"';
-    std::memcpy(out, text.data(), text.size());
+    // An empty view may have a null data pointer, which memcpy must not get.
+    if (!text.empty()) std::memcpy(out, text.data(), text.size());
     out += text.size();
     *out++ = '"';
     if (after != 0) *out = after;
@@ -256,7 +257,8 @@ void CanonicalEncoder::canonical_value(std::string_view encoded) {
     raw(encoded.substr(0, kFlushBytes));
     encoded.remove_prefix(kFlushBytes);
   }
-  raw(encoded);
+  // raw() copies with memcpy, which must not get an empty view's null pointer.
+  if (!encoded.empty()) raw(encoded);
 }
 
 void CanonicalEncoder::json_without_member(const nlohmann::json& value, std::string_view omitted) {

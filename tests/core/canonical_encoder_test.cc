@@ -128,6 +128,22 @@ TEST(CanonicalEncoderTest, EveryByteAtEveryPositionIsEscapedAsTheReference) {
   }
 }
 
+// A default string_view has a null data pointer: as a key, a string or an
+// empty canonical value it writes what an empty std::string would (and, under
+// UBSan, never hands memcpy the null pointer).
+TEST(CanonicalEncoderTest, EmptyViewsWithoutDataAreEmptyStrings) {
+  CanonicalText out;
+  out.begin_object();
+  out.key(std::string_view());
+  out.string(std::string_view());
+  out.key("x");
+  out.begin_array();
+  out.canonical_value(std::string_view());
+  out.end_array();
+  out.end_object();
+  EXPECT_EQ(out.text(), R"({"":"","x":[]})");
+}
+
 TEST(CanonicalEncoderTest, NumbersAndLiteralsMatchTheReference) {
   const json values[] = {0,
                          1,
