@@ -21,14 +21,17 @@ bool storages_overlap(const ResolvedValueStorage& a, const ResolvedValueStorage&
   return a.overlaps(b);
 }
 
-Result<void> check_weight_requirements(const NodeResolutionContext& context, const ProgramNode& node,
+// `weights[i]` is the program weight binding i names (nullptr for none), as
+// validate_semantic_bindings found it.
+Result<void> check_weight_requirements(const ProgramNode& node,
                                        const std::vector<ResolvedValueBinding>& bindings,
+                                       const std::vector<const WeightReference*>& weights,
                                        std::set<WeightFormatId>& weight_formats,
                                        std::set<QuantizationFormatId>& quantization_formats) {
-  const ModelProgram& program = context.family.program();
-  for (const auto& binding : bindings) {
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    const ResolvedValueBinding& binding = bindings[i];
     if (binding.usage() != BufferUsage::kWeights) continue;
-    const WeightReference* weight = program.find_weight_by_value(binding.value_id());
+    const WeightReference* weight = weights[i];
     if (!weight || !binding.weight() || binding.weight()->weight_id != weight->weight_id) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "node `{}` {} is not bound to its program weight", node.id.str(),
@@ -47,16 +50,23 @@ Result<void> check_weight_requirements(const NodeResolutionContext& context, con
 // Each binding's usage and tensor must match what the program says it is.
 // `weight_canonical[i]` becomes the context's encoding of binding i's weight
 // contract once the binding is checked equal to that contract (empty when the
-// context has none).
+// context has none). `weights[i]` and `states[i]` become the program weight
+// and state binding i names (nullptr for none): one look-up per binding for
+// every later step of the resolution.
 Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
                                         const ProgramNode& node,
                                         const std::vector<ResolvedValueBinding>& bindings,
-                                        std::vector<std::string_view>& weight_canonical) {
+                                        std::vector<std::string_view>& weight_canonical,
+                                        std::vector<const WeightReference*>& weights,
+                                        std::vector<const StateSpec*>& states) {
   const ModelProgram& program = context.family.program();
   weight_canonical.assign(bindings.size(), std::string_view());
+  weights.assign(bindings.size(), nullptr);
+  states.assign(bindings.size(), nullptr);
   for (size_t i = 0; i < bindings.size(); ++i) {
     const ResolvedValueBinding& binding = bindings[i];
     if (const WeightReference* weight = program.find_weight_by_value(binding.value_id())) {
+      weights[i] = weight;
       FERRITE_ASSIGN_OR_RETURN(auto tensor, weight->tensor.resolve());
       std::optional<ResolvedWeightBinding> derived;
       FERRITE_ASSIGN_OR_RETURN(const ResolvedWeightBinding* contract,
@@ -74,6 +84,7 @@ Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
         if (encoded != context.weight_contract_encodings->end()) weight_canonical[i] = encoded->second;
       }
     } else if (const StateSpec* state = program.find_state_by_value(binding.value_id())) {
+      states[i] = state;
       FERRITE_ASSIGN_OR_RETURN(auto tensor, state->tensor.resolve());
       if (binding.usage() != BufferUsage::kState || !(binding.tensor() == tensor)) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
@@ -403,12 +414,15 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   FERRITE_RETURN_IF_ERROR(validate_resolved_bindings(node.id, *op, bindings));
   FERRITE_RETURN_IF_ERROR(validate_program_bindings(node, bindings));
   std::vector<std::string_view> weight_canonical;
-  FERRITE_RETURN_IF_ERROR(validate_semantic_bindings(context, node, bindings, weight_canonical));
+  std::vector<const WeightReference*> weights;
+  std::vector<const StateSpec*> states;
+  FERRITE_RETURN_IF_ERROR(
+      validate_semantic_bindings(context, node, bindings, weight_canonical, weights, states));
   // 3. Compatibility, before any estimator runs.
   std::set<WeightFormatId> weight_formats;
   std::set<QuantizationFormatId> quantization_formats;
   FERRITE_RETURN_IF_ERROR(
-      check_weight_requirements(context, node, bindings, weight_formats, quantization_formats));
+      check_weight_requirements(node, bindings, weights, weight_formats, quantization_formats));
   std::set<CapabilityId> capabilities = op->provider.required_capabilities;
   capabilities.insert(requested_capabilities.begin(), requested_capabilities.end());
   ProviderCompatibilityRequest request{.operation_id = node.operation_id,
@@ -429,6 +443,15 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   const DeviceDescriptor& device = context.catalog.device();
   // The bindings' canonical bytes, encoded once for all providers.
   std::optional<std::string> canonical_values;
+  // Token-scaled states (K/V caches): their rows, which shape-dependent
+  // workspaces (attention scores) may scale with; the same for every provider.
+  std::vector<uint64_t> token_rows;
+  token_rows.reserve(bindings.size());
+  for (const StateSpec* state : states) {
+    const auto* scaled =
+        state == nullptr ? nullptr : std::get_if<StateCapacityTokenScaled>(&state->capacity_demand);
+    token_rows.push_back(scaled == nullptr ? 0 : scaled->maximum_tokens);
+  }
   for (const ProviderId& provider_id : compatible) {
     const OperationProviderDescriptor* descriptor =
         context.catalog.find_provider(node.operation_id, provider_id);
@@ -475,15 +498,7 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
         .required_weight_formats = weight_formats,
         .required_quantization_formats = quantization_formats,
         .input_fingerprint = input_fingerprint,
-        .token_rows = {}};
-    // Token-scaled states (K/V caches): their rows, which shape-dependent
-    // workspaces (attention scores) may scale with.
-    for (const auto& binding : bindings) {
-      const StateSpec* state = context.family.program().find_state_by_value(binding.value_id());
-      const auto* scaled =
-          state == nullptr ? nullptr : std::get_if<StateCapacityTokenScaled>(&state->capacity_demand);
-      estimate_request.token_rows.push_back(scaled == nullptr ? 0 : scaled->maximum_tokens);
-    }
+        .token_rows = token_rows};
     FERRITE_RETURN_IF_ERROR(estimate_request.validate());
     FERRITE_ASSIGN_OR_RETURN(auto estimate, estimator->estimate_resources(estimate_request));
     FERRITE_ASSIGN_OR_RETURN(auto plan, ProviderResourcePlan::from_provider_output(

@@ -16,8 +16,8 @@ namespace {
 // hide the hand-out, few enough to spread a small program.
 constexpr size_t kNodesPerChunk = 16;
 
-BufferUsage usage_of(const ModelProgram& program, const ProgramValueId& value) {
-  switch (program.value_kind(value).value_or(ProgramValueKind::kNodeOutput)) {
+BufferUsage usage_of(std::optional<ProgramValueKind> kind) {
+  switch (kind.value_or(ProgramValueKind::kNodeOutput)) {
     case ProgramValueKind::kWeight: return BufferUsage::kWeights;
     case ProgramValueKind::kState: return BufferUsage::kState;
     default: return BufferUsage::kActivations;
@@ -55,8 +55,11 @@ Result<ResolvedValueBinding> make_binding(
     return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` has no resolved storage",
                       value.str());
   }
+  const std::optional<ProgramValueKind> kind = program.value_kind(value);
   ResolvedValueBinding::SharedWeight weight;
-  if (const WeightReference* ref = program.find_weight_by_value(value)) {
+  const WeightReference* ref =
+      kind == ProgramValueKind::kWeight ? program.find_weight_by_value(value) : nullptr;
+  if (ref != nullptr) {
     std::optional<ResolvedWeightBinding> derived;
     FERRITE_ASSIGN_OR_RETURN(const ResolvedWeightBinding* weight_contract,
                              weight_contract_for(context, ref->weight_id, derived));
@@ -71,7 +74,7 @@ Result<ResolvedValueBinding> make_binding(
   }
   const AliasPolicy alias = role == ValueBindingRole::kInput ? AliasPolicy(NoAlias{}) : contract.alias();
   return ResolvedValueBinding::create(value, role, ordinal, *found->second.tensor,
-                                      contract.access(), alias, usage_of(program, value),
+                                      contract.access(), alias, usage_of(kind),
                                       std::move(weight), *found->second.storage);
 }
 

@@ -140,6 +140,20 @@ TEST(FingerprintTest, IsCanonicalSha256RejectsUppercase) {
   EXPECT_FALSE(is_canonical_sha256(std::string(64, 'F')));
 }
 
+// Every byte value at every one of the 64 positions (each 16-byte block and
+// its edges): accepted exactly when it is 0-9 or a-f.
+TEST(FingerprintTest, IsCanonicalSha256ChecksEveryByteAtEveryPosition) {
+  const std::string good = kAbcSha;
+  for (size_t at = 0; at < 64; ++at) {
+    for (int byte = 0; byte < 256; ++byte) {
+      std::string text = good;
+      text[at] = static_cast<char>(byte);
+      const bool hex = (byte >= '0' && byte <= '9') || (byte >= 'a' && byte <= 'f');
+      ASSERT_EQ(is_canonical_sha256(text), hex) << "byte " << byte << " at " << at;
+    }
+  }
+}
+
 TEST(FingerprintTest, IsCanonicalSha256RejectsWrongLength) {
   const std::string good = kAbcSha;
   EXPECT_FALSE(is_canonical_sha256(good.substr(0, 63)));

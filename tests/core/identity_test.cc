@@ -234,6 +234,22 @@ TEST(IdentityTest, SetIteratesInByteOrder) {
   EXPECT_TRUE(std::is_sorted(expected.begin(), expected.end()));
 }
 
+// Every byte value at the first, a middle and the last position of a long
+// identity: valid exactly when it is an ASCII letter, digit or `. _ - : /`.
+TEST(IdentityTest, EveryByteValueAtEveryPlaceIsCheckedAgainstThePortableSet) {
+  const std::string base(kMaxIdentityBytes, 'a');
+  for (size_t at : {size_t{0}, size_t{1}, kMaxIdentityBytes / 2, kMaxIdentityBytes - 1}) {
+    for (int byte = 0; byte < 256; ++byte) {
+      std::string text = base;
+      text[at] = static_cast<char>(byte);
+      const bool portable = (byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z') ||
+                            (byte >= '0' && byte <= '9') || byte == '.' || byte == '_' ||
+                            byte == '-' || byte == ':' || byte == '/';
+      ASSERT_EQ(NodeId::create(text).has_value(), portable) << "byte " << byte << " at " << at;
+    }
+  }
+}
+
 TEST(IdentityTest, EqualityComparesValue) {
   EXPECT_EQ(NodeId::literal("n"), NodeId::literal("n"));
   EXPECT_NE(NodeId::literal("n"), NodeId::literal("N"));
