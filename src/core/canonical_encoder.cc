@@ -94,7 +94,9 @@ void CanonicalEncoder::key(std::string_view name) {
 
 namespace {
 
-bool needs_escape_or_check(unsigned char c) { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80; }
+bool needs_escape_or_check(unsigned char c) {
+  return c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
+}
 
 // Whether any of eight bytes needs an escape or a UTF-8 check (SWAR: a lane
 // is flagged when it is below 0x20, equals '"' or '\\', or has its high bit set).
@@ -181,17 +183,14 @@ void CanonicalEncoder::quoted(std::string_view text, char before, char after) {
     return;
   }
   if (before != 0) raw(before);
-  bool ascii = true;
-  for (size_t i = clean; i < text.size(); ++i) {
-    if (static_cast<unsigned char>(text[i]) >= 0x80) {
-      ascii = false;
-      break;
-    }
-  }
+  const std::string_view rest = text.substr(clean);
+  const bool ascii = std::none_of(rest.begin(), rest.end(),
+                                  [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
   if (!ascii) {
     // Non-ASCII: nlohmann's own serializer decides validity and replacement,
     // so the bytes are dump()'s by construction.
-    raw(nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    const nlohmann::json value = std::string(text);
+    raw(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     static constexpr char kHex[] = "0123456789abcdef";
     raw('"');
