@@ -1,6 +1,10 @@
 #include "ferrite/core/identity.h"
 
 #include <array>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +50,67 @@ Result<void> validate_identity(std::string_view kind, std::string_view value) {
       .with_field("kind", kind)
       .with_field("reason", *problem);
 }
+
+namespace identity_internal {
+namespace {
+
+// Shards chosen by the text's hash, each a map from a view of the text to the
+// entry that owns it (node-based: an entry's address never changes). Leaked:
+// identities in statics may outlive every other static.
+struct InternShard {
+  std::mutex mutex;
+  std::unordered_map<std::string_view, std::unique_ptr<InternedText>> texts;
+};
+constexpr size_t kInternShards = 64;
+
+std::array<InternShard, kInternShards>& intern_shards() {
+  static auto* shards = new std::array<InternShard, kInternShards>();
+  return *shards;
+}
+
+}  // namespace
+
+const InternedText* intern(std::string_view text) {
+  const size_t hash = std::hash<std::string_view>{}(text);
+  const auto shard_index = static_cast<uint32_t>(hash % kInternShards);
+  InternShard& shard = intern_shards()[shard_index];
+  std::lock_guard<std::mutex> lock(shard.mutex);
+  auto it = shard.texts.find(text);
+  if (it != shard.texts.end()) {
+    // Alive: an entry reaches zero references only under this lock, and is
+    // erased there.
+    it->second->references.fetch_add(1, std::memory_order_relaxed);
+    return it->second.get();
+  }
+  auto entry = std::make_unique<InternedText>();
+  entry->shard = shard_index;
+  entry->text = std::string(text);
+  const InternedText* out = entry.get();
+  shard.texts.emplace(std::string_view(entry->text), std::move(entry));
+  return out;
+}
+
+const InternedText* empty_text() noexcept {
+  static const InternedText* empty = [] {
+    auto* text = new InternedText();
+    text->immortal = true;
+    return text;
+  }();
+  return empty;
+}
+
+void release_slow(const InternedText* text) noexcept {
+  // The caller saw one reference (its own). Another thread can add one only
+  // through intern(), under this lock; so the count is decided here.
+  InternShard& shard = intern_shards()[text->shard];
+  std::lock_guard<std::mutex> lock(shard.mutex);
+  if (text->references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    auto it = shard.texts.find(std::string_view(text->text));
+    shard.texts.erase(it);  // frees `text`; its key viewed `text`'s bytes
+  }
+}
+
+}  // namespace identity_internal
 
 void abort_invalid_literal(const Status& status) {
   std::fprintf(stderr, "ferrite: invalid identity literal: %s\n", status.to_string().c_str());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -248,6 +249,57 @@ TEST(IdentityTest, EveryByteValueAtEveryPlaceIsCheckedAgainstThePortableSet) {
       ASSERT_EQ(NodeId::create(text).has_value(), portable) << "byte " << byte << " at " << at;
     }
   }
+}
+
+// Identities are interned: equal texts share one string (across kinds too),
+// copies share it, a moved-from identity holds the empty text, and order
+// stays the texts' byte-wise order.
+TEST(IdentityTest, EqualTextsShareOneInternedString) {
+  NodeId a = NodeId::literal("intern.a");
+  const NodeId b = *NodeId::create("intern.a");
+  const ProviderId p = ProviderId::literal("intern.a");
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(&a.str(), &b.str());
+  EXPECT_EQ(&a.str(), &p.str());
+  const NodeId copy = a;
+  EXPECT_EQ(&copy.str(), &a.str());
+  NodeId moved = std::move(a);
+  EXPECT_EQ(moved, b);
+  EXPECT_EQ(a.str(), "");  // NOLINT(bugprone-use-after-move): the documented state
+  a = b;
+  EXPECT_EQ(a, b);
+  const NodeId& same = a;
+  a = same;  // self-assignment keeps the text
+  EXPECT_EQ(a.str(), "intern.a");
+  EXPECT_LT(NodeId::literal("intern.a"), NodeId::literal("intern.b"));
+  EXPECT_NE(NodeId::literal("intern.a"), NodeId::literal("intern.b"));
+}
+
+// Threads creating, copying and dropping the same few texts at once: every
+// identity keeps its text (an entry freed while held, or a text interned
+// twice, shows here, and as a use-after-free under AddressSanitizer).
+TEST(IdentityTest, InterningIsSafeAcrossThreads) {
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 20000;
+  std::vector<std::thread> threads;
+  std::vector<int> failures(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &failures] {
+      for (int i = 0; i < kRounds; ++i) {
+        const std::string text = "stress." + std::to_string((i * 7 + t) % 16);
+        const NodeId first = *NodeId::create(text);
+        NodeId second = *NodeId::create(text);
+        const NodeId copy = second;
+        second = NodeId::literal("stress.other");
+        if (first != copy || &first.str() != &copy.str() || first.str() != text ||
+            second.str() != "stress.other") {
+          ++failures[static_cast<size_t>(t)];
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[static_cast<size_t>(t)], 0) << "thread " << t;
 }
 
 TEST(IdentityTest, EqualityComparesValue) {

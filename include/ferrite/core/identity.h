@@ -13,7 +13,9 @@
 //   auto op = OperationId::literal("operation.rms_norm");
 #pragma once
 
+#include <atomic>
 #include <compare>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,6 +29,41 @@ inline constexpr size_t kMaxIdentityBytes = 160;
 // Validates `value` against the identity rules; `kind` names the identity in
 // the error ("node", "operation attribute", ...).
 Result<void> validate_identity(std::string_view kind, std::string_view value);
+
+// Interned identity texts (identity.cc): each distinct text exists once while
+// any identity holds it, counted by reference, so copying an identity
+// allocates nothing and two identities are equal exactly when they hold the
+// same text. The last identity to let go frees it (under its shard's lock,
+// so a concurrent intern of the same text either finds it alive or makes it
+// anew). Thread-safe.
+namespace identity_internal {
+struct InternedText {
+  mutable std::atomic<uint64_t> references{1};
+  uint32_t shard = 0;
+  bool immortal = false;  // the empty text of moved-from identities
+  std::string text;
+};
+// `text` interned, with one reference taken for the caller.
+const InternedText* intern(std::string_view text);
+// The immortal empty text a moved-from identity holds.
+const InternedText* empty_text() noexcept;
+void release_slow(const InternedText* text) noexcept;
+
+inline void retain(const InternedText* text) noexcept {
+  if (!text->immortal) text->references.fetch_add(1, std::memory_order_relaxed);
+}
+inline void release(const InternedText* text) noexcept {
+  if (text->immortal) return;
+  uint64_t count = text->references.load(std::memory_order_relaxed);
+  while (count > 1) {
+    if (text->references.compare_exchange_weak(count, count - 1, std::memory_order_release,
+                                               std::memory_order_relaxed)) {
+      return;
+    }
+  }
+  release_slow(text);  // possibly the last reference: decided under the lock
+}
+}  // namespace identity_internal
 
 template <class Tag>
 class Identity {
@@ -43,15 +80,42 @@ class Identity {
   }
   static constexpr std::string_view kind() { return Tag::kKind; }
 
-  const std::string& str() const { return value_; }
-  std::string_view view() const { return value_; }
+  Identity(const Identity& other) noexcept : text_(other.text_) {
+    identity_internal::retain(text_);
+  }
+  // A moved-from identity holds the empty text (as a moved-from string would).
+  Identity(Identity&& other) noexcept
+      : text_(std::exchange(other.text_, identity_internal::empty_text())) {}
+  Identity& operator=(const Identity& other) noexcept {
+    identity_internal::retain(other.text_);
+    identity_internal::release(text_);
+    text_ = other.text_;
+    return *this;
+  }
+  Identity& operator=(Identity&& other) noexcept {
+    if (this != &other) {
+      identity_internal::release(text_);
+      text_ = std::exchange(other.text_, identity_internal::empty_text());
+    }
+    return *this;
+  }
+  ~Identity() { identity_internal::release(text_); }
 
-  friend auto operator<=>(const Identity&, const Identity&) = default;
-  friend bool operator==(const Identity&, const Identity&) = default;
+  const std::string& str() const { return text_->text; }
+  std::string_view view() const { return text_->text; }
+
+  // Interned: equal texts are one object, so equality is a pointer compare;
+  // order is the texts' byte-wise order.
+  friend bool operator==(const Identity& a, const Identity& b) { return a.text_ == b.text_; }
+  friend std::strong_ordering operator<=>(const Identity& a, const Identity& b) {
+    if (a.text_ == b.text_) return std::strong_ordering::equal;
+    return a.text_->text.compare(b.text_->text) < 0 ? std::strong_ordering::less
+                                                    : std::strong_ordering::greater;
+  }
 
  private:
-  explicit Identity(std::string value) : value_(std::move(value)) {}
-  std::string value_;
+  explicit Identity(const std::string& value) : text_(identity_internal::intern(value)) {}
+  const identity_internal::InternedText* text_;  // never null
 };
 
 [[noreturn]] void abort_invalid_literal(const Status& status);
