@@ -6,7 +6,9 @@
 // names the kind and the reason) and `literal` (for compile-time constants;
 // terminates on invalid input, so never call it on data from a file).
 // Identities order by plain byte-wise comparison, which fixes every iteration
-// order that reaches a hash or an output file.
+// order that reaches a hash or an output file. They are interned: a copy
+// shares one reference-counted text (no allocation), equality compares
+// pointers, and a moved-from identity holds the empty text.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(NodeId node, NodeId::create("layer.0.attn"));
@@ -35,7 +37,12 @@ Result<void> validate_identity(std::string_view kind, std::string_view value);
 // allocates nothing and two identities are equal exactly when they hold the
 // same text. The last identity to let go frees it (under its shard's lock,
 // so a concurrent intern of the same text either finds it alive or makes it
-// anew). Thread-safe.
+// anew). Thread-safe. HAZARDS: the counts of texts many threads copy at once
+// (a provider id, an arena's resource id) are contended atomics — a net gain
+// on two compile threads (docs/performance.md, step 16), to be measured again
+// on many cores; and the shards' mutexes are process state, so a process
+// that forks while another thread interns leaves the child's shard locked
+// (Ferrite never forks).
 namespace identity_internal {
 struct InternedText {
   mutable std::atomic<uint64_t> references{1};
