@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <memory>
 #include <numeric>
-#include <string_view>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -97,12 +96,12 @@ std::vector<std::vector<size_t>> independent_components(const std::vector<NodeCa
     while (parent[x] != x) x = parent[x] = parent[parent[x]];
     return x;
   };
-  // Looked up only, never iterated: hashed by views of the candidates' ids.
-  std::unordered_map<std::string_view, size_t> owner;
+  // Looked up only, never iterated: hashed by the ids' addresses.
+  std::unordered_map<ResourceId, size_t, IdentityAddressHash> owner;
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (const auto& candidate : nodes[i].candidates) {
       for (const auto& [id, _] : candidate.allowed) {
-        auto [it, inserted] = owner.emplace(id.view(), i);
+        auto [it, inserted] = owner.emplace(id, i);
         if (!inserted) {
           size_t a = find(it->second), b = find(i);
           if (a != b) parent[std::max(a, b)] = std::min(a, b);
@@ -217,11 +216,11 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
                                  const std::vector<size_t>& members, const RuntimePolicy& policy) {
   const auto& order = policy.storage_profile_order;
   const size_t penalty_size = order.size() > 1 ? order.size() - 1 : 0;
-  // Looked up only, never iterated: hashed by views of the candidates' ids.
-  std::unordered_map<std::string_view, size_t> last_reference;
+  // Looked up only, never iterated: hashed by the ids' addresses.
+  std::unordered_map<ResourceId, size_t, IdentityAddressHash> last_reference;
   for (size_t k = 0; k < members.size(); ++k) {
     for (const auto& candidate : nodes[members[k]].candidates) {
-      for (const auto& [id, _] : candidate.allowed) last_reference[id.view()] = k;
+      for (const auto& [id, _] : candidate.allowed) last_reference[id] = k;
     }
   }
   std::map<ConstraintMap, TrailPtr> frontier{{ConstraintMap{}, nullptr}};
@@ -246,7 +245,7 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
         step->choice = c;
         step->penalty = trail ? trail->penalty : std::vector<uint64_t>(penalty_size, 0);
         for (auto it = merged.begin(); it != merged.end();) {
-          if (last_reference.at(it->first.view()) != k) {
+          if (last_reference.at(it->first) != k) {
             ++it;
             continue;
           }
@@ -285,7 +284,7 @@ Result<Solution> solve_component_compact(const std::vector<NodeCandidates>& node
   using State = std::vector<Entry>;         // sorted by resource number
   const auto& order = policy.storage_profile_order;
   const size_t penalty_size = order.size() > 1 ? order.size() - 1 : 0;
-  std::unordered_map<std::string_view, uint32_t> number;
+  std::unordered_map<ResourceId, uint32_t, IdentityAddressHash> number;  // looked up only
   std::vector<const ResourceId*> resources;
   std::vector<size_t> last_reference;
   // Per member, per candidate: its constraints in compact form.
@@ -295,7 +294,7 @@ Result<Solution> solve_component_compact(const std::vector<NodeCandidates>& node
       State entries;
       entries.reserve(candidate.allowed.size());
       for (const auto& [id, allowed] : candidate.allowed) {
-        auto [it, inserted] = number.emplace(id.view(), static_cast<uint32_t>(resources.size()));
+        auto [it, inserted] = number.emplace(id, static_cast<uint32_t>(resources.size()));
         if (inserted) {
           resources.push_back(&id);
           last_reference.push_back(k);

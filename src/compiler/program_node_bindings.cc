@@ -1,6 +1,5 @@
 #include "ferrite/compiler/program_node_bindings.h"
 
-#include <string_view>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -24,20 +23,21 @@ BufferUsage usage_of(std::optional<ProgramValueKind> kind) {
   }
 }
 
-// A pass's tensor and storage of each value, found by one hash of the id
-// (the maps are ordered by id, which costs a string comparison per level).
+// A pass's tensor and storage of each value, found by one hash of the id's
+// address (the maps are ordered by id, which costs a string comparison per
+// level). Looked up only, never iterated.
 struct ValueSources {
   const ResolvedTensorSpec* tensor = nullptr;
   const ResolvedValueStorage* storage = nullptr;
 };
-using ValueSourceIndex = std::unordered_map<std::string_view, ValueSources>;
+using ValueSourceIndex = std::unordered_map<ProgramValueId, ValueSources, IdentityAddressHash>;
 
 ValueSourceIndex index_value_sources(const ValueTensors& tensors,
                                      const std::map<ProgramValueId, ResolvedValueStorage>& storages) {
   ValueSourceIndex index;
   index.reserve(tensors.size() + storages.size());
-  for (const auto& [id, tensor] : tensors) index[id.view()].tensor = &tensor;
-  for (const auto& [id, storage] : storages) index[id.view()].storage = &storage;
+  for (const auto& [id, tensor] : tensors) index[id].tensor = &tensor;
+  for (const auto& [id, storage] : storages) index[id].storage = &storage;
   return index;
 }
 
@@ -46,7 +46,7 @@ Result<ResolvedValueBinding> make_binding(
     ValueBindingRole role, uint32_t ordinal, const TensorContract& contract,
     const ValueSourceIndex& sources) {
   const ModelProgram& program = context.family.program();
-  auto found = sources.find(value.view());
+  auto found = sources.find(value);
   if (found == sources.end() || found->second.tensor == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` has no resolved tensor",
                       value.str());

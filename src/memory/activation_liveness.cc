@@ -23,12 +23,12 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
     bool activation = true;
     const ProgramValueId* id = nullptr;  // the program's own id (first touch)
   };
-  // Touched by hashing a view of the id (the values outlive this call); walked
-  // below in id order, as an ordered map of ids would be.
-  std::unordered_map<std::string_view, Span> spans;
+  // Touched by hashing the id's address; walked below in id order, as an
+  // ordered map of ids would be (never in the table's order).
+  std::unordered_map<ProgramValueId, Span, IdentityAddressHash> spans;
   spans.reserve(program.inputs().size() + 2 * end);
   auto touch = [&](const ProgramValueId& id, uint64_t position) -> Span& {
-    Span& s = spans[id.view()];
+    Span& s = spans[id];
     if (s.id == nullptr) s.id = &id;
     s.lower = std::min(s.lower, position);
     s.last = std::max(s.last, position);
@@ -40,7 +40,7 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
     for (const auto& v : nodes[i]->outputs) touch(v, i);
   }
   for (const auto& output : program.outputs()) {
-    auto it = spans.find(output.view());
+    auto it = spans.find(output);
     if (it == spans.end()) {
       return make_error(ErrorCode::kInvalidExecutionPlan, "program output `{}` is never produced",
                         output.str());
@@ -48,11 +48,11 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
     it->second.pinned_end = true;
   }
   for (const auto& value : retained) {
-    if (auto it = spans.find(value.view()); it != spans.end()) it->second.pinned_end = true;
+    if (auto it = spans.find(value); it != spans.end()) it->second.pinned_end = true;
   }
   std::vector<Span*> ordered;
   ordered.reserve(spans.size());
-  for (auto& [view, span] : spans) ordered.push_back(&span);
+  for (auto& [id, span] : spans) ordered.push_back(&span);
   std::sort(ordered.begin(), ordered.end(),
             [](const Span* a, const Span* b) { return a->id->view() < b->id->view(); });
   for (Span* span : ordered) {
@@ -62,7 +62,7 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
 
   ValueClasses classes;
   for (const auto& [output, input] : must_alias) {
-    if (!spans.contains(output.view()) || !spans.contains(input.view())) {
+    if (!spans.contains(output) || !spans.contains(input)) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "must-alias edge `{}` → `{}` names an unknown value", output.str(),
                         input.str());

@@ -1,6 +1,7 @@
 #include "ferrite/plan/activation_placement.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -48,9 +49,10 @@ nlohmann::json ActivationArenaSummary::to_json() const {
                         {"dedicated_bytes", dedicated_bytes}};
 }
 
-std::map<ProgramValueId, uint64_t> chosen_activation_alignments(
-    const std::vector<PlanNodeResolution>& resolutions, const JointProviderSelection& selection) {
-  std::map<ProgramValueId, uint64_t> out;
+ValueAlignments chosen_activation_alignments(const std::vector<PlanNodeResolution>& resolutions,
+                                             const JointProviderSelection& selection) {
+  ValueAlignments out;
+  out.reserve(2 * resolutions.size());
   for (const auto& resolution : resolutions) {
     auto chosen = selection.chosen.find(resolution.node_id());
     if (chosen == selection.chosen.end()) continue;
@@ -66,14 +68,35 @@ std::map<ProgramValueId, uint64_t> chosen_activation_alignments(
 }
 
 Result<ActivationPlacement> place_activations(const ActivationPlacementInput& input,
-                                              const std::map<ProgramValueId, uint64_t>& alignments) {
+                                              const ValueAlignments& alignments) {
   const ModelProgram& program = input.family.program();
   FERRITE_ASSIGN_OR_RETURN(auto edges, must_alias_edges(program, input.operations));
   FERRITE_ASSIGN_OR_RETURN(auto buffers, activation_live_buffers(program, edges, input.retained));
 
   ActivationPlacement out;
-  out.value_storages = input.dedicated_storages;
-  std::map<std::string, std::vector<ClassMember>> classes;  // profile text → members
+  out.alignments.reserve(buffers.size());
+  // Each member value's packed storage; merged with the dedicated storages in
+  // one ordered walk at the end (`used` marks the values that walk met).
+  struct Placed {
+    ResolvedValueStorage storage;
+    bool used = false;
+  };
+  std::unordered_map<ProgramValueId, Placed, IdentityAddressHash> placed;
+  placed.reserve(buffers.size());
+  // The selected profile of each dynamic resource, found by one hash of its
+  // id's address (the selection's map is ordered: a string compare a level).
+  std::unordered_map<ResourceId, const DynamicStorageProfile*, IdentityAddressHash> profile_of;
+  profile_of.reserve(input.dedicated_selection.profiles.size());
+  for (const auto& [id, profile] : input.dedicated_selection.profiles) {
+    profile_of.emplace(id, &profile);
+  }
+  // One arena class per selected profile (a handful), in first-seen order
+  // here; ordered by the profiles' text below.
+  struct ArenaClass {
+    const DynamicStorageProfile* profile;
+    std::vector<ClassMember> members;
+  };
+  std::vector<ArenaClass> found;
   for (const auto& buffer : buffers) {
     const ProgramValueId& representative = buffer.values.front();
     auto storage = input.dedicated_storages.find(representative);
@@ -83,8 +106,8 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
                         representative.str());
     }
     const ResolvedStorageComponent& component = storage->second.components().front();
-    auto profile = input.dedicated_selection.profiles.find(component.resource_id);
-    if (profile == input.dedicated_selection.profiles.end()) {
+    auto profile = profile_of.find(component.resource_id);
+    if (profile == profile_of.end()) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "activation `{}` resource has no selected storage profile",
                         representative.str());
@@ -105,13 +128,22 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
       return make_error(ErrorCode::kInvalidExecutionPlan, "activation `{}` size overflows",
                         representative.str());
     }
-    classes[profile->second.to_string()].push_back(
+    const DynamicStorageProfile& selected = *profile->second;
+    auto cls = std::find_if(found.begin(), found.end(),
+                            [&](const ArenaClass& c) { return *c.profile == selected; });
+    if (cls == found.end()) cls = found.insert(found.end(), ArenaClass{&selected, {}});
+    cls->members.push_back(
         ClassMember{&buffer, component.length_bytes, *padded, alignment, component.element_type});
     for (const auto& v : buffer.values) out.alignments[v] = alignment;
   }
 
-  for (const auto& [profile, members] : classes) {
+  // Profile text → members (the text is one-to-one with the profile).
+  std::map<std::string, const std::vector<ClassMember>*> classes;
+  for (const ArenaClass& c : found) classes.emplace(c.profile->to_string(), &c.members);
+  for (const auto& [profile, class_members] : classes) {
+    const std::vector<ClassMember>& members = *class_members;
     std::vector<PackingBuffer> requests;
+    requests.reserve(members.size());
     uint64_t dedicated = 0;
     for (size_t i = 0; i < members.size(); ++i) {
       requests.push_back(PackingBuffer{.id = i,
@@ -135,7 +167,7 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
         FERRITE_ASSIGN_OR_RETURN(
             auto storage, ResolvedValueStorage::single(arena, solution.offsets[i], members[i].bytes,
                                                        members[i].element_type));
-        out.value_storages.insert_or_assign(v, std::move(storage));
+        placed.insert_or_assign(v, Placed{std::move(storage)});
       }
     }
     out.arenas.push_back(ActivationArenaSummary{.resource_id = arena,
@@ -147,6 +179,20 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
   }
   std::sort(out.arenas.begin(), out.arenas.end(),
             [](const auto& a, const auto& b) { return a.resource_id < b.resource_id; });
+  // Every value's storage: the packed one where there is one, else the
+  // dedicated one, inserted in id order at the end (no search per value).
+  for (const auto& [id, storage] : input.dedicated_storages) {
+    auto p = placed.find(id);
+    if (p == placed.end()) {
+      out.value_storages.emplace_hint(out.value_storages.end(), id, storage);
+    } else {
+      p->second.used = true;
+      out.value_storages.emplace_hint(out.value_storages.end(), id, std::move(p->second.storage));
+    }
+  }
+  for (auto& [id, p] : placed) {
+    if (!p.used) out.value_storages.insert_or_assign(id, std::move(p.storage));
+  }
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <variant>
 
 #include <fmt/format.h>
@@ -136,7 +137,8 @@ Result<void> check_storage_sharing(const ModelProgram& program, const std::vecto
     }
   }
 
-  std::optional<std::map<ProgramValueId, size_t>> buffer_of;  // computed on first need
+  // Each activation's live buffer, computed on first need; looked up only.
+  std::optional<std::unordered_map<ProgramValueId, size_t, IdentityAddressHash>> buffer_of;
   std::vector<ActivationLiveBuffer> live;
   for (auto& [resource, pieces] : by_resource) {
     const bool activations = std::all_of(pieces.begin(), pieces.end(), [](const Piece& p) {
@@ -150,6 +152,7 @@ Result<void> check_storage_sharing(const ModelProgram& program, const std::vecto
     if (!buffer_of) {
       FERRITE_ASSIGN_OR_RETURN(live, activation_live_buffers(program, edges, retained));
       buffer_of.emplace();
+      buffer_of->reserve(bound.size());
       for (size_t i = 0; i < live.size(); ++i) {
         for (const auto& v : live[i].values) buffer_of->emplace(v, i);
       }

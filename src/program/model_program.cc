@@ -212,21 +212,21 @@ void ModelProgram::index() {
   // The first kind recorded for a value wins (create refuses a program that
   // defines a value twice).
   for (const auto& input : inputs_) {
-    values_by_id_.emplace(input.view(), ValueEntry{ProgramValueKind::kInput});
+    values_by_id_.emplace(input, ValueEntry{ProgramValueKind::kInput});
   }
   for (const auto& state : states_) {
-    values_by_id_.emplace(state.value_id.view(),
+    values_by_id_.emplace(state.value_id,
                           ValueEntry{ProgramValueKind::kState, nullptr, &state});
   }
   for (const auto& weight : weights_) {
-    values_by_id_.emplace(weight.value_id.view(), ValueEntry{ProgramValueKind::kWeight, &weight});
+    values_by_id_.emplace(weight.value_id, ValueEntry{ProgramValueKind::kWeight, &weight});
   }
   for (const auto& block : blocks_) {
     for (const auto& node : block.nodes) {
       nodes_.push_back(&node);
-      nodes_by_id_.emplace(node.id.view(), &node);
+      nodes_by_id_.emplace(node.id, &node);
       for (const auto& output : node.outputs) {
-        values_by_id_.emplace(output.view(), ValueEntry{ProgramValueKind::kNodeOutput});
+        values_by_id_.emplace(output, ValueEntry{ProgramValueKind::kNodeOutput});
       }
     }
   }
@@ -259,12 +259,12 @@ ModelProgram& ModelProgram::operator=(ModelProgram&&) noexcept = default;
 ModelProgram::~ModelProgram() = default;
 
 const ProgramNode* ModelProgram::find_node(const NodeId& id) const {
-  auto it = nodes_by_id_.find(id.view());
+  auto it = nodes_by_id_.find(id);
   return it == nodes_by_id_.end() ? nullptr : it->second;
 }
 
 const ModelProgram::ValueEntry* ModelProgram::find_value(const ProgramValueId& id) const {
-  auto it = values_by_id_.find(id.view());
+  auto it = values_by_id_.find(id);
   return it == values_by_id_.end() ? nullptr : &it->second;
 }
 

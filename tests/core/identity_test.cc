@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <set>
-#include <thread>
 #include <string>
+#include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -273,6 +274,32 @@ TEST(IdentityTest, EqualTextsShareOneInternedString) {
   EXPECT_EQ(a.str(), "intern.a");
   EXPECT_LT(NodeId::literal("intern.a"), NodeId::literal("intern.b"));
   EXPECT_NE(NodeId::literal("intern.a"), NodeId::literal("intern.b"));
+}
+
+// A look-up table keyed by identities hashes their interned text's address:
+// an identity made anew from the same text finds the entry, a different text
+// (even one with the same bytes in another order) does not, and a text
+// released and interned again still finds entries keyed by a live holder.
+TEST(IdentityTest, AddressHashFindsEqualIdentitiesOnly) {
+  std::unordered_map<NodeId, int, IdentityAddressHash> table;
+  for (int i = 0; i < 1000; ++i) {
+    table.emplace(*NodeId::create("hash.node." + std::to_string(i)), i);
+  }
+  ASSERT_EQ(table.size(), 1000u);
+  for (int i = 0; i < 1000; ++i) {
+    const NodeId probe = *NodeId::create("hash.node." + std::to_string(i));
+    auto found = table.find(probe);
+    ASSERT_NE(found, table.end()) << probe.str();
+    EXPECT_EQ(probe.address_hash(), found->first.address_hash());
+    EXPECT_EQ(found->second, i);
+  }
+  EXPECT_EQ(table.count(NodeId::literal("hash.node.1000")), 0u);
+  EXPECT_EQ(table.count(NodeId::literal("hash.edon.1")), 0u);
+  EXPECT_NE(NodeId::literal("hash.node.1").address_hash(),
+            NodeId::literal("hash.node.2").address_hash());
+  // Identities of different kinds with one text share it, so hash alike.
+  EXPECT_EQ(NodeId::literal("hash.node.7").address_hash(),
+            ProviderId::literal("hash.node.7").address_hash());
 }
 
 // Threads creating, copying and dropping the same few texts at once: every

@@ -120,12 +120,37 @@ class Identity {
                                                     : std::strong_ordering::greater;
   }
 
+  // A hash of the interned text's address, in O(1) whatever the text's
+  // length: equal identities hash equal (they hold one text). For look-up
+  // tables only (IdentityAddressHash): addresses differ between runs, so a
+  // table keyed by it must never be iterated into anything hashed, written
+  // or shown. Valid while the table holds its keys (an identity key keeps
+  // its text alive).
+  size_t address_hash() const noexcept {
+    uint64_t x = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(text_));
+    x ^= x >> 33;  // a 64-bit finalizer: allocation addresses share low bits
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return static_cast<size_t>(x);
+  }
+
  private:
   explicit Identity(const std::string& value) : text_(identity_internal::intern(value)) {}
   const identity_internal::InternedText* text_;  // never null
 };
 
 [[noreturn]] void abort_invalid_literal(const Status& status);
+
+// The hasher of look-up tables keyed by identities:
+// `std::unordered_map<NodeId, size_t, IdentityAddressHash>`. Named, not a
+// std::hash specialization, so that every such table says at its
+// declaration that its order is the addresses' (never iterate it into output).
+struct IdentityAddressHash {
+  template <class Tag>
+  size_t operator()(const Identity<Tag>& id) const noexcept {
+    return id.address_hash();
+  }
+};
 
 #define FERRITE_DEFINE_IDENTITY(Name, kind_text)                 \
   struct Name##Tag {                                             \

@@ -34,6 +34,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -58,10 +59,14 @@ struct ActivationArenaSummary {
   friend bool operator==(const ActivationArenaSummary&, const ActivationArenaSummary&) = default;
 };
 
+// Per value, an alignment in bytes. Looked up only, never iterated into
+// output: hashed by the ids' addresses (identity.h).
+using ValueAlignments = std::unordered_map<ProgramValueId, uint64_t, IdentityAddressHash>;
+
 struct ActivationPlacement {
   std::map<ProgramValueId, ResolvedValueStorage> value_storages;  // every value
   std::vector<ActivationArenaSummary> arenas;                     // sorted by resource id
-  std::map<ProgramValueId, uint64_t> alignments;                  // per value, as used
+  ValueAlignments alignments;                                     // per value, as used
 };
 
 struct ActivationPlacementInput {
@@ -74,10 +79,10 @@ struct ActivationPlacementInput {
   const std::set<ProgramValueId>& retained;
 };
 
-std::map<ProgramValueId, uint64_t> chosen_activation_alignments(
-    const std::vector<PlanNodeResolution>& resolutions, const JointProviderSelection& selection);
+ValueAlignments chosen_activation_alignments(const std::vector<PlanNodeResolution>& resolutions,
+                                             const JointProviderSelection& selection);
 
 Result<ActivationPlacement> place_activations(const ActivationPlacementInput& input,
-                                              const std::map<ProgramValueId, uint64_t>& alignments);
+                                              const ValueAlignments& alignments);
 
 }  // namespace ferrite

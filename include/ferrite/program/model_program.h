@@ -144,8 +144,10 @@ class ModelProgram {
   std::string fingerprint_;
   std::shared_ptr<const std::string> canonical_text_;  // never null after create
   // Derived indexes (rebuilt on copy), for lookups only: never iterated, so
-  // hashed. Keys view the ids stored in the vectors above (moving a vector
-  // keeps its elements in place; a copy re-indexes).
+  // hashed by the interned ids' addresses (one multiply per look-up, no
+  // string hashing or comparison). The node, weight and state pointers point
+  // into the vectors above (moving a vector keeps its elements in place; a
+  // copy re-indexes).
   struct ValueEntry {
     ProgramValueKind kind;
     const WeightReference* weight = nullptr;
@@ -153,8 +155,8 @@ class ModelProgram {
   };
   const ValueEntry* find_value(const ProgramValueId& id) const;
   std::vector<const ProgramNode*> nodes_;
-  std::unordered_map<std::string_view, ValueEntry> values_by_id_;
-  std::unordered_map<std::string_view, const ProgramNode*> nodes_by_id_;
+  std::unordered_map<ProgramValueId, ValueEntry, IdentityAddressHash> values_by_id_;
+  std::unordered_map<NodeId, const ProgramNode*, IdentityAddressHash> nodes_by_id_;
 };
 
 // JSON of node attributes / work specs, shared with the interchange readers:
