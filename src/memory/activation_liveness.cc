@@ -1,9 +1,6 @@
 #include "ferrite/memory/activation_liveness.h"
-#include "ferrite/memory/value_classes.h"
 
 #include <algorithm>
-#include <map>
-#include <string_view>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -22,6 +19,7 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
     bool pinned_end = false;
     bool activation = true;
     const ProgramValueId* id = nullptr;  // the program's own id (first touch)
+    size_t rank = 0;                     // position in id order
   };
   // Touched by hashing the id's address; walked below in id order, as an
   // ordered map of ids would be (never in the table's order).
@@ -60,41 +58,58 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
     span->activation = kind == ProgramValueKind::kInput || kind == ProgramValueKind::kNodeOutput;
   }
 
-  ValueClasses classes;
+  // Alias classes by union-find over the spans' positions in id order; a
+  // class's root is its smallest position, i.e. its smallest id.
+  std::vector<size_t> parent(ordered.size());
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    parent[i] = i;
+    ordered[i]->rank = i;
+  }
+  auto root_of = [&](size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
   for (const auto& [output, input] : must_alias) {
-    if (!spans.contains(output) || !spans.contains(input)) {
+    auto out_span = spans.find(output);
+    auto in_span = spans.find(input);
+    if (out_span == spans.end() || in_span == spans.end()) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "must-alias edge `{}` → `{}` names an unknown value", output.str(),
                         input.str());
     }
-    classes.join(output, input);
+    const size_t a = root_of(out_span->second.rank);
+    const size_t b = root_of(in_span->second.rank);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
   }
-  std::map<ProgramValueId, ActivationLiveBuffer> buffers;
-  std::map<ProgramValueId, bool> class_is_activation;
-  for (const Span* span_pointer : ordered) {
-    const ProgramValueId& id = *span_pointer->id;
-    const Span& span = *span_pointer;
-    const ProgramValueId root = classes.find(id);
-    auto [it, inserted] = buffers.try_emplace(root);
-    ActivationLiveBuffer& b = it->second;
+  // One buffer per class, at its root's position; filled in id order, so
+  // members stay sorted and buffers come out by representative id.
+  struct Building {
+    ActivationLiveBuffer buffer;
+    bool started = false;
+    bool activation = true;  // every member is an input or a node output
+  };
+  std::vector<Building> classes(ordered.size());
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    const Span& span = *ordered[i];
+    Building& c = classes[root_of(i)];
     const uint64_t lower = span.pinned_start ? 0 : span.lower;
     const uint64_t upper = span.pinned_end ? end : span.last + 1;
-    if (inserted) {
-      b.lower = lower;
-      b.upper = upper;
+    if (!c.started) {
+      c.buffer.lower = lower;
+      c.buffer.upper = upper;
+      c.started = true;
     } else {
-      b.lower = std::min(b.lower, lower);
-      b.upper = std::max(b.upper, upper);
+      c.buffer.lower = std::min(c.buffer.lower, lower);
+      c.buffer.upper = std::max(c.buffer.upper, upper);
     }
-    b.values.push_back(id);  // spans iterate in id order: members stay sorted
-    auto [flag, fresh] = class_is_activation.try_emplace(root, span.activation);
-    if (!fresh) flag->second = flag->second && span.activation;
+    c.buffer.values.push_back(*span.id);
+    c.activation = c.activation && span.activation;
   }
   std::vector<ActivationLiveBuffer> out;
-  for (auto& [root, buffer] : buffers) {
-    if (!class_is_activation.at(root)) continue;
-    if (buffer.upper <= buffer.lower) buffer.upper = buffer.lower + 1;
-    out.push_back(std::move(buffer));
+  for (Building& c : classes) {
+    if (!c.started || !c.activation) continue;
+    if (c.buffer.upper <= c.buffer.lower) c.buffer.upper = c.buffer.lower + 1;
+    out.push_back(std::move(c.buffer));
   }
   return out;
 }

@@ -67,6 +67,30 @@ TEST(ActivationLivenessTest, MustAliasChainIsOneBuffer) {
   EXPECT_EQ(buffers[1].values, std::vector<ProgramValueId>{value("value.in")});
 }
 
+// Two classes joined edge by edge in an order unlike the ids': each buffer is
+// represented by its smallest id, lists its members sorted, and the buffers
+// come out by representative; joining a class with itself changes nothing.
+TEST(ActivationLivenessTest, AliasClassesAreRepresentedByTheirSmallestId) {
+  auto buffers = unwrap(activation_live_buffers(
+      chain(),
+      {{value("value.c"), value("value.in")},
+       {value("value.b"), value("value.a")},
+       {value("value.in"), value("value.c")}},
+      {}));
+  ASSERT_EQ(buffers.size(), 2u);
+  EXPECT_EQ(buffers[0].values, (std::vector<ProgramValueId>{value("value.a"), value("value.b")}));
+  EXPECT_EQ(Span(buffers[0].lower, buffers[0].upper), span(0, 3));
+  EXPECT_EQ(buffers[1].values, (std::vector<ProgramValueId>{value("value.c"), value("value.in")}));
+  EXPECT_EQ(Span(buffers[1].lower, buffers[1].upper), span(0, 3));  // in from 0, c to the end
+  auto joined = unwrap(activation_live_buffers(
+      chain(), {{value("value.c"), value("value.in")}, {value("value.a"), value("value.c")}}, {}));
+  ASSERT_EQ(joined.size(), 2u);
+  EXPECT_EQ(joined[0].values,
+            (std::vector<ProgramValueId>{value("value.a"), value("value.c"), value("value.in")}));
+  EXPECT_EQ(joined[1].values, std::vector<ProgramValueId>{value("value.b")});
+  EXPECT_EQ(Span(joined[1].lower, joined[1].upper), span(1, 3));
+}
+
 TEST(ActivationLivenessTest, AClassHoldingAWeightIsNotAnActivation) {
   auto buffers = unwrap(activation_live_buffers(chain(), {{value("value.b"), value("value.w")}}, {}));
   for (const auto& b : buffers) {

@@ -33,10 +33,10 @@ Target example_target() {
 }
 
 // Four layers: 64 nodes, four chunks of 16 for the threads to share.
-PreparedModelFamily four_layer_llama() {
+PreparedModelFamily four_layer_llama(uint32_t layers = 4) {
   auto family = build_llama_family(LlamaConfig{.dim = 64,
                                                .hidden_dim = 172,
-                                               .n_layers = 4,
+                                               .n_layers = layers,
                                                .n_heads = 8,
                                                .n_kv_heads = 4,
                                                .vocab_size = 512,
@@ -78,6 +78,20 @@ TEST(ParallelResolutionTest, EveryThreadCountBuildsTheSamePlanBytes) {
       EXPECT_EQ(parallel->resolution.node_resolutions, serial->resolution.node_resolutions);
     }
   }
+}
+
+// More nodes than one block of the plan encoder's parallel node rows (1,024):
+// the rows of every block are copied in order.
+TEST(ParallelResolutionTest, PlanRowsEncodedInSeveralBlocksKeepTheirOrder) {
+  const Target t = example_target();
+  const PreparedModelFamily family = four_layer_llama(70);
+  ASSERT_GT(family.program().nodes().size(), 1024u);
+  auto serial = compile_with(family, t, 1);
+  ASSERT_TRUE(serial) << serial.error().to_string();
+  auto parallel = compile_with(family, t, 3);
+  ASSERT_TRUE(parallel) << parallel.error().to_string();
+  EXPECT_EQ(parallel->plan().plan_hash(), serial->plan().plan_hash());
+  EXPECT_EQ(parallel->plan().canonical_text(), serial->plan().canonical_text());
 }
 
 TEST(ParallelResolutionTest, TheFirstFailingNodeIsReportedWhateverTheThreads) {

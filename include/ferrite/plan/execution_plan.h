@@ -103,9 +103,11 @@ class ExecutionPlan {
     uint64_t begin = 0, end = 0;
   };
   // The canonical payload, `plan_id` included or left out (what is hashed);
-  // with `plan_id_member`, where the plan_id member was written.
+  // with `plan_id_member`, where the plan_id member was written. The node
+  // rows are encoded on up to `threads` threads (the bytes do not depend on
+  // it).
   void encode_payload(CanonicalEncoder& out, bool with_plan_id,
-                      PayloadMember* plan_id_member = nullptr) const;
+                      PayloadMember* plan_id_member = nullptr, unsigned threads = 1) const;
   nlohmann::json to_json() const;
   // Encoded once, by build (the same bytes encode_payload gives inside
   // {"payload":…,"plan_hash":…}); shared by copies of the plan.
@@ -141,7 +143,9 @@ class ExecutionPlan {
   Result<void> collect_tables();
   void encode_value_row(const ResolvedValueBinding& binding, size_t& next_component,
                         CanonicalEncoder& out) const;
-  void encode_tables_before(std::string_view key, size_t& next, CanonicalEncoder& out) const;
+  void encode_tables_before(std::string_view key, size_t& next, CanonicalEncoder& out,
+                            unsigned threads) const;
+  void encode_nodes(CanonicalEncoder& out, unsigned threads) const;
 
   std::string plan_id_;
   std::string plan_hash_;
