@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <future>
 #include <map>
 #include <optional>
 #include <set>
@@ -176,7 +177,32 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   }
   FERRITE_ASSIGN_OR_RETURN(auto bound, bound_values(plan.nodes_));
   FERRITE_RETURN_IF_ERROR(check_coverage(program, bound));
-  FERRITE_RETURN_IF_ERROR(check_storage_sharing(program, plan.nodes_, bound, retention.values()));
+  // The storage-sharing check only reads the nodes and bindings, which
+  // nothing below writes: with more than one thread (and a program large
+  // enough to pay for it) it runs beside the rest of the build, and its
+  // error, when it has one, is the one returned (as serially, where it comes
+  // first).
+  auto sharing = [&] { return check_storage_sharing(program, plan.nodes_, bound, retention.values()); };
+  std::future<Result<void>> concurrent_sharing;
+  if (threads > 1 && plan.nodes_.size() >= kMinimumConcurrentPhaseNodes) {
+    concurrent_sharing = std::async(std::launch::async, sharing);
+  } else {
+    FERRITE_RETURN_IF_ERROR(sharing());
+  }
+  Result<void> finished = finish_build(family, catalog, policy, resolution, selection,
+                                       retention, run_settings, threads, bound, plan);
+  if (concurrent_sharing.valid()) FERRITE_RETURN_IF_ERROR(concurrent_sharing.get());
+  FERRITE_RETURN_IF_ERROR(finished);
+  return plan;
+}
+
+Result<void> ExecutionPlan::finish_build(
+    const PreparedModelFamily& family, const CapabilityCatalog& catalog,
+    const RuntimePolicy& policy, const ProgramResolution& resolution,
+    const JointProviderSelection& selection, const CompletionRetentionSpec& retention,
+    const nlohmann::json& run_settings, unsigned threads,
+    const std::map<ProgramValueId, const ResolvedValueBinding*>& bound, ExecutionPlan& plan) {
+  const ModelProgram& program = family.program();
   FERRITE_ASSIGN_OR_RETURN(plan.retained_,
                            resolve_retained_completion_values(family, plan.nodes_, retention));
   FERRITE_ASSIGN_OR_RETURN(auto token_scaled, token_scaled_state_resources(program, bound));
@@ -268,7 +294,7 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   wire.replace(plan_id_member.end - 1 - kHexDigits, kHexDigits, plan.plan_hash_);
   wire.replace(wire.size() - 2 - kHexDigits, kHexDigits, plan.plan_hash_);
   plan.canonical_text_ = std::make_shared<const std::string>(std::move(wire));
-  return plan;
+  return {};
 }
 
 Result<void> ExecutionPlan::collect_tables() {

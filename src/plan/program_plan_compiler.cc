@@ -1,11 +1,15 @@
 #include "ferrite/plan/program_plan_compiler.h"
 
+#include <future>
+#include <memory>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "ferrite/compiler/joint_selection.h"
 #include "ferrite/compiler/program_node_bindings.h"
 #include "ferrite/core/checked_math.h"
+#include "ferrite/core/parallel_indices.h"
 
 namespace ferrite {
 namespace {
@@ -46,18 +50,27 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
                       fmt::join(missing, ", "))
         .with_field("materializer_id", weights.materializer().id.str());
   }
+  // The weights' contracts (a function of the program and the schema) are
+  // derived beside the checks, tensors and probe storages when there is a
+  // second thread; nothing else touches them until they are joined.
+  auto derive = [&] { return ProgramWeightContracts::derive(family.program(), weights.schema()); };
+  std::future<std::shared_ptr<const ProgramWeightContracts>> deriving;
+  if (options.compile_threads() > 1 &&
+      family.program().nodes().size() >= kMinimumConcurrentPhaseNodes) {
+    deriving = std::async(std::launch::async, derive);
+  }
   FERRITE_RETURN_IF_ERROR(validate_compile_options(family, options));
   FERRITE_ASSIGN_OR_RETURN(auto tensors, infer_value_tensors(family, catalog.operations(), options));
-  auto contracts = ProgramWeightContracts::derive(family.program(), weights.schema());
-  const NodeResolutionContext context{family,     weights.schema(),      catalog,
-                                      policy,     estimators,            &contracts->contracts,
-                                      &contracts->encodings, contracts};
-
   // Probe pass: dedicated weight resources, to learn the alignment providers need.
   FERRITE_ASSIGN_OR_RETURN(auto probe_locations, probe_weight_locations(family, weights));
   FERRITE_ASSIGN_OR_RETURN(auto probe_storages, build_value_storages(family, weights,
                                                                      catalog.operations(), tensors,
                                                                      probe_locations));
+  std::shared_ptr<const ProgramWeightContracts> contracts =
+      deriving.valid() ? deriving.get() : derive();
+  const NodeResolutionContext context{family,     weights.schema(),      catalog,
+                                      policy,     estimators,            &contracts->contracts,
+                                      &contracts->encodings, contracts};
   FERRITE_ASSIGN_OR_RETURN(auto probe, resolve_program_nodes(context, options, tensors, probe_storages));
   FERRITE_ASSIGN_OR_RETURN(uint64_t alignment, maximum_value_alignment(probe));
 

@@ -38,6 +38,11 @@ namespace ferrite {
 
 inline constexpr unsigned kMaxCompileThreads = 16;
 inline constexpr size_t kMinimumParallelChunks = 4;
+// A compile phase moved whole to a second thread (std::async) pays a thread
+// start and that thread's cold allocator heap: about 0.3 ms measured on a
+// 19-node program (docs/performance.md, step 17). Programs with fewer nodes
+// run such phases in line.
+inline constexpr size_t kMinimumConcurrentPhaseNodes = 256;
 
 unsigned default_compile_threads();
 

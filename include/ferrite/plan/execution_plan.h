@@ -141,6 +141,14 @@ class ExecutionPlan {
   // and memory_; errors when nodes disagree on what a table holds once, or a
   // value's storage names a resource the memory summary lacks.
   Result<void> collect_tables();
+  // build after the checks of the bindings: the tables, header, canonical
+  // text and hash, into `plan`.
+  static Result<void> finish_build(
+      const PreparedModelFamily& family, const CapabilityCatalog& catalog,
+      const RuntimePolicy& policy, const ProgramResolution& resolution,
+      const JointProviderSelection& selection, const CompletionRetentionSpec& retention,
+      const nlohmann::json& run_settings, unsigned threads,
+      const std::map<ProgramValueId, const ResolvedValueBinding*>& bound, ExecutionPlan& plan);
   void encode_value_row(const ResolvedValueBinding& binding, size_t& next_component,
                         CanonicalEncoder& out) const;
   void encode_tables_before(std::string_view key, size_t& next, CanonicalEncoder& out,
