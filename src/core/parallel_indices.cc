@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <system_error>
 #include <thread>
-#include <vector>
 
 namespace ferrite {
 
@@ -22,6 +25,102 @@ unsigned default_compile_threads() {
   return std::clamp(cpus, 1u, kMaxCompileThreads);
 }
 
+namespace {
+
+// One for_each_index call: its indices handed out in chunks by `next`.
+// Whoever takes part (the caller, and helpers counted in `active`) takes
+// chunks until `next` passes `count`; a body that returns false moves `next`
+// to `count`, so no new chunk is taken.
+struct Job {
+  const std::function<bool(size_t)>* body = nullptr;
+  size_t count = 0;
+  size_t chunk = 1;
+  std::atomic<size_t> next{0};
+  std::mutex mutex;
+  std::condition_variable finished;
+  size_t active = 0;  // helpers inside run(), under `mutex`
+
+  void run() {
+    for (;;) {
+      // A read-modify-write reads the latest `next`: a helper that joins
+      // after the job is spent gets no chunk and never calls `body`.
+      const size_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
+      if (begin >= count) return;
+      const size_t end = std::min(count, begin + chunk);
+      for (size_t i = begin; i < end; ++i) {
+        if (!(*body)(i)) {
+          next.store(count, std::memory_order_relaxed);
+          return;
+        }
+      }
+    }
+  }
+};
+
+// Threads kept for the life of the process, so that a call does not pay for
+// starting threads and warming their allocator heaps (docs/performance.md,
+// step 17). A job is queued once per helper it wants; a worker that takes a
+// spent job leaves it at once. Never destroyed: workers wait on `wake_` past
+// the end of main, and nothing at exit has to join them. HAZARD: the workers
+// do not survive fork (Ferrite never forks).
+class WorkerPool {
+ public:
+  static WorkerPool& instance() {
+    static WorkerPool* pool = new WorkerPool;  // deliberately never freed
+    return *pool;
+  }
+
+  // Offers `job` to `helpers` workers, starting workers (up to
+  // kMaxCompileThreads - 1 in all) when too few are idle. A worker the
+  // system refuses to start is work the caller does instead.
+  void offer(const std::shared_ptr<Job>& job, size_t helpers) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t h = 0; h < helpers; ++h) queue_.push_back(job);
+    while (idle_ < queue_.size() && workers_ < kMaxCompileThreads - 1) {
+      try {
+        std::thread([this] { work(); }).detach();
+      } catch (const std::system_error&) {
+        break;
+      }
+      ++workers_;
+      ++idle_;  // counted idle until it takes its first job
+    }
+    wake_.notify_all();
+  }
+
+ private:
+  void work() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [this] { return !queue_.empty(); });
+      std::shared_ptr<Job> job = std::move(queue_.front());
+      queue_.pop_front();
+      --idle_;
+      lock.unlock();
+      {
+        std::lock_guard<std::mutex> job_lock(job->mutex);
+        ++job->active;
+      }
+      job->run();
+      {
+        std::lock_guard<std::mutex> job_lock(job->mutex);
+        if (--job->active == 0) job->finished.notify_all();
+      }
+      job.reset();
+      lock.lock();
+      ++idle_;
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  size_t workers_ = 0;
+  size_t idle_ = 0;
+};
+
+}  // namespace
+
 void for_each_index(size_t count, unsigned threads, size_t chunk,
                     const std::function<bool(size_t)>& body) {
   chunk = std::max<size_t>(chunk, 1);
@@ -31,36 +130,18 @@ void for_each_index(size_t count, unsigned threads, size_t chunk,
     }
     return;
   }
-  std::atomic<size_t> next{0};
-  std::atomic<bool> stop{false};
-  auto work = [&] {
-    while (!stop.load(std::memory_order_relaxed)) {
-      const size_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
-      if (begin >= count) return;
-      const size_t end = std::min(count, begin + chunk);
-      for (size_t i = begin; i < end; ++i) {
-        if (!body(i)) {
-          stop.store(true, std::memory_order_relaxed);
-          return;
-        }
-      }
-    }
-  };
-  const size_t helpers =
-      std::min<size_t>(threads - 1, (count + chunk - 1) / chunk - 1);
-  std::vector<std::thread> pool;
-  pool.reserve(helpers);
-  for (size_t t = 0; t < helpers; ++t) {
-    // A thread the system refuses (a process or container limit) is work
-    // the others do instead: fewer threads, the same results.
-    try {
-      pool.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;
-    }
-  }
-  work();
-  for (std::thread& thread : pool) thread.join();
+  auto job = std::make_shared<Job>();
+  job->body = &body;
+  job->count = count;
+  job->chunk = chunk;
+  const size_t helpers = std::min<size_t>(threads - 1, (count + chunk - 1) / chunk - 1);
+  WorkerPool::instance().offer(job, helpers);
+  job->run();
+  // Every helper that joined finishes its chunk before the call returns (and
+  // its writes happen before the return, through the job's mutex); one that
+  // joins later finds the job spent.
+  std::unique_lock<std::mutex> lock(job->mutex);
+  job->finished.wait(lock, [&] { return job->active == 0; });
 }
 
 }  // namespace ferrite

@@ -5,9 +5,11 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -67,6 +69,56 @@ TEST(ParallelIndicesTest, EveryIndexBelowTheLowestStopIsVisited) {
                                      << first_stop << " was skipped";
     }
   }
+}
+
+// Several threads calling at once share the kept workers: every call sees
+// each of its indices once, and the helpers' plain writes are visible to the
+// caller when the call returns (a missing hand-over shows as a wrong slot
+// here, and as a race or use-after-return under the sanitizers).
+TEST(ParallelIndicesTest, ConcurrentCallersEachGetEveryIndexOnce) {
+  constexpr int kCallers = 4;
+  std::vector<std::thread> callers;
+  std::vector<int> failures(kCallers, 0);
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([c, &failures] {
+      for (int call = 0; call < 100; ++call) {
+        const size_t count = 200 + static_cast<size_t>((c * 37 + call * 11) % 400);
+        std::vector<int> slots(count, 0);  // plain ints: written by whichever thread
+        for_each_index(count, 3, 8, [&](size_t i) {
+          slots[i] += static_cast<int>(i) + 1;
+          return true;
+        });
+        for (size_t i = 0; i < count; ++i) {
+          if (slots[i] != static_cast<int>(i) + 1) ++failures[c];
+        }
+      }
+    });
+  }
+  for (auto& caller : callers) caller.join();
+  for (int c = 0; c < kCallers; ++c) EXPECT_EQ(failures[c], 0) << "caller " << c;
+}
+
+// The helpers are kept between calls: some thread other than the caller
+// works on more than one call (with threads started per call, none would).
+TEST(ParallelIndicesTest, HelperThreadsAreKeptBetweenCalls) {
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> most_calls_on_one_helper{0};
+  for (int call = 1; call <= 20; ++call) {
+    for_each_index(64, 2, 1, [&](size_t) {
+      thread_local int last_call = 0;
+      thread_local int calls = 0;
+      if (std::this_thread::get_id() != caller && last_call != call) {
+        last_call = call;
+        ++calls;
+        int seen = most_calls_on_one_helper.load();
+        while (calls > seen && !most_calls_on_one_helper.compare_exchange_weak(seen, calls)) {
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));  // room for the helper
+      return true;
+    });
+  }
+  EXPECT_GT(most_calls_on_one_helper.load(), 1);
 }
 
 TEST(ParallelIndicesTest, DefaultThreadsAreBounded) {
