@@ -3,16 +3,23 @@
 //
 // Contract: `for_each_index(count, threads, chunk, body)` calls body(i) for
 // indices of [0, count), from the calling thread and up to threads - 1
-// threads it starts and joins before returning (a thread the system
-// refuses to start is simply not used). Indices are handed out in
-// chunks of `chunk`, in increasing order. body returns true to go on; once
-// any call returns false no NEW chunk is taken (chunks already taken run to
-// their end), so every index below the lowest one that returned false has
-// been visited — a caller that keeps per-index results and reports the
-// lowest failing index reports what a serial loop would. With threads ≤ 1,
-// or fewer than kMinimumParallelChunks chunks of work (starting threads
-// would cost more than they save), it is a plain serial loop that stops at
-// the first false.
+// helper threads, and returns once every helper that took part is done
+// (their writes happen before the return). Helpers come from workers kept
+// for the life of the process (started on first need, at most
+// kMaxCompileThreads - 1, never joined: starting threads per call cost more
+// than small programs' whole phases); a worker busy elsewhere or one the
+// system refuses to start is work the caller does instead. Several threads
+// may call at once. HAZARD: the workers do not survive fork(): a forked
+// child's calls run on the calling thread alone, and a fork while a worker
+// held the pool's lock leaves it locked in the child (Ferrite never forks).
+// Indices are handed out in chunks of `chunk`, in increasing order. body
+// returns true to go on; once any call returns false no NEW chunk is taken
+// (chunks already taken run to their end), so every index below the lowest
+// one that returned false has been visited — a caller that keeps per-index
+// results and reports the lowest failing index reports what a serial loop
+// would. With threads ≤ 1, or fewer than kMinimumParallelChunks chunks of
+// work (handing them out would cost more than it saves), it is a plain
+// serial loop that stops at the first false.
 // body must be safe to call concurrently for different indices; results go
 // to per-index slots, so nothing shared is written in an order that depends
 // on scheduling (DETERMINISM). `default_compile_threads()` is the number of
@@ -39,9 +46,9 @@ namespace ferrite {
 inline constexpr unsigned kMaxCompileThreads = 16;
 inline constexpr size_t kMinimumParallelChunks = 4;
 // A compile phase moved whole to a second thread (std::async) pays a thread
-// start and that thread's cold allocator heap: about 0.3 ms measured on a
-// 19-node program (docs/performance.md, step 17). Programs with fewer nodes
-// run such phases in line.
+// start and that thread's cold allocator heap: two such phases added about
+// 0.3 ms to a 19-node program (docs/performance.md, step 17). Programs with
+// fewer nodes run such phases in line.
 inline constexpr size_t kMinimumConcurrentPhaseNodes = 256;
 
 unsigned default_compile_threads();
