@@ -1,13 +1,21 @@
 #include "ferrite/compiler/value_placement.h"
 
+#include <optional>
+#include <variant>
+#include <vector>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/fingerprint.h"
+#include "ferrite/core/parallel_indices.h"
 
 namespace ferrite {
 namespace {
+
+// Values one thread takes at a time when hashing their resource ids.
+constexpr size_t kValuesPerChunk = 64;
 
 // Components referenced by the program's weights, in schema (id) order.
 Result<std::vector<const WeightComponentSpec*>> referenced_components(
@@ -100,10 +108,34 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
     const PreparedModelFamily& family, const ExecutionWeightPlan& weights,
     const OperationCatalog& operations, const ValueTensors& tensors,
     const WeightLocations& locations,
-    const std::map<ProgramValueId, ResolvedValueStorage>* earlier) {
+    const std::map<ProgramValueId, ResolvedValueStorage>* earlier, unsigned threads) {
   const ModelProgram& program = family.program();
   const std::string& family_fp = family.fingerprint();
   std::map<ProgramValueId, ResolvedValueStorage> storages;
+  // The node outputs that get storage of their own (not must-alias), in the
+  // order the walk below meets them: without `earlier`, each one's storage
+  // (a hashed resource id) is derived on `threads` threads first and kept,
+  // result or error, for the walk to take in its turn.
+  std::vector<std::optional<Result<ResolvedValueStorage>>> derived;
+  if (earlier == nullptr && threads > 1) {
+    std::vector<const ProgramValueId*> own;
+    for (const ProgramNode* node : program.nodes()) {
+      auto op = operations.operation_for_node(node->id, node->operation_id);
+      if (!op) break;  // the walk reports it, before taking anything past it
+      for (size_t ordinal = 0; ordinal < node->outputs.size() && ordinal < (*op)->outputs.size();
+           ++ordinal) {
+        if (!std::holds_alternative<MustAlias>((*op)->outputs[ordinal].alias())) {
+          own.push_back(&node->outputs[ordinal]);
+        }
+      }
+    }
+    derived.resize(own.size());
+    for_each_index(own.size(), threads, kValuesPerChunk, [&](size_t i) {
+      derived[i] = activation_storage(*own[i], tensors, family_fp);
+      return true;
+    });
+  }
+  size_t next_derived = 0;
   // An input's or activation's storage, from `earlier` when it has one.
   auto own_storage = [&](const ProgramValueId& value) -> Result<ResolvedValueStorage> {
     if (earlier != nullptr) {
@@ -178,7 +210,9 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
         }
         storages.insert_or_assign(value, it->second);
       } else {
-        FERRITE_ASSIGN_OR_RETURN(auto storage, own_storage(value));
+        FERRITE_ASSIGN_OR_RETURN(auto storage, next_derived < derived.size()
+                                                   ? std::move(*derived[next_derived++])
+                                                   : own_storage(value));
         storages.insert_or_assign(value, std::move(storage));
       }
     }

@@ -40,6 +40,14 @@ struct Job {
   std::condition_variable finished;
   size_t active = 0;  // helpers inside run(), under `mutex`
 
+  // Every helper that joined finishes its chunk before this returns (and
+  // its writes happen before the return, through `mutex`); one that joins
+  // later finds the job spent.
+  void wait_for_helpers() {
+    std::unique_lock<std::mutex> lock(mutex);
+    finished.wait(lock, [&] { return active == 0; });
+  }
+
   void run() {
     for (;;) {
       // A read-modify-write reads the latest `next`: a helper that joins
@@ -137,11 +145,27 @@ void for_each_index(size_t count, unsigned threads, size_t chunk,
   const size_t helpers = std::min<size_t>(threads - 1, (count + chunk - 1) / chunk - 1);
   WorkerPool::instance().offer(job, helpers);
   job->run();
-  // Every helper that joined finishes its chunk before the call returns (and
-  // its writes happen before the return, through the job's mutex); one that
-  // joins later finds the job spent.
-  std::unique_lock<std::mutex> lock(job->mutex);
-  job->finished.wait(lock, [&] { return job->active == 0; });
+  job->wait_for_helpers();
+}
+
+void run_beside(unsigned threads, const std::function<void()>& beside,
+                const std::function<void()>& here) {
+  if (threads <= 1) {
+    beside();
+    here();
+    return;
+  }
+  const std::function<bool(size_t)> body = [&](size_t) {
+    beside();
+    return true;
+  };
+  auto job = std::make_shared<Job>();
+  job->body = &body;
+  job->count = 1;
+  WorkerPool::instance().offer(job, 1);
+  here();
+  job->run();  // `beside`, unless a worker has taken it
+  job->wait_for_helpers();
 }
 
 }  // namespace ferrite

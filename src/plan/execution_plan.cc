@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <future>
 #include <map>
 #include <optional>
 #include <set>
@@ -178,20 +177,27 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   FERRITE_ASSIGN_OR_RETURN(auto bound, bound_values(plan.nodes_));
   FERRITE_RETURN_IF_ERROR(check_coverage(program, bound));
   // The storage-sharing check only reads the nodes and bindings, which
-  // nothing below writes: with more than one thread (and a program large
-  // enough to pay for it) it runs beside the rest of the build, and its
-  // error, when it has one, is the one returned (as serially, where it comes
-  // first).
-  auto sharing = [&] { return check_storage_sharing(program, plan.nodes_, bound, retention.values()); };
-  std::future<Result<void>> concurrent_sharing;
-  if (threads > 1 && plan.nodes_.size() >= kMinimumConcurrentPhaseNodes) {
-    concurrent_sharing = std::async(std::launch::async, sharing);
-  } else {
-    FERRITE_RETURN_IF_ERROR(sharing());
+  // nothing below writes: with more than one thread it runs beside the rest
+  // of the build (core/parallel_indices.h), and its error, when it has one,
+  // is the one returned (as serially, where it comes first).
+  const unsigned beside = plan.nodes_.size() >= kMinimumBesideNodes ? threads : 1;
+  if (beside <= 1) {
+    FERRITE_RETURN_IF_ERROR(check_storage_sharing(program, plan.nodes_, bound, retention.values()));
   }
-  Result<void> finished = finish_build(family, catalog, policy, resolution, selection,
-                                       retention, run_settings, threads, bound, plan);
-  if (concurrent_sharing.valid()) FERRITE_RETURN_IF_ERROR(concurrent_sharing.get());
+  Result<void> sharing = {};
+  Result<void> finished = {};
+  run_beside(
+      beside,
+      [&] {
+        if (beside > 1) {
+          sharing = check_storage_sharing(program, plan.nodes_, bound, retention.values());
+        }
+      },
+      [&] {
+        finished = finish_build(family, catalog, policy, resolution, selection, retention,
+                                run_settings, threads, bound, plan);
+      });
+  FERRITE_RETURN_IF_ERROR(sharing);
   FERRITE_RETURN_IF_ERROR(finished);
   return plan;
 }

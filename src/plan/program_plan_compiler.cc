@@ -1,6 +1,6 @@
 #include "ferrite/plan/program_plan_compiler.h"
 
-#include <future>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -52,22 +52,30 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
   }
   // The weights' contracts (a function of the program and the schema) are
   // derived beside the checks, tensors and probe storages when there is a
-  // second thread; nothing else touches them until they are joined.
-  auto derive = [&] { return ProgramWeightContracts::derive(family.program(), weights.schema()); };
-  std::future<std::shared_ptr<const ProgramWeightContracts>> deriving;
-  if (options.compile_threads() > 1 &&
-      family.program().nodes().size() >= kMinimumConcurrentPhaseNodes) {
-    deriving = std::async(std::launch::async, derive);
-  }
-  FERRITE_RETURN_IF_ERROR(validate_compile_options(family, options));
-  FERRITE_ASSIGN_OR_RETURN(auto tensors, infer_value_tensors(family, catalog.operations(), options));
-  // Probe pass: dedicated weight resources, to learn the alignment providers need.
-  FERRITE_ASSIGN_OR_RETURN(auto probe_locations, probe_weight_locations(family, weights));
-  FERRITE_ASSIGN_OR_RETURN(auto probe_storages, build_value_storages(family, weights,
-                                                                     catalog.operations(), tensors,
-                                                                     probe_locations));
-  std::shared_ptr<const ProgramWeightContracts> contracts =
-      deriving.valid() ? deriving.get() : derive();
+  // second thread; nothing else touches them until both are done.
+  std::shared_ptr<const ProgramWeightContracts> contracts;
+  ValueTensors tensors;
+  std::map<ProgramValueId, ResolvedValueStorage> probe_storages;
+  Result<void> prepared = {};
+  run_beside(
+      family.program().nodes().size() >= kMinimumBesideNodes ? options.compile_threads() : 1,
+      [&] { contracts = ProgramWeightContracts::derive(family.program(), weights.schema()); },
+      [&] {
+        prepared = [&]() -> Result<void> {
+          FERRITE_RETURN_IF_ERROR(validate_compile_options(family, options));
+          FERRITE_ASSIGN_OR_RETURN(tensors,
+                                   infer_value_tensors(family, catalog.operations(), options));
+          // Probe pass: dedicated weight resources, to learn the alignment
+          // providers need.
+          FERRITE_ASSIGN_OR_RETURN(auto probe_locations, probe_weight_locations(family, weights));
+          FERRITE_ASSIGN_OR_RETURN(probe_storages,
+                                   build_value_storages(family, weights, catalog.operations(),
+                                                        tensors, probe_locations, nullptr,
+                                                        options.compile_threads()));
+          return {};
+        }();
+      });
+  FERRITE_RETURN_IF_ERROR(prepared);
   const NodeResolutionContext context{family,     weights.schema(),      catalog,
                                       policy,     estimators,            &contracts->contracts,
                                       &contracts->encodings, contracts};

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -119,6 +120,31 @@ TEST(ParallelIndicesTest, HelperThreadsAreKeptBetweenCalls) {
     });
   }
   EXPECT_GT(most_calls_on_one_helper.load(), 1);
+}
+
+// run_beside: both pieces run once, whoever runs `beside`; the call returns
+// only after a slow `beside` is done, with its plain writes visible; on one
+// thread the order is beside, then here.
+TEST(ParallelIndicesTest, RunBesideRunsBothAndWaitsForTheSlowOne) {
+  for (int round = 0; round < 50; ++round) {
+    int beside_runs = 0;
+    int here_runs = 0;
+    std::vector<int> written;
+    run_beside(
+        2,
+        [&] {
+          if (round % 5 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          written.assign(1000, round);
+          ++beside_runs;
+        },
+        [&] { ++here_runs; });
+    ASSERT_EQ(beside_runs, 1) << "round " << round;
+    ASSERT_EQ(here_runs, 1) << "round " << round;
+    ASSERT_EQ(written, std::vector<int>(1000, round)) << "round " << round;
+  }
+  std::vector<std::string> order;
+  run_beside(1, [&] { order.push_back("beside"); }, [&] { order.push_back("here"); });
+  EXPECT_EQ(order, (std::vector<std::string>{"beside", "here"}));
 }
 
 TEST(ParallelIndicesTest, DefaultThreadsAreBounded) {

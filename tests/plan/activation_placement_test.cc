@@ -385,5 +385,45 @@ TEST(ActivationPlacementTest, StoragesTakenFromAnEarlierRoundEqualFreshOnes) {
   }
 }
 
+// The probe's activation resource ids are hashed on several threads in a
+// large program: the storages equal one thread's, and with two outputs
+// lacking tensors the error names the first one the walk meets, as serially.
+TEST(ActivationPlacementTest, StoragesHashedOnSeveralThreadsEqualOneThreads) {
+  std::vector<Node> nodes;
+  std::string previous = "value.in";
+  for (int i = 0; i < 600; ++i) {
+    const std::string out = "value.v" + std::to_string(i);
+    nodes.push_back({"unary", {previous}, out});
+    previous = out;
+  }
+  auto family = program(nodes, {previous});
+  const CompilationTarget t = target();
+  auto options = unwrap(ProgramPlanCompileOptions::create(
+      {{value("value.in"), {{16}, ElementType::kF32, ContiguousLayout{}}}}));
+  auto resolved = unwrap(ProgramPlanCompiler::resolve(
+      family, t.catalog, policy(), t.estimators, WeightMaterializerRegistry::identity_only(),
+      options));
+  const ExecutionWeightPlan& weights = resolved.execution_weights;
+  const auto& operations = t.catalog.operations();
+  const auto locations = unwrap(probe_weight_locations(family, weights));
+  const auto serial = unwrap(build_value_storages(family, weights, operations,
+                                                  resolved.value_tensors, locations));
+  for (unsigned threads : {2u, 4u}) {
+    EXPECT_EQ(unwrap(build_value_storages(family, weights, operations, resolved.value_tensors,
+                                          locations, nullptr, threads)),
+              serial)
+        << threads << " threads";
+  }
+  ValueTensors missing = resolved.value_tensors;
+  missing.erase(value("value.v450"));
+  missing.erase(value("value.v120"));
+  auto one = build_value_storages(family, weights, operations, missing, locations);
+  auto four = build_value_storages(family, weights, operations, missing, locations, nullptr, 4);
+  ASSERT_FALSE(one);
+  ASSERT_FALSE(four);
+  EXPECT_NE(one.error().message().find("value.v120"), std::string::npos) << one.error().message();
+  EXPECT_EQ(four.error().message(), one.error().message());
+}
+
 }  // namespace activation_placement_test
 }  // namespace ferrite

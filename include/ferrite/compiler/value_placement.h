@@ -54,10 +54,14 @@ Result<WeightLocations> arena_weight_locations(const PreparedModelFamily& family
 // only weights): the storages of inputs, states and activations that are
 // not aliases are taken from it instead of being derived (and their
 // resource ids hashed) again. The result equals a build without it.
+// Without `earlier`, the node outputs' resource ids are hashed on up to
+// `threads` threads (core/parallel_indices.h); the result, and the error
+// when there is one, do not depend on how many.
 Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
     const PreparedModelFamily& family, const ExecutionWeightPlan& weights,
     const OperationCatalog& operations, const ValueTensors& tensors,
     const WeightLocations& locations,
-    const std::map<ProgramValueId, ResolvedValueStorage>* earlier = nullptr);
+    const std::map<ProgramValueId, ResolvedValueStorage>* earlier = nullptr,
+    unsigned threads = 1);
 
 }  // namespace ferrite

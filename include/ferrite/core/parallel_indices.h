@@ -45,16 +45,23 @@ namespace ferrite {
 
 inline constexpr unsigned kMaxCompileThreads = 16;
 inline constexpr size_t kMinimumParallelChunks = 4;
-// A compile phase moved whole to a second thread (std::async) pays a thread
-// start and that thread's cold allocator heap: two such phases added about
-// 0.3 ms to a 19-node program (docs/performance.md, step 17). Programs with
-// fewer nodes run such phases in line.
-inline constexpr size_t kMinimumConcurrentPhaseNodes = 256;
-
+// Programs with fewer nodes run their compile phases one after the other
+// (run_beside with one thread): handing a phase of a few microseconds to a
+// worker costs more than it saves.
+inline constexpr size_t kMinimumBesideNodes = 64;
 unsigned default_compile_threads();
 
 void for_each_index(size_t count, unsigned threads, size_t chunk,
                     const std::function<bool(size_t)>& body);
+
+// Two independent pieces of work at once: `beside` is offered to a kept
+// worker while the calling thread runs `here`; when `here` is done and no
+// worker has taken `beside`, the caller runs it too. Returns when both are
+// done (a worker's writes happen before the return). With threads ≤ 1:
+// beside(), then here(). The two must not touch the same data unless both
+// only read it; each reports its outcome through what it captures.
+void run_beside(unsigned threads, const std::function<void()>& beside,
+                const std::function<void()>& here);
 
 // fn(i) for every i of [0, count) through for_each_index, each result in its
 // own slot: the results in index order, or the lowest failing index's error —
