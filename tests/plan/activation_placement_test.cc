@@ -352,6 +352,16 @@ TEST(ActivationPlacementTest, ReusedResolutionsEqualFreshOnes) {
             fresh[3].candidates()[0].estimator_input_fingerprint());
 }
 
+// `family` resolved (probe and alignment rounds) for a 16-float input,
+// activations in dedicated storage.
+ProgramResolution resolve_dedicated(const PreparedModelFamily& family, const CompilationTarget& t) {
+  auto options = unwrap(ProgramPlanCompileOptions::create(
+      {{value("value.in"), {{16}, ElementType::kF32, ContiguousLayout{}}}}));
+  options.set_activation_storage(ActivationStorage::kDedicated);
+  return unwrap(ProgramPlanCompiler::resolve(family, t.catalog, policy(), t.estimators,
+                                             WeightMaterializerRegistry::identity_only(), options));
+}
+
 // The alignment rounds build storages again with the weights moved; taking
 // the inputs', states' and activations' storages from the probe's gives the
 // same map as deriving them again, and the weights' storages still move.
@@ -361,12 +371,7 @@ TEST(ActivationPlacementTest, StoragesTakenFromAnEarlierRoundEqualFreshOnes) {
                          {"scale", {"value.x", "value.a"}, "value.z"}},
                         {"value.z"});
   const CompilationTarget t = target();
-  auto options = unwrap(ProgramPlanCompileOptions::create(
-      {{value("value.in"), {{16}, ElementType::kF32, ContiguousLayout{}}}}));
-  options.set_activation_storage(ActivationStorage::kDedicated);
-  auto resolved = unwrap(ProgramPlanCompiler::resolve(
-      family, t.catalog, policy(), t.estimators, WeightMaterializerRegistry::identity_only(),
-      options));
+  const ProgramResolution resolved = resolve_dedicated(family, t);
   const ExecutionWeightPlan& weights = resolved.execution_weights;
   const auto& operations = t.catalog.operations();
   const auto probe_locations = unwrap(probe_weight_locations(family, weights));
@@ -398,11 +403,7 @@ TEST(ActivationPlacementTest, StoragesHashedOnSeveralThreadsEqualOneThreads) {
   }
   auto family = program(nodes, {previous});
   const CompilationTarget t = target();
-  auto options = unwrap(ProgramPlanCompileOptions::create(
-      {{value("value.in"), {{16}, ElementType::kF32, ContiguousLayout{}}}}));
-  auto resolved = unwrap(ProgramPlanCompiler::resolve(
-      family, t.catalog, policy(), t.estimators, WeightMaterializerRegistry::identity_only(),
-      options));
+  const ProgramResolution resolved = resolve_dedicated(family, t);
   const ExecutionWeightPlan& weights = resolved.execution_weights;
   const auto& operations = t.catalog.operations();
   const auto locations = unwrap(probe_weight_locations(family, weights));
