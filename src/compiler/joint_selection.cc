@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <numeric>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "ferrite/core/disjoint_indices.h"
 #include "ferrite/core/parallel_indices.h"
 
 namespace ferrite {
@@ -90,27 +90,19 @@ Result<NodeCandidates> node_candidates(const PlanNodeResolution& resolution,
 
 // Union-find over node indices joined by shared resource ids.
 std::vector<std::vector<size_t>> independent_components(const std::vector<NodeCandidates>& nodes) {
-  std::vector<size_t> parent(nodes.size());
-  std::iota(parent.begin(), parent.end(), 0);
-  auto find = [&](size_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  };
+  DisjointIndices classes(nodes.size());
   // Looked up only, never iterated: hashed by the ids' addresses.
   std::unordered_map<ResourceId, size_t, IdentityAddressHash> owner;
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (const auto& candidate : nodes[i].candidates) {
       for (const auto& [id, _] : candidate.allowed) {
         auto [it, inserted] = owner.emplace(id, i);
-        if (!inserted) {
-          size_t a = find(it->second), b = find(i);
-          if (a != b) parent[std::max(a, b)] = std::min(a, b);
-        }
+        if (!inserted) classes.join(it->second, i);
       }
     }
   }
   std::map<size_t, std::vector<size_t>> groups;  // keyed by root = smallest index
-  for (size_t i = 0; i < nodes.size(); ++i) groups[find(i)].push_back(i);
+  for (size_t i = 0; i < nodes.size(); ++i) groups[classes.root(i)].push_back(i);
   std::vector<std::vector<size_t>> out;
   for (auto& [root, members] : groups) out.push_back(std::move(members));
   std::sort(out.begin(), out.end());  // by first node index

@@ -1,15 +1,15 @@
 #include "ferrite/core/identity.h"
 
 #include <array>
-#include <functional>
-#include <memory>
-#include <mutex>
-#include <unordered_map>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include <fmt/format.h>
 

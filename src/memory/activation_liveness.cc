@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/core/disjoint_indices.h"
+
 namespace ferrite {
 Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
     const ModelProgram& program,
@@ -60,15 +62,8 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
 
   // Alias classes by union-find over the spans' positions in id order; a
   // class's root is its smallest position, i.e. its smallest id.
-  std::vector<size_t> parent(ordered.size());
-  for (size_t i = 0; i < ordered.size(); ++i) {
-    parent[i] = i;
-    ordered[i]->rank = i;
-  }
-  auto root_of = [&](size_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  };
+  DisjointIndices classes(ordered.size());
+  for (size_t i = 0; i < ordered.size(); ++i) ordered[i]->rank = i;
   for (const auto& [output, input] : must_alias) {
     auto out_span = spans.find(output);
     auto in_span = spans.find(input);
@@ -77,9 +72,7 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
                         "must-alias edge `{}` → `{}` names an unknown value", output.str(),
                         input.str());
     }
-    const size_t a = root_of(out_span->second.rank);
-    const size_t b = root_of(in_span->second.rank);
-    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+    classes.join(out_span->second.rank, in_span->second.rank);
   }
   // One buffer per class, at its root's position; filled in id order, so
   // members stay sorted and buffers come out by representative id.
@@ -88,10 +81,10 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
     bool started = false;
     bool activation = true;  // every member is an input or a node output
   };
-  std::vector<Building> classes(ordered.size());
+  std::vector<Building> buffers(ordered.size());
   for (size_t i = 0; i < ordered.size(); ++i) {
     const Span& span = *ordered[i];
-    Building& c = classes[root_of(i)];
+    Building& c = buffers[classes.root(i)];
     const uint64_t lower = span.pinned_start ? 0 : span.lower;
     const uint64_t upper = span.pinned_end ? end : span.last + 1;
     if (!c.started) {
@@ -106,7 +99,7 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
     c.activation = c.activation && span.activation;
   }
   std::vector<ActivationLiveBuffer> out;
-  for (Building& c : classes) {
+  for (Building& c : buffers) {
     if (!c.started || !c.activation) continue;
     if (c.buffer.upper <= c.buffer.lower) c.buffer.upper = c.buffer.lower + 1;
     out.push_back(std::move(c.buffer));

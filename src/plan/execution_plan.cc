@@ -180,20 +180,15 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   // nothing below writes: with more than one thread it runs beside the rest
   // of the build (core/parallel_indices.h), and its error, when it has one,
   // is the one returned (as serially, where it comes first).
-  const unsigned beside = plan.nodes_.size() >= kMinimumBesideNodes ? threads : 1;
-  if (beside <= 1) {
-    FERRITE_RETURN_IF_ERROR(check_storage_sharing(program, plan.nodes_, bound, retention.values()));
-  }
+  // On one thread the check runs first and a failing plan is not finished.
+  const unsigned beside = threads_beside(plan.nodes_.size(), threads);
   Result<void> sharing = {};
   Result<void> finished = {};
   run_beside(
       beside,
+      [&] { sharing = check_storage_sharing(program, plan.nodes_, bound, retention.values()); },
       [&] {
-        if (beside > 1) {
-          sharing = check_storage_sharing(program, plan.nodes_, bound, retention.values());
-        }
-      },
-      [&] {
+        if (beside <= 1 && !sharing) return;
         finished = finish_build(family, catalog, policy, resolution, selection, retention,
                                 run_settings, threads, bound, plan);
       });
@@ -441,8 +436,6 @@ void ExecutionPlan::encode_value_row(const ResolvedValueBinding& binding, size_t
   out.end_object();
 }
 
-// The four tables in key order, each written when the header's next key
-// follows it (`next` counts the tables written).
 void ExecutionPlan::encode_nodes(CanonicalEncoder& out, unsigned threads) const {
   if (threads <= 1 || nodes_.size() <= kNodesPerChunk) {
     for (const PlanNode& node : nodes_) node.encode_canonical(out);
@@ -466,6 +459,8 @@ void ExecutionPlan::encode_nodes(CanonicalEncoder& out, unsigned threads) const 
   }
 }
 
+// The four tables in key order, each written when the header's next key
+// follows it (`next` counts the tables written).
 void ExecutionPlan::encode_tables_before(std::string_view key, size_t& next,
                                          CanonicalEncoder& out, unsigned threads) const {
   static constexpr std::array<std::string_view, 4> kTables{"nodes", "operations", "providers",

@@ -58,7 +58,7 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
   std::map<ProgramValueId, ResolvedValueStorage> probe_storages;
   Result<void> prepared = {};
   run_beside(
-      family.program().nodes().size() >= kMinimumBesideNodes ? options.compile_threads() : 1,
+      threads_beside(family.program().nodes().size(), options.compile_threads()),
       [&] { contracts = ProgramWeightContracts::derive(family.program(), weights.schema()); },
       [&] {
         prepared = [&]() -> Result<void> {

@@ -49,7 +49,13 @@ inline constexpr size_t kMinimumParallelChunks = 4;
 // (run_beside with one thread): handing a phase of a few microseconds to a
 // worker costs more than it saves.
 inline constexpr size_t kMinimumBesideNodes = 64;
+
 unsigned default_compile_threads();
+
+// The threads for run_beside in a compile of a `nodes`-node program.
+inline unsigned threads_beside(size_t nodes, unsigned threads) {
+  return nodes >= kMinimumBesideNodes ? threads : 1;
+}
 
 void for_each_index(size_t count, unsigned threads, size_t chunk,
                     const std::function<bool(size_t)>& body);
