@@ -28,14 +28,7 @@ void encode_canonical(const ResolvedStorageComponent& component, CanonicalEncode
 }
 
 void encode_canonical(const ResolvedValueStorage& storage, CanonicalEncoder& out) {
-  out.begin_object();
-  out.key("components");
-  out.begin_array();
-  for (const ResolvedStorageComponent& component : storage.components()) {
-    encode_canonical(component, out);
-  }
-  out.end_array();
-  out.end_object();
+  out.canonical_value(storage.canonical());
 }
 
 void encode_canonical(const ResolvedTensorSpec& tensor, CanonicalEncoder& out) {

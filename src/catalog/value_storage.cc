@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/enum_names.h"
 
@@ -21,6 +22,36 @@ std::string describe_component(const ResolvedStorageComponent& component) {
                        component.resource_id.str());
   }
   return fmt::format("storage component in resource `{}`", component.resource_id.str());
+}
+
+// The canonical dump of {"components": [component.to_json(), ...]}: keys in
+// byte-wise order.
+std::string canonical_components(const std::vector<ResolvedStorageComponent>& components) {
+  CanonicalText out;
+  out.begin_object();
+  out.key("components");
+  out.begin_array();
+  for (const ResolvedStorageComponent& component : components) {
+    out.begin_object();
+    out.key("component_id");
+    if (component.component_id) {
+      out.string(component.component_id->str());
+    } else {
+      out.null();
+    }
+    out.key("element_type");
+    out.string(element_type_name(component.element_type));
+    out.key("length_bytes");
+    out.unsigned_integer(component.length_bytes);
+    out.key("offset_bytes");
+    out.unsigned_integer(component.offset_bytes);
+    out.key("resource_id");
+    out.string(component.resource_id.str());
+    out.end_object();
+  }
+  out.end_array();
+  out.end_object();
+  return out.release();
 }
 
 bool component_less(const ResolvedStorageComponent& a, const ResolvedStorageComponent& b) {
@@ -149,7 +180,9 @@ Result<ResolvedValueStorage> ResolvedValueStorage::create(
 
   // Overlap within one resource: sort views by (resource, offset) and compare neighbours
   // (the furthest end seen so far catches ranges nested inside an earlier one).
+  // One component cannot overlap itself.
   std::map<ResourceId, std::vector<const ResolvedStorageComponent*>> by_resource;
+  if (components.size() > 1) {
   for (const ResolvedStorageComponent& component : components) {
     by_resource[component.resource_id].push_back(&component);
   }
@@ -173,18 +206,23 @@ Result<ResolvedValueStorage> ResolvedValueStorage::create(
       }
     }
   }
-  return ResolvedValueStorage(std::move(components), total);
+  }
+  auto state = std::make_shared<State>();
+  state->components = std::move(components);
+  state->total_physical_bytes = total;
+  state->canonical = canonical_components(state->components);
+  return ResolvedValueStorage(std::move(state));
 }
 
 std::set<ResourceId> ResolvedValueStorage::resource_ids() const {
   std::set<ResourceId> ids;
-  for (const ResolvedStorageComponent& component : components_) ids.insert(component.resource_id);
+  for (const ResolvedStorageComponent& component : components()) ids.insert(component.resource_id);
   return ids;
 }
 
 bool ResolvedValueStorage::overlaps(const ResolvedValueStorage& other) const {
-  for (const ResolvedStorageComponent& a : components_) {
-    for (const ResolvedStorageComponent& b : other.components_) {
+  for (const ResolvedStorageComponent& a : components()) {
+    for (const ResolvedStorageComponent& b : other.components()) {
       if (a.overlaps(b)) return true;
     }
   }
@@ -193,7 +231,7 @@ bool ResolvedValueStorage::overlaps(const ResolvedValueStorage& other) const {
 
 nlohmann::json ResolvedValueStorage::to_json() const {
   nlohmann::json components = nlohmann::json::array();
-  for (const ResolvedStorageComponent& component : components_) {
+  for (const ResolvedStorageComponent& component : this->components()) {
     components.push_back(component.to_json());
   }
   return nlohmann::json{{"components", std::move(components)}};

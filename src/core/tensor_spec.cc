@@ -171,13 +171,14 @@ Result<ResolvedTensorSpec> ResolvedTensorSpec::create(std::vector<uint64_t> dime
     FERRITE_ASSIGN_OR_RETURN(auto stored, blocked_storage_extents(dimensions, *blocked));
     FERRITE_ASSIGN_OR_RETURN(minimum, product_bytes(stored, elem));
   }
-  return ResolvedTensorSpec(std::move(dimensions), element_type, std::move(layout), minimum);
+  return ResolvedTensorSpec(std::make_shared<const State>(
+      State{std::move(dimensions), element_type, std::move(layout), minimum}));
 }
 
 std::string ResolvedTensorSpec::to_string() const {
   std::string out =
-      fmt::format("{}[{}]", element_type_name(element_type_), fmt::join(dimensions_, ","));
-  if (!is_contiguous()) out += " " + layout_short_name(layout_);
+      fmt::format("{}[{}]", element_type_name(element_type()), fmt::join(dimensions(), ","));
+  if (!is_contiguous()) out += " " + layout_short_name(layout());
   return out;
 }
 

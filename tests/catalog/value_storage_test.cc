@@ -195,5 +195,33 @@ TEST(ValueStorageTest, EqualityAndJson) {
   EXPECT_NE(single, a);
 }
 
+TEST(ValueStorageTest, CanonicalBytesAreTheCanonicalDumpAndCopiesShareThem) {
+  // Overlapping resources, several components, and a single unnamed one: the
+  // bytes written once at construction are what the canonical dump of
+  // to_json() is, byte for byte (estimator inputs and plans hash them).
+  const std::vector<ResolvedValueStorage> storages = {
+      ResolvedValueStorage::composite({part("weight.b", "resource.b", 64, 16),
+                                       part("weight.a", "resource.a", 16, 8, ElementType::kU8),
+                                       part("weight.c", "resource.a", 0, 16)})
+          .value(),
+      ResolvedValueStorage::single(rid("resource/activation/sha256/ab"), 4096, 1024,
+                                   ElementType::kF16)
+          .value()};
+  for (const ResolvedValueStorage& storage : storages) {
+    EXPECT_EQ(storage.canonical(), storage.to_json().dump());
+    const ResolvedValueStorage copy = storage;  // NOLINT(performance-unnecessary-copy-initialization)
+    EXPECT_EQ(copy.canonical().data(), storage.canonical().data());
+    EXPECT_EQ(&copy.components(), &storage.components());
+    EXPECT_EQ(copy, storage);
+  }
+  // Equal components made apart are equal, though they share nothing.
+  const auto again = ResolvedValueStorage::single(rid("resource/activation/sha256/ab"), 4096,
+                                                  1024, ElementType::kF16)
+                         .value();
+  EXPECT_NE(again.canonical().data(), storages[1].canonical().data());
+  EXPECT_EQ(again, storages[1]);
+  EXPECT_NE(again, storages[0]);
+}
+
 }  // namespace value_storage_test
 }  // namespace ferrite

@@ -401,5 +401,29 @@ TEST(ProgramTensorSpecTest, EqualityComparesAllFields) {
   EXPECT_NE(a, b);
 }
 
+TEST(TensorSpecTest, CopiesShareOneStateAndCompareByValue) {
+  const auto tensor =
+      ResolvedTensorSpec::create({3, 5}, ElementType::kF32, zero_fill_blocked({4, 4}, {1, 0}, {8, 4}))
+          .value();
+  const ResolvedTensorSpec copy = tensor;  // NOLINT(performance-unnecessary-copy-initialization)
+  EXPECT_EQ(&copy.dimensions(), &tensor.dimensions());
+  EXPECT_EQ(&copy.layout(), &tensor.layout());
+  EXPECT_EQ(copy, tensor);
+  EXPECT_EQ(copy.minimum_storage_bytes(), 128u);
+  // Made apart: equal by value, not by state.
+  const auto again =
+      ResolvedTensorSpec::create({3, 5}, ElementType::kF32, zero_fill_blocked({4, 4}, {1, 0}, {8, 4}))
+          .value();
+  EXPECT_NE(&again.dimensions(), &tensor.dimensions());
+  EXPECT_EQ(again, tensor);
+  const auto other_type =
+      ResolvedTensorSpec::create({3, 5}, ElementType::kF16, zero_fill_blocked({4, 4}, {1, 0}, {8, 4}))
+          .value();
+  const auto other_layout = ResolvedTensorSpec::create({3, 5}, ElementType::kF32, ContiguousLayout{})
+                                .value();
+  EXPECT_NE(other_type, tensor);
+  EXPECT_NE(other_layout, tensor);
+}
+
 }  // namespace tensor_spec_test
 }  // namespace ferrite

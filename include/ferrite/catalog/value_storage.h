@@ -23,6 +23,11 @@
 // State, provider workspaces Persistent / Binding / Scratch. Wire names are
 // snake_case ("weights", "activations", ...).
 //
+// A storage is immutable and shares its state: copies are one reference
+// count, and its canonical bytes (`canonical()`, the canonical dump of
+// `to_json()`) are written once when it is made, for every estimator input
+// and plan that names it.
+//
 // JSON (`to_json`):
 //   {"components": [{"component_id": null | "weight.x", "resource_id": "...",
 //                    "offset_bytes": 0, "length_bytes": 64, "element_type": "f32"}, ...]}
@@ -34,8 +39,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -91,24 +98,33 @@ class ResolvedValueStorage {
   static Result<ResolvedValueStorage> composite(std::vector<ResolvedStorageComponent> components);
   static Result<ResolvedValueStorage> create(std::vector<ResolvedStorageComponent> components);
 
+  // Copies share the state; there is no moved-from storage (a move copies).
+  ResolvedValueStorage(const ResolvedValueStorage&) = default;
+  ResolvedValueStorage& operator=(const ResolvedValueStorage&) = default;
+
   // Sorted by (component_id, resource_id, offset_bytes); never empty.
-  const std::vector<ResolvedStorageComponent>& components() const { return components_; }
+  const std::vector<ResolvedStorageComponent>& components() const { return state_->components; }
   std::set<ResourceId> resource_ids() const;
   // Σ component lengths; checked to fit u64 at construction.
-  uint64_t total_physical_bytes() const { return total_physical_bytes_; }
+  uint64_t total_physical_bytes() const { return state_->total_physical_bytes; }
   bool overlaps(const ResolvedValueStorage& other) const;
   nlohmann::json to_json() const;
+  // The canonical bytes of to_json(): {"components":[{...}, ...]}.
+  std::string_view canonical() const { return state_->canonical; }
 
   friend bool operator==(const ResolvedValueStorage& a, const ResolvedValueStorage& b) {
-    return a.components_ == b.components_;
+    return a.state_ == b.state_ || a.state_->components == b.state_->components;
   }
 
  private:
-  ResolvedValueStorage(std::vector<ResolvedStorageComponent> components, uint64_t total)
-      : components_(std::move(components)), total_physical_bytes_(total) {}
+  struct State {
+    std::vector<ResolvedStorageComponent> components;
+    uint64_t total_physical_bytes = 0;
+    std::string canonical;
+  };
+  explicit ResolvedValueStorage(std::shared_ptr<const State> state) : state_(std::move(state)) {}
 
-  std::vector<ResolvedStorageComponent> components_;
-  uint64_t total_physical_bytes_ = 0;
+  std::shared_ptr<const State> state_;  // never null
 };
 
 }  // namespace ferrite

@@ -20,6 +20,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -67,33 +68,38 @@ class ResolvedTensorSpec {
                                            ElementType element_type,
                                            ResolvedTensorLayout layout);
 
-  const std::vector<uint64_t>& dimensions() const { return dimensions_; }
-  ElementType element_type() const { return element_type_; }
-  const ResolvedTensorLayout& layout() const { return layout_; }
-  size_t rank() const { return dimensions_.size(); }
-  uint64_t minimum_storage_bytes() const { return minimum_storage_bytes_; }
-  bool is_contiguous() const { return std::holds_alternative<ContiguousLayout>(layout_); }
+  // Immutable, so copies share one state (a reference count, no allocation:
+  // a compile copies each value's tensor into every binding of it, round
+  // after round). There is no moved-from tensor: a move copies.
+  ResolvedTensorSpec(const ResolvedTensorSpec&) = default;
+  ResolvedTensorSpec& operator=(const ResolvedTensorSpec&) = default;
+
+  const std::vector<uint64_t>& dimensions() const { return state_->dimensions; }
+  ElementType element_type() const { return state_->element_type; }
+  const ResolvedTensorLayout& layout() const { return state_->layout; }
+  size_t rank() const { return state_->dimensions.size(); }
+  uint64_t minimum_storage_bytes() const { return state_->minimum_storage_bytes; }
+  bool is_contiguous() const { return std::holds_alternative<ContiguousLayout>(state_->layout); }
 
   // "f32[3,5] blocked[4,4|1,0] zero-fill[8,4]" — readable, stable.
   std::string to_string() const;
 
   friend bool operator==(const ResolvedTensorSpec& a, const ResolvedTensorSpec& b) {
-    return a.dimensions_ == b.dimensions_ && a.element_type_ == b.element_type_ &&
-           a.layout_ == b.layout_;
+    return a.state_ == b.state_ ||
+           (a.state_->dimensions == b.state_->dimensions &&
+            a.state_->element_type == b.state_->element_type && a.state_->layout == b.state_->layout);
   }
 
  private:
-  ResolvedTensorSpec(std::vector<uint64_t> dimensions, ElementType element_type,
-                     ResolvedTensorLayout layout, uint64_t minimum_storage_bytes)
-      : dimensions_(std::move(dimensions)),
-        element_type_(element_type),
-        layout_(std::move(layout)),
-        minimum_storage_bytes_(minimum_storage_bytes) {}
+  struct State {
+    std::vector<uint64_t> dimensions;
+    ElementType element_type;
+    ResolvedTensorLayout layout;
+    uint64_t minimum_storage_bytes;
+  };
+  explicit ResolvedTensorSpec(std::shared_ptr<const State> state) : state_(std::move(state)) {}
 
-  std::vector<uint64_t> dimensions_;
-  ElementType element_type_;
-  ResolvedTensorLayout layout_;
-  uint64_t minimum_storage_bytes_;
+  std::shared_ptr<const State> state_;  // never null
 };
 
 // A tensor as written in a program (weights, states) or in compile options.
