@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -374,6 +375,7 @@ Result<JointProviderSelection> select_providers_jointly(
                                          return node_candidates(resolutions[i], catalog, policy);
                                        }));
   JointProviderSelection selection;
+  std::vector<const ProviderId*> picked(nodes.size(), nullptr);  // by resolution index
   for (const auto& members : independent_components(nodes)) {
     FERRITE_ASSIGN_OR_RETURN(auto solution,
                              policy.storage_profile_order.size() <= 64
@@ -382,10 +384,7 @@ Result<JointProviderSelection> select_providers_jointly(
     for (size_t k = 0; k < members.size(); ++k) {
       const auto& node = nodes[members[k]];
       const auto& chosen = node.candidates[solution.partial[k]];
-      if (!selection.chosen.emplace(node.resolution->node_id(), chosen.plan->provider_id()).second) {
-        return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` was selected twice",
-                          node.resolution->node_id().str());
-      }
+      picked[members[k]] = &chosen.plan->provider_id();
     }
     for (auto& [id, profile] : solution.profiles) {
       if (!selection.profiles.emplace(id, profile).second) {
@@ -394,11 +393,27 @@ Result<JointProviderSelection> select_providers_jointly(
       }
     }
   }
+  selection.chosen.reserve(nodes.size());
+  std::unordered_set<NodeId, IdentityAddressHash> selected;  // looked up only
+  selected.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodeId& node_id = nodes[i].resolution->node_id();
+    if (!selected.insert(node_id).second) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` was selected twice",
+                        node_id.str());
+    }
+    if (picked[i] == nullptr) {  // every node is in exactly one component
+      return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` was not selected",
+                        node_id.str());
+    }
+    selection.chosen.emplace_back(node_id, *picked[i]);
+  }
   // Typed evidence for every preferred provider that lost.
-  for (const auto& node : nodes) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto& node = nodes[i];
     const auto& preferred = node.resolution->preferred_provider();
     const NodeId& node_id = node.resolution->node_id();
-    if (!preferred || selection.chosen.at(node_id) == *preferred) continue;
+    if (!preferred || selection.chosen[i].second == *preferred) continue;
     std::set<ResourceId> conflicts;
     bool was_candidate = false;
     for (const auto& candidate : node.candidates) {

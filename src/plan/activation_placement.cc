@@ -53,10 +53,11 @@ ValueAlignments chosen_activation_alignments(const std::vector<PlanNodeResolutio
                                              const JointProviderSelection& selection) {
   ValueAlignments out;
   out.reserve(2 * resolutions.size());
-  for (const auto& resolution : resolutions) {
-    auto chosen = selection.chosen.find(resolution.node_id());
-    if (chosen == selection.chosen.end()) continue;
-    const ProviderResourcePlan* plan = resolution.candidate(chosen->second);
+  for (size_t i = 0; i < resolutions.size(); ++i) {
+    const PlanNodeResolution& resolution = resolutions[i];
+    const ProviderId* chosen = selection.chosen_for(i, resolution.node_id());
+    if (chosen == nullptr) continue;
+    const ProviderResourcePlan* plan = resolution.candidate(*chosen);
     if (plan == nullptr) continue;
     for (const auto& binding : resolution.values()) {
       if (binding.usage() != BufferUsage::kActivations) continue;

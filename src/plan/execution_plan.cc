@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -142,7 +143,8 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
                       "plan needs one resolution per program node: {} nodes, {} resolutions",
                       program_nodes.size(), resolution.node_resolutions.size());
   }
-  std::set<NodeId> seen;
+  std::unordered_set<NodeId, IdentityAddressHash> seen;  // looked up only
+  seen.reserve(resolution.node_resolutions.size());
   for (const auto& r : resolution.node_resolutions) {
     if (!seen.insert(r.node_id()).second) {
       return make_error(ErrorCode::kInvalidExecutionPlan, "duplicate resolution for node `{}`",
@@ -151,8 +153,10 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   }
 
   // Producers and last consumers, in program order.
-  std::map<ProgramValueId, size_t> producers;
-  std::map<ProgramValueId, size_t> last_consumers;
+  ValueNodeIndex producers;
+  ValueNodeIndex last_consumers;
+  producers.reserve(program_nodes.size());
+  last_consumers.reserve(program_nodes.size());
   for (size_t i = 0; i < program_nodes.size(); ++i) {
     for (const auto& v : program_nodes[i]->inputs) last_consumers[v] = i;
     for (const auto& v : program_nodes[i]->outputs) producers.emplace(v, i);

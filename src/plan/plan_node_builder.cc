@@ -40,26 +40,26 @@ struct Selection {
   std::map<ProviderId, PlanProviderRejectReason> rejected;
 };
 
-Result<Selection> select_provider(const PlanNodeBuildContext& context, const ProgramNode& node,
-                                  const OperationDescriptor& op,
+Result<Selection> select_provider(const PlanNodeBuildContext& context, size_t node_index,
+                                  const ProgramNode& node, const OperationDescriptor& op,
                                   const PlanNodeResolution& resolution) {
-  auto chosen = context.selection.chosen.find(node.id);
-  if (chosen == context.selection.chosen.end()) {
+  const ProviderId* chosen_provider = context.selection.chosen_for(node_index, node.id);
+  if (chosen_provider == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "node `{}` has no jointly selected provider", node.id.str())
         .with_field("node_id", node.id.str());
   }
   const ProviderCompatibilityReport report =
       context.catalog.provider_compatibility(compatibility_request(node, op, resolution));
-  if (std::find(report.compatible.begin(), report.compatible.end(), chosen->second) ==
+  if (std::find(report.compatible.begin(), report.compatible.end(), *chosen_provider) ==
           report.compatible.end() ||
-      resolution.candidate(chosen->second) == nullptr) {
+      resolution.candidate(*chosen_provider) == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "node `{}` selected provider `{}` is not a compatible resolution candidate",
-                      node.id.str(), chosen->second.str())
+                      node.id.str(), chosen_provider->str())
         .with_field("node_id", node.id.str());
   }
-  Selection out{chosen->second, PlanSelectionReason::kDeterministicCompatible, {}};
+  Selection out{*chosen_provider, PlanSelectionReason::kDeterministicCompatible, {}};
   auto add = [&](const ProviderId& id, PlanProviderRejectReason reason) -> Result<void> {
     if (!out.rejected.emplace(id, std::move(reason)).second) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
@@ -252,7 +252,7 @@ Result<PlanNode> build_plan_node_alone(const PlanNodeBuildContext& context, size
   FERRITE_ASSIGN_OR_RETURN(auto aliases,
                            exact_aliases(context, node_index, node, resolution.values()));
   auto effects = state_effects(context.family.program(), resolution.values());
-  FERRITE_ASSIGN_OR_RETURN(auto selection, select_provider(context, node, *op, resolution));
+  FERRITE_ASSIGN_OR_RETURN(auto selection, select_provider(context, node_index, node, *op, resolution));
   const ProviderResourcePlan* plan = resolution.candidate(selection.provider);
   const OperationProviderDescriptor* descriptor =
       context.catalog.find_provider(node.operation_id, selection.provider);

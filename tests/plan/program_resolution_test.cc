@@ -26,6 +26,12 @@ using plan_testing::device;
 using plan_testing::policy;
 using plan_testing::provider;
 
+// The provider the selection chose for `node`, or "" when it chose none.
+std::string chosen_of(const JointProviderSelection& selection, std::string_view node) {
+  const ProviderId* provider = selection.find_chosen(testing::node_id(node));
+  return provider == nullptr ? std::string() : provider->str();
+}
+
 struct Harness {
   OperationDescriptor op = synthetic_operation();
   std::vector<OperationProviderDescriptor> providers{
@@ -260,11 +266,39 @@ TEST(JointSelectionTest, Case25PreferredProviderLosesWithStorageEvidence) {
                                                   h.providers));
   auto selection = select_providers_jointly(r->node_resolutions, catalog, policy());
   ASSERT_TRUE(selection) << selection.error().to_string();
-  EXPECT_EQ(selection->chosen.at(testing::node_id("node.main")).str(),
+  EXPECT_EQ(chosen_of(*selection, "node.main"),
             "provider.operation.reference");
   const auto& evidence = selection->preferred_rejections.at(testing::node_id("node.main"));
   EXPECT_EQ(evidence.first.str(), "provider.operation.secondary");
   EXPECT_EQ(evidence.second.resource_ids.size(), 3u);
+}
+
+TEST(JointSelectionTest, ChosenIsAlignedWithTheResolutionsAndNamesEachNodeOnce) {
+  Harness h;
+  auto r = h.run(testing::synthetic_family(), testing::synthetic_options());
+  ASSERT_TRUE(r) << r.error().to_string();
+  auto catalog = unwrap(CapabilityCatalog::create(device(), unwrap(OperationCatalog::create({h.op})),
+                                                  h.providers));
+  auto selection = select_providers_jointly(r->node_resolutions, catalog, policy());
+  ASSERT_TRUE(selection) << selection.error().to_string();
+  ASSERT_EQ(selection->chosen.size(), r->node_resolutions.size());
+  for (size_t i = 0; i < r->node_resolutions.size(); ++i) {
+    const NodeId& node = r->node_resolutions[i].node_id();
+    EXPECT_EQ(selection->chosen[i].first, node);
+    EXPECT_EQ(selection->chosen_for(i, node), &selection->chosen[i].second);
+    EXPECT_EQ(selection->find_chosen(node), &selection->chosen[i].second);
+    // Another index, or another node at this one: not this selection's answer.
+    EXPECT_EQ(selection->chosen_for(r->node_resolutions.size() + i, node), nullptr);
+    EXPECT_EQ(selection->chosen_for(i, testing::node_id("node.elsewhere")), nullptr);
+  }
+  EXPECT_EQ(selection->find_chosen(testing::node_id("node.elsewhere")), nullptr);
+  // A node resolved twice is selected twice: refused, naming it.
+  std::vector<PlanNodeResolution> twice = r->node_resolutions;
+  twice.push_back(r->node_resolutions.front());
+  auto duplicated = select_providers_jointly(twice, catalog, policy());
+  ASSERT_FALSE(duplicated);
+  EXPECT_THAT(duplicated.error().message(),
+              ::testing::HasSubstr(r->node_resolutions.front().node_id().str() + "` was selected twice"));
 }
 
 TEST(JointSelectionTest, Case26ProfileRankBeatsProviderIdTieBreak) {
@@ -293,7 +327,7 @@ TEST(JointSelectionTest, Case26ProfileRankBeatsProviderIdTieBreak) {
   ASSERT_EQ(r->node_resolutions[0].candidates().size(), 2u);
   auto selection = select_providers_jointly(r->node_resolutions, catalog, both_policy);
   ASSERT_TRUE(selection) << selection.error().to_string();
-  EXPECT_EQ(selection->chosen.at(testing::node_id("node.main")).str(),
+  EXPECT_EQ(chosen_of(*selection, "node.main"),
             "provider.operation.reference");
   for (const auto& [id, profile] : selection->profiles) {
     EXPECT_EQ(profile, DynamicStorageProfile::linear_contiguous()) << id.str();
@@ -307,7 +341,7 @@ TEST(JointSelectionTest, Case26ProfileRankBeatsProviderIdTieBreak) {
   ASSERT_TRUE(preferred);
   auto chosen = select_providers_jointly(preferred->node_resolutions, catalog, both_policy);
   ASSERT_TRUE(chosen);
-  EXPECT_EQ(chosen->chosen.at(testing::node_id("node.main")).str(), "provider.a.paged");
+  EXPECT_EQ(chosen_of(*chosen, "node.main"), "provider.a.paged");
   EXPECT_TRUE(chosen->preferred_rejections.empty());
 }
 
@@ -374,7 +408,7 @@ TEST(JointSelectionTest, Case24UnregisteredPreferenceFallsBackDeterministically)
                                                   h.providers));
   auto selection = select_providers_jointly(r->node_resolutions, catalog, policy());
   ASSERT_TRUE(selection);
-  EXPECT_EQ(selection->chosen.at(testing::node_id("node.main")).str(),
+  EXPECT_EQ(chosen_of(*selection, "node.main"),
             "provider.operation.reference");
   // No storage evidence: the plan build records NotRegistered instead.
   EXPECT_TRUE(selection->preferred_rejections.empty());

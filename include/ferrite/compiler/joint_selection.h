@@ -29,10 +29,11 @@
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto selection, select_providers_jointly(resolutions, catalog, policy));
-//   selection.chosen.at(node_id);  // the ProviderId that runs the node
+//   selection.chosen_for(i, resolutions[i].node_id());  // the ProviderId that runs node i
 #pragma once
 
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "ferrite/compiler/node_resolution.h"
@@ -40,10 +41,29 @@
 namespace ferrite {
 
 struct JointProviderSelection {
-  std::map<NodeId, ProviderId> chosen;
+  // The chosen provider of each node, by the index of its resolution in the
+  // vector that was selected from (aligned with it, so later phases walking
+  // that vector find a node's provider without a search by id).
+  std::vector<std::pair<NodeId, ProviderId>> chosen;
   std::map<ResourceId, DynamicStorageProfile> profiles;  // every dynamic resource
   // Preferred providers that lost, with the typed storage evidence.
   std::map<NodeId, std::pair<ProviderId, ProviderStorageIncompatible>> preferred_rejections;
+
+  // The provider chosen for `node`, whose resolution was at `index`; null
+  // when that entry is not the node's (a resolution vector other than the
+  // one selected from).
+  const ProviderId* chosen_for(size_t index, const NodeId& node) const {
+    if (index < chosen.size() && chosen[index].first == node) return &chosen[index].second;
+    return nullptr;
+  }
+  // The provider chosen for `node` wherever it is, or null: a linear search,
+  // for tools and tests that have no resolution index.
+  const ProviderId* find_chosen(const NodeId& node) const {
+    for (const auto& [id, provider] : chosen) {
+      if (id == node) return &provider;
+    }
+    return nullptr;
+  }
 };
 
 Result<JointProviderSelection> select_providers_jointly(

@@ -28,11 +28,13 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 #include "ferrite/catalog/capability_catalog.h"
 #include "ferrite/compiler/joint_selection.h"
 #include "ferrite/compiler/node_resolution.h"
+#include "ferrite/core/identity.h"
 #include "ferrite/plan/plan_node.h"
 #include "ferrite/program/prepared_model_family.h"
 
@@ -54,13 +56,16 @@ class StateHazards {
   std::map<StateId, History> states_;
 };
 
+using ValueNodeIndex = std::unordered_map<ProgramValueId, size_t, IdentityAddressHash>;
+
 struct PlanNodeBuildContext {
   const PreparedModelFamily& family;
   const CapabilityCatalog& catalog;
   const JointProviderSelection& selection;
   const std::vector<const ProgramNode*>& program_nodes;        // program order
-  const std::map<ProgramValueId, size_t>& producers;            // value → node index
-  const std::map<ProgramValueId, size_t>& last_consumers;       // value → node index
+  // value → node index; looked up only, never iterated (hashed by address)
+  const ValueNodeIndex& producers;
+  const ValueNodeIndex& last_consumers;
 };
 
 Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t node_index,
