@@ -386,11 +386,17 @@ Result<JointProviderSelection> select_providers_jointly(
       const auto& chosen = node.candidates[solution.partial[k]];
       picked[members[k]] = &chosen.plan->provider_id();
     }
+    // In id order: one component's resources go in at the end without a
+    // search, the next component's wherever they fall.
+    auto hint = selection.profiles.end();
     for (auto& [id, profile] : solution.profiles) {
-      if (!selection.profiles.emplace(id, profile).second) {
+      const size_t before = selection.profiles.size();
+      hint = selection.profiles.emplace_hint(hint, id, profile);
+      if (selection.profiles.size() == before) {
         return make_error(ErrorCode::kInvalidExecutionPlan, "resource `{}` was assigned twice",
                           id.str());
       }
+      ++hint;
     }
   }
   selection.chosen.reserve(nodes.size());
