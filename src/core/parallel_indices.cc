@@ -13,6 +13,13 @@
 
 namespace ferrite {
 
+size_t max_helper_threads() {
+  // One CPU of the process's is the caller's; at least one helper, so that a
+  // caller on a single CPU still has one to hand work to.
+  static const size_t cap = std::max(1u, default_compile_threads() - 1);
+  return cap;
+}
+
 unsigned default_compile_threads() {
   // The CPUs this process may run on (taskset, a container's cpuset), else
   // the machine's.
@@ -79,12 +86,13 @@ class WorkerPool {
   }
 
   // Offers `job` to `helpers` workers, starting workers (up to
-  // kMaxCompileThreads - 1 in all) when too few are idle. A worker the
-  // system refuses to start is work the caller does instead.
+  // max_helper_threads() in all) when too few are idle. A worker the system
+  // refuses to start, or one the cap leaves unstarted, is work the caller
+  // does instead.
   void offer(const std::shared_ptr<Job>& job, size_t helpers) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (size_t h = 0; h < helpers; ++h) queue_.push_back(job);
-    while (idle_ < queue_.size() && workers_ < kMaxCompileThreads - 1) {
+    while (idle_ < queue_.size() && workers_ < cap_) {
       try {
         std::thread([this] { work(); }).detach();
       } catch (const std::system_error&) {
@@ -123,6 +131,7 @@ class WorkerPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Job>> queue_;
+  const size_t cap_ = max_helper_threads();
   size_t workers_ = 0;
   size_t idle_ = 0;
 };

@@ -7,7 +7,9 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -120,6 +122,46 @@ TEST(ParallelIndicesTest, HelperThreadsAreKeptBetweenCalls) {
     });
   }
   EXPECT_GT(most_calls_on_one_helper.load(), 1);
+}
+
+// However calls overlap — several callers at once, each asking for more
+// threads than the machine has, phases beside phases — no more helper
+// threads than max_helper_threads() ever take part.
+TEST(ParallelIndicesTest, HelpersNeverOutnumberTheCap) {
+  const std::thread::id main_caller = std::this_thread::get_id();
+  std::mutex mutex;
+  std::set<std::thread::id> callers{main_caller};
+  std::set<std::thread::id> seen;
+  auto record = [&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    seen.insert(std::this_thread::get_id());
+  };
+  std::vector<std::thread> threads;
+  for (int c = 0; c < 3; ++c) {
+    threads.emplace_back([&] {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        callers.insert(std::this_thread::get_id());
+      }
+      for (int call = 0; call < 20; ++call) {
+        run_beside(
+            kMaxCompileThreads, [&] { record(); },
+            [&] {
+              for_each_index(256, kMaxCompileThreads, 1, [&](size_t) {
+                record();
+                std::this_thread::sleep_for(std::chrono::microseconds(20));
+                return true;
+              });
+            });
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  size_t helpers = 0;
+  for (const auto& id : seen) helpers += callers.contains(id) ? 0 : 1;
+  EXPECT_LE(helpers, max_helper_threads());
+  EXPECT_GE(max_helper_threads(), 1u);
+  EXPECT_LE(max_helper_threads(), size_t{kMaxCompileThreads} - 1);
 }
 
 // run_beside: both pieces run once, whoever runs `beside`; the call returns

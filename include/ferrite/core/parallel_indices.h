@@ -6,10 +6,15 @@
 // helper threads, and returns once every helper that took part is done
 // (their writes happen before the return). Helpers come from workers kept
 // for the life of the process (started on first need, at most
-// kMaxCompileThreads - 1, never joined: starting threads per call cost more
-// than small programs' whole phases); a worker busy elsewhere or one the
-// system refuses to start is work the caller does instead. Several threads
-// may call at once. HAZARD: the workers do not survive fork(): a forked
+// max_helper_threads() — the process's CPUs less the caller's, at least one
+// — never joined: starting threads per call cost more than small programs'
+// whole phases); a worker busy elsewhere, one the cap leaves unstarted or
+// one the system refuses to start is work the caller does instead. Several
+// threads may call at once. The cap bounds the process's threads (and the
+// memory each one's heap holds: on 2 MiB pages, at least one page a thread)
+// however the calls overlap: a phase offered beside another, or a worker
+// still on its way back from its last job, never starts another thread past
+// it. HAZARD: the workers do not survive fork(): a forked
 // child's calls run on the calling thread alone, and a fork while a worker
 // held the pool's lock leaves it locked in the child (Ferrite never forks).
 // Indices are handed out in chunks of `chunk`, in increasing order. body
@@ -51,6 +56,9 @@ inline constexpr size_t kMinimumParallelChunks = 4;
 inline constexpr size_t kMinimumBesideNodes = 64;
 
 unsigned default_compile_threads();
+// The most helper threads the process keeps: default_compile_threads() - 1,
+// at least 1.
+size_t max_helper_threads();
 
 // The threads for run_beside in a compile of a `nodes`-node program.
 inline unsigned threads_beside(size_t nodes, unsigned threads) {
