@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "ferrite/catalog/canonical_encoding.h"
 #include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/enum_names.h"
@@ -24,31 +25,13 @@ std::string describe_component(const ResolvedStorageComponent& component) {
   return fmt::format("storage component in resource `{}`", component.resource_id.str());
 }
 
-// The canonical dump of {"components": [component.to_json(), ...]}: keys in
-// byte-wise order.
+// The canonical dump of {"components": [component.to_json(), ...]}.
 std::string canonical_components(const std::vector<ResolvedStorageComponent>& components) {
   CanonicalText out;
   out.begin_object();
   out.key("components");
   out.begin_array();
-  for (const ResolvedStorageComponent& component : components) {
-    out.begin_object();
-    out.key("component_id");
-    if (component.component_id) {
-      out.string(component.component_id->str());
-    } else {
-      out.null();
-    }
-    out.key("element_type");
-    out.string(element_type_name(component.element_type));
-    out.key("length_bytes");
-    out.unsigned_integer(component.length_bytes);
-    out.key("offset_bytes");
-    out.unsigned_integer(component.offset_bytes);
-    out.key("resource_id");
-    out.string(component.resource_id.str());
-    out.end_object();
-  }
+  for (const ResolvedStorageComponent& component : components) encode_canonical(component, out);
   out.end_array();
   out.end_object();
   return out.release();
