@@ -37,6 +37,37 @@ std::string canonical_components(const std::vector<ResolvedStorageComponent>& co
   return out.release();
 }
 
+// Overlap within one resource: sort views by (resource, offset) and compare
+// neighbours (the furthest end seen so far catches ranges nested inside an
+// earlier one).
+Result<void> check_no_overlap(const std::vector<ResolvedStorageComponent>& components) {
+  std::map<ResourceId, std::vector<const ResolvedStorageComponent*>> by_resource;
+  for (const ResolvedStorageComponent& component : components) {
+    by_resource[component.resource_id].push_back(&component);
+  }
+  for (auto& [resource, list] : by_resource) {
+    std::sort(list.begin(), list.end(), [](const auto* a, const auto* b) {
+      return a->offset_bytes < b->offset_bytes;
+    });
+    const ResolvedStorageComponent* furthest = nullptr;
+    for (const ResolvedStorageComponent* component : list) {
+      if (furthest != nullptr && furthest->overlaps(*component)) {
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "value storage components overlap in resource `{}`: {} "
+                          "[{}, +{}) and {} [{}, +{})",
+                          resource.str(), describe_component(*furthest), furthest->offset_bytes,
+                          furthest->length_bytes, describe_component(*component),
+                          component->offset_bytes, component->length_bytes);
+      }
+      if (furthest == nullptr || component->offset_bytes + component->length_bytes >
+                                     furthest->offset_bytes + furthest->length_bytes) {
+        furthest = component;
+      }
+    }
+  }
+  return {};
+}
+
 bool component_less(const ResolvedStorageComponent& a, const ResolvedStorageComponent& b) {
   return std::tie(a.component_id, a.resource_id, a.offset_bytes) <
          std::tie(b.component_id, b.resource_id, b.offset_bytes);
@@ -161,35 +192,8 @@ Result<ResolvedValueStorage> ResolvedValueStorage::create(
     total = *sum;
   }
 
-  // Overlap within one resource: sort views by (resource, offset) and compare neighbours
-  // (the furthest end seen so far catches ranges nested inside an earlier one).
   // One component cannot overlap itself.
-  std::map<ResourceId, std::vector<const ResolvedStorageComponent*>> by_resource;
-  if (components.size() > 1) {
-  for (const ResolvedStorageComponent& component : components) {
-    by_resource[component.resource_id].push_back(&component);
-  }
-  for (auto& [resource, list] : by_resource) {
-    std::sort(list.begin(), list.end(), [](const auto* a, const auto* b) {
-      return a->offset_bytes < b->offset_bytes;
-    });
-    const ResolvedStorageComponent* furthest = nullptr;
-    for (const ResolvedStorageComponent* component : list) {
-      if (furthest != nullptr && furthest->overlaps(*component)) {
-        return make_error(ErrorCode::kInvalidExecutionPlan,
-                          "value storage components overlap in resource `{}`: {} "
-                          "[{}, +{}) and {} [{}, +{})",
-                          resource.str(), describe_component(*furthest), furthest->offset_bytes,
-                          furthest->length_bytes, describe_component(*component),
-                          component->offset_bytes, component->length_bytes);
-      }
-      if (furthest == nullptr || component->offset_bytes + component->length_bytes >
-                                     furthest->offset_bytes + furthest->length_bytes) {
-        furthest = component;
-      }
-    }
-  }
-  }
+  if (components.size() > 1) FERRITE_RETURN_IF_ERROR(check_no_overlap(components));
   auto state = std::make_shared<State>();
   state->components = std::move(components);
   state->total_physical_bytes = total;
