@@ -31,7 +31,9 @@ std::string fields_problem(const ProviderResourcePlan& plan) {
     return fmt::format("has implementation fingerprint `{}` that is not a canonical sha256",
                        plan.estimator_implementation_fingerprint());
   }
-  if (!is_canonical_sha256(plan.estimator_input_fingerprint())) {
+  // A deferred digest (the compiler's) is canonical by construction and is
+  // not computed here; a fingerprint given as text is checked.
+  if (!plan.estimator_input_digest().is_canonical_sha256()) {
     return fmt::format("has input fingerprint `{}` that is not a canonical sha256",
                        plan.estimator_input_fingerprint());
   }
@@ -108,7 +110,7 @@ std::string estimate_fingerprint_of(const ProviderResourcePlan& plan) {
 }  // namespace
 
 Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
-    const OperationProviderDescriptor& descriptor, const std::string& input_fingerprint,
+    const OperationProviderDescriptor& descriptor, const DeferredSha256& input_fingerprint,
     const OperationResourceEstimate& estimate) {
   const std::string& provider = descriptor.provider_id.str();
   std::string mismatch;  // the rest of "provider `p` resource estimate <mismatch>"
@@ -127,10 +129,13 @@ Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
         "implementation `{}`",
         estimate.estimator_id, estimate.estimator_implementation_fingerprint,
         descriptor.resource_estimator_implementation_fingerprint);
-  } else if (estimate.claimed_input_fingerprint != input_fingerprint) {
+  } else if (!(estimate.claimed_input_fingerprint == input_fingerprint)) {
+    // An echo of the core's own handle is equal without hashing; any other
+    // claim is compared as text.
     mismatch =
         fmt::format("from estimator `{}` claims input fingerprint `{}` but the core computed `{}`",
-                    estimate.estimator_id, estimate.claimed_input_fingerprint, input_fingerprint);
+                    estimate.estimator_id, estimate.claimed_input_fingerprint.hex(),
+                    input_fingerprint.hex());
   }
   if (!mismatch.empty()) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "provider `{}` resource estimate {}",
@@ -163,8 +168,19 @@ Result<void> ProviderResourcePlan::validate_fields() const {
       .with_field("estimator_id", estimator_id_);
 }
 
-std::string ProviderResourcePlan::estimate_fingerprint() const {
-  return estimate_fingerprint_of(*this);
+const std::string& ProviderResourcePlan::estimate_fingerprint() const {
+  std::call_once(estimate_digest_->once,
+                 [this] { estimate_digest_->hex = estimate_fingerprint_of(*this); });
+  return estimate_digest_->hex;
+}
+
+bool operator==(const ProviderResourcePlan& a, const ProviderResourcePlan& b) {
+  return a.provider_id_ == b.provider_id_ && a.estimator_id_ == b.estimator_id_ &&
+         a.estimator_version_ == b.estimator_version_ &&
+         a.estimator_implementation_fingerprint_ == b.estimator_implementation_fingerprint_ &&
+         a.estimator_input_fingerprint_ == b.estimator_input_fingerprint_ &&
+         a.value_alignment_bytes_ == b.value_alignment_bytes_ && a.scratch_ == b.scratch_ &&
+         a.binding_ == b.binding_ && a.persistent_ == b.persistent_;
 }
 
 // The estimate fingerprint is derived from the fields on demand, so it cannot
@@ -177,7 +193,7 @@ nlohmann::json ProviderResourcePlan::fingerprint_material() const {
       {"estimator_id", estimator_id_},
       {"estimator_version", estimator_version_.to_string()},
       {"estimator_implementation_fingerprint", estimator_implementation_fingerprint_},
-      {"estimator_input_fingerprint", estimator_input_fingerprint_},
+      {"estimator_input_fingerprint", estimator_input_fingerprint_.hex()},
       {"value_alignment_bytes", value_alignment_bytes_},
       {"scratch", optional_workspace_json(scratch_)},
       {"binding", optional_workspace_json(binding_)},

@@ -49,15 +49,46 @@ Result<void> OperationResourceEstimateRequest::validate() const {
                       node, token_rows.size(), values.size())
         .with_field("node_id", node);
   }
-  if (!is_canonical_sha256(input_fingerprint)) {
+  if (!input_fingerprint.is_canonical_sha256()) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "resource estimate request for node `{}` has input fingerprint `{}` that is "
                       "not a canonical sha256",
-                      node, input_fingerprint)
+                      node, input_fingerprint.hex())
         .with_field("node_id", node);
   }
   return {};
 }
+
+namespace {
+
+// The family and operation fingerprints an estimator input names must be
+// canonical; errors name the node (and the provider, when there is one).
+Result<void> check_input_fingerprints(const std::string& prepared_family_fingerprint,
+                                      const std::string& operation_fingerprint,
+                                      const NodeId& node_id, const OperationId& operation_id,
+                                      const ProviderId* provider_id) {
+  auto subject = [&] {  // formatted only for an error
+    return provider_id == nullptr
+               ? fmt::format("estimator input for node `{}`", node_id.str())
+               : fmt::format("estimator input for node `{}` (provider `{}`)", node_id.str(),
+                             provider_id->str());
+  };
+  if (!is_canonical_sha256(prepared_family_fingerprint)) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "{}: prepared family fingerprint `{}` is not a canonical sha256", subject(),
+                      prepared_family_fingerprint)
+        .with_field("node_id", node_id.str());
+  }
+  if (!is_canonical_sha256(operation_fingerprint)) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "{}: operation `{}` fingerprint `{}` is not a canonical sha256", subject(),
+                      operation_id.str(), operation_fingerprint)
+        .with_field("node_id", node_id.str());
+  }
+  return {};
+}
+
+}  // namespace
 
 Result<std::string> estimator_input_fingerprint(
     const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
@@ -82,23 +113,62 @@ Result<std::string> estimator_input_fingerprint_of_encoded(
     std::string_view canonical_values, const std::set<CapabilityId>& required_capabilities,
     const std::set<WeightFormatId>& required_weight_formats,
     const std::set<QuantizationFormatId>& required_quantization_formats) {
-  if (!is_canonical_sha256(prepared_family_fingerprint)) {
-    return make_error(
-        ErrorCode::kInvalidExecutionPlan,
-        "estimator input for node `{}` (provider `{}`): prepared family fingerprint `{}` is not "
-        "a canonical sha256",
-        node_id.str(), provider_id.str(), prepared_family_fingerprint);
+  FERRITE_RETURN_IF_ERROR(check_input_fingerprints(prepared_family_fingerprint,
+                                                   operation_fingerprint, node_id, operation_id,
+                                                   &provider_id));
+  FERRITE_ASSIGN_OR_RETURN(
+      auto input, NodeEstimatorInput::encode(prepared_family_fingerprint, operation_fingerprint,
+                                             node_id, operation_id, operation_version, attributes,
+                                             canonical_values, required_capabilities,
+                                             required_weight_formats,
+                                             required_quantization_formats));
+  return input->fingerprint_for(provider_id).hex();
+}
+
+namespace {
+
+// One provider's estimator input: the node's bytes around its id.
+class ProviderEstimatorInput : public DeferredSha256::Source {
+ public:
+  ProviderEstimatorInput(std::shared_ptr<const NodeEstimatorInput> node, ProviderId provider)
+      : node_(std::move(node)), provider_(std::move(provider)) {}
+
+ protected:
+  void write(CanonicalSha256& out) const override {
+    thread_local CanonicalText id;
+    id.reset();
+    id.string(provider_.str());
+    out.update(node_->before_provider());
+    out.update(R"(,"provider_id":)");
+    out.update(id.text());
+    out.update(node_->after_provider());
   }
-  if (!is_canonical_sha256(operation_fingerprint)) {
-    return make_error(
-        ErrorCode::kInvalidExecutionPlan,
-        "estimator input for node `{}` (provider `{}`): operation `{}` fingerprint `{}` is not a "
-        "canonical sha256",
-        node_id.str(), provider_id.str(), operation_id.str(), operation_fingerprint);
-  }
-  // Streamed in canonical key order: the bytes of
-  // canonical_json(estimator_input_material(...)), never built as a document.
-  thread_local CanonicalSha256 out;
+  void release() override { node_.reset(); }
+
+ private:
+  std::shared_ptr<const NodeEstimatorInput> node_;
+  ProviderId provider_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<const NodeEstimatorInput>> NodeEstimatorInput::encode(
+    const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
+    const NodeId& node_id, const OperationId& operation_id,
+    const ContractVersion& operation_version,
+    const std::map<AttributeId, SemanticValue>& attributes, std::string_view canonical_values,
+    const std::set<CapabilityId>& required_capabilities,
+    const std::set<WeightFormatId>& required_weight_formats,
+    const std::set<QuantizationFormatId>& required_quantization_formats) {
+  FERRITE_RETURN_IF_ERROR(check_input_fingerprints(prepared_family_fingerprint,
+                                                   operation_fingerprint, node_id, operation_id,
+                                                   nullptr));
+  // The bytes of canonical_json(estimator_input_material(...)), in canonical
+  // key order, never built as a document; "provider_id" (between
+  // "prepared_family_fingerprint" and "required_capabilities") is written
+  // with an empty value here and cut out, so each provider's digest puts its
+  // own id there.
+  thread_local CanonicalText out;
   out.reset();
   auto identities = [&](const auto& ids) {
     out.begin_array();
@@ -123,8 +193,10 @@ Result<std::string> estimator_input_fingerprint_of_encoded(
   out.string(operation_version.to_string());
   out.key("prepared_family_fingerprint");
   out.string(prepared_family_fingerprint);
+  const size_t provider_begins = out.size();
   out.key("provider_id");
-  out.string(provider_id.str());
+  out.string("");
+  const size_t provider_ends = out.size();
   out.key("required_capabilities");
   identities(required_capabilities);
   out.key("required_quantization_formats");
@@ -134,7 +206,16 @@ Result<std::string> estimator_input_fingerprint_of_encoded(
   out.key("values");
   out.canonical_value(canonical_values);
   out.end_object();
-  return out.hex();
+  const std::string& text = out.text();
+  auto input = std::shared_ptr<NodeEstimatorInput>(new NodeEstimatorInput());
+  input->before_provider_.assign(text, 0, provider_begins);
+  input->after_provider_.assign(text, provider_ends, std::string::npos);
+  return std::shared_ptr<const NodeEstimatorInput>(std::move(input));
+}
+
+DeferredSha256 NodeEstimatorInput::fingerprint_for(const ProviderId& provider_id) const {
+  return DeferredSha256::of(
+      std::make_shared<ProviderEstimatorInput>(shared_from_this(), provider_id));
 }
 
 }  // namespace ferrite

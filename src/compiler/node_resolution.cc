@@ -225,11 +225,10 @@ Result<std::vector<NodeWorkspace>> node_workspaces(const NodeId& node,
                  {NodeWorkspace::kBinding, "binding", &plan.binding()},
                  {NodeWorkspace::kPersistent, "persistent", &plan.persistent()}};
   std::vector<NodeWorkspace> out;
-  std::string estimate_fingerprint;  // derived once, only for a plan with workspaces
   for (const auto& [slot, kind, workspace] : kinds) {
     if (!workspace->has_value()) continue;
-    if (estimate_fingerprint.empty()) estimate_fingerprint = plan.estimate_fingerprint();
-    FERRITE_ASSIGN_OR_RETURN(auto id, workspace_base_id(node, kind, estimate_fingerprint));
+    // Derived only for a plan with workspaces, and kept by the plan.
+    FERRITE_ASSIGN_OR_RETURN(auto id, workspace_base_id(node, kind, plan.estimate_fingerprint()));
     out.push_back(NodeWorkspace{slot, kind, &**workspace, std::move(id)});
   }
   return out;
@@ -441,8 +440,8 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   std::vector<ProviderResourcePlan> candidates;
   std::map<ProviderId, PlanProviderRejectReason> rejections;
   const DeviceDescriptor& device = context.catalog.device();
-  // The bindings' canonical bytes, encoded once for all providers.
-  std::optional<std::string> canonical_values;
+  // The node's estimator input less the provider, encoded once for all providers.
+  std::shared_ptr<const NodeEstimatorInput> node_input;
   // Token-scaled states (K/V caches): their rows, which shape-dependent
   // workspaces (attention scores) may scale with; the same for every provider.
   std::vector<uint64_t> token_rows;
@@ -481,13 +480,17 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                         node.id.str(), provider_id.str())
           .with_field("node_id", node.id.str());
     }
-    if (!canonical_values) canonical_values = encode_canonical_values(bindings, weight_canonical);
-    FERRITE_ASSIGN_OR_RETURN(
-        std::string input_fingerprint,
-        estimator_input_fingerprint_of_encoded(
-            context.family.fingerprint(), operation_fingerprint, node.id, node.operation_id,
-            node.required_version, node.attributes, provider_id, *canonical_values, capabilities,
-            weight_formats, quantization_formats));
+    if (node_input == nullptr) {
+      FERRITE_ASSIGN_OR_RETURN(
+          node_input,
+          NodeEstimatorInput::encode(context.family.fingerprint(), operation_fingerprint, node.id,
+                                     node.operation_id, node.required_version, node.attributes,
+                                     encode_canonical_values(bindings, weight_canonical),
+                                     capabilities, weight_formats, quantization_formats));
+    }
+    // Deferred: hashed only if this provider's plan is read (chosen, or a
+    // blocked workspace named below).
+    DeferredSha256 input_fingerprint = node_input->fingerprint_for(provider_id);
     OperationResourceEstimateRequest estimate_request{
         .node_id = node.id,
         .operation = op,

@@ -230,7 +230,7 @@ TEST(ProviderResourcePlanTest, EstimateFingerprintIsStableAndCoversEveryField) {
        }},
       {"estimator_input_fingerprint",
        [](auto&, auto& e, auto& input) {
-         input = e.claimed_input_fingerprint = sha256_hex("input b");
+         e.claimed_input_fingerprint = input = sha256_hex("input b");
        }},
       {"value_alignment_bytes", [](auto&, auto& e, auto&) { e.value_alignment_bytes = 128; }},
       {"scratch formula",
@@ -440,6 +440,39 @@ TEST(EstimatorInputTest, StreamedFingerprintEqualsTheCanonicalMaterialDigest) {
       EXPECT_EQ(storage.text(), canonical_json(binding.storage().to_json())) << name;
     }
   }
+}
+
+// One node's input, encoded once, gives each provider the fingerprint of the
+// whole document with that provider's id — and hashes nothing until a digest
+// is read; the core's trust check accepts an echo of its handle unhashed.
+TEST(EstimatorInputTest, NodeInputGivesEachProviderItsDeferredFingerprint) {
+  InputArgs a;
+  a.attributes[AttributeId::literal("attr.t")] = SemanticText{"quote\" \\ caf\xc3\xa9"};
+  auto input = NodeEstimatorInput::encode(a.family, a.operation, a.node, a.operation_id,
+                                          a.version, a.attributes,
+                                          encode_canonical_values(a.values), a.capabilities,
+                                          a.weight_formats, a.quantization_formats);
+  ASSERT_TRUE(input) << input.error().to_string();
+  for (const char* provider : {"provider.main.reference", "provider.b", "provider.zz.last"}) {
+    InputArgs b = a;
+    b.provider = ProviderId::literal(provider);
+    DeferredSha256 digest = (*input)->fingerprint_for(b.provider);
+    EXPECT_FALSE(digest.computed()) << provider;
+    const nlohmann::json material = estimator_input_material(
+        b.family, b.operation, b.node, b.operation_id, b.version, b.attributes, b.provider,
+        b.values, b.capabilities, b.weight_formats, b.quantization_formats);
+    EXPECT_EQ(digest.hex(), sha256_hex(canonical_json(material))) << provider;
+    EXPECT_EQ(digest.hex(), b.fingerprint().value()) << provider;
+  }
+
+  OperationResourceEstimate estimate = good_estimate();
+  const DeferredSha256 core = (*input)->fingerprint_for(a.provider);
+  estimate.claimed_input_fingerprint = core;  // the estimator's echo: a copy of the handle
+  auto plan = ProviderResourcePlan::from_provider_output(provider_descriptor(), core, estimate);
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  EXPECT_FALSE(plan->estimator_input_digest().computed());
+  EXPECT_EQ(plan->estimator_input_fingerprint(), a.fingerprint().value());
+  EXPECT_TRUE(core.computed());  // read through the plan: the one shared digest
 }
 
 // The hand-written encoders of tensors and alias policies write the bytes of

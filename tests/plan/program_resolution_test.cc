@@ -4,6 +4,7 @@
 // resolution level).
 #include "ferrite/plan/program_plan_compiler.h"
 #include "ferrite/compiler/joint_selection.h"
+#include "ferrite/core/fingerprint.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -233,6 +234,25 @@ TEST(ProgramResolutionTest, ResolutionIsDeterministic) {
   EXPECT_EQ(ra->node_resolutions, rb->node_resolutions);
   EXPECT_EQ(ra->node_resolutions[0].candidates()[0].estimate_fingerprint(),
             rb->node_resolutions[0].candidates()[0].estimate_fingerprint());
+}
+
+// Resolving hashes no estimator input: every candidate of every round names
+// its input by a deferred digest, computed only when read (the chosen
+// provider's, by the plan), so superseded rounds never pay for one.
+TEST(ProgramResolutionTest, ResolutionHashesNoEstimatorInputUntilOneIsRead) {
+  Harness h;
+  auto r = h.run(testing::synthetic_family(), testing::synthetic_options());
+  ASSERT_TRUE(r) << r.error().to_string();
+  size_t candidates = 0;
+  for (const auto& resolution : r->node_resolutions) {
+    for (const auto& candidate : resolution.candidates()) {
+      ++candidates;
+      EXPECT_FALSE(candidate.estimator_input_digest().computed()) << resolution.node_id().str();
+      EXPECT_TRUE(is_canonical_sha256(candidate.estimator_input_fingerprint()));
+      EXPECT_TRUE(candidate.estimator_input_digest().computed());
+    }
+  }
+  EXPECT_GT(candidates, 0u);
 }
 
 }  // namespace program_resolution_test

@@ -14,7 +14,9 @@
 //   * the estimator version differs from descriptor.resource_estimator_version;
 //   * the implementation fingerprint differs from
 //     descriptor.resource_estimator_implementation_fingerprint;
-//   * the claimed input fingerprint differs from the core-computed `input_fp`;
+//   * the claimed input fingerprint differs from the core-computed `input_fp`
+//     (an echo of the core's own deferred fingerprint — the same handle — is
+//     equal without hashing; any other claim is compared as text);
 //   * `validate_fields` fails: estimator id a portable identity ≤ 160 bytes;
 //     version major ≠ 0; implementation and input fingerprints canonical
 //     SHA-256; value_alignment_bytes a non-zero power of two; scratch and
@@ -40,6 +42,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -48,6 +52,7 @@
 #include "ferrite/catalog/provider_descriptor.h"
 #include "ferrite/catalog/workspace_requirement.h"
 #include "ferrite/core/contract_version.h"
+#include "ferrite/core/deferred_sha256.h"
 #include "ferrite/core/identity.h"
 #include "ferrite/core/status.h"
 
@@ -57,7 +62,8 @@ struct OperationResourceEstimate {
   std::string estimator_id;
   ContractVersion estimator_version;
   std::string estimator_implementation_fingerprint;
-  std::string claimed_input_fingerprint;
+  // The request's input_fingerprint, echoed (copy the handle: nothing is hashed).
+  DeferredSha256 claimed_input_fingerprint;
   uint64_t value_alignment_bytes = 0;
   std::optional<ProviderWorkspaceRequirement> scratch;
   std::optional<ProviderWorkspaceRequirement> binding;
@@ -70,7 +76,7 @@ struct OperationResourceEstimate {
 class ProviderResourcePlan {
  public:
   static Result<ProviderResourcePlan> from_provider_output(
-      const OperationProviderDescriptor& descriptor, const std::string& input_fingerprint,
+      const OperationProviderDescriptor& descriptor, const DeferredSha256& input_fingerprint,
       const OperationResourceEstimate& estimate);
 
   const ProviderId& provider_id() const { return provider_id_; }
@@ -79,12 +85,19 @@ class ProviderResourcePlan {
   const std::string& estimator_implementation_fingerprint() const {
     return estimator_implementation_fingerprint_;
   }
-  const std::string& estimator_input_fingerprint() const { return estimator_input_fingerprint_; }
+  // The input fingerprint's text, computed on the first read (the compiler's
+  // fingerprints are deferred: only a chosen provider's is ever read).
+  const std::string& estimator_input_fingerprint() const {
+    return estimator_input_fingerprint_.hex();
+  }
+  const DeferredSha256& estimator_input_digest() const { return estimator_input_fingerprint_; }
   // The digest of every other field (canonical_fingerprint of to_json()
-  // without it), computed on each call: the fields cannot change after
-  // from_provider_output, and only a plan with a workspace needs it (its
-  // workspace resource ids), so the digest is not paid for every candidate.
-  std::string estimate_fingerprint() const;
+  // without it), computed on the first call and kept, shared by every copy
+  // of this plan (the fields cannot change after from_provider_output; the
+  // joint selections and the plan node each name the workspaces by it); only
+  // a plan with a workspace needs it, so it is not paid for every candidate.
+  // Safe to call from several threads at once.
+  const std::string& estimate_fingerprint() const;
   uint64_t value_alignment_bytes() const { return value_alignment_bytes_; }
   const std::optional<ProviderWorkspaceRequirement>& scratch() const { return scratch_; }
   const std::optional<ProviderWorkspaceRequirement>& binding() const { return binding_; }
@@ -94,10 +107,16 @@ class ProviderResourcePlan {
   Result<void> validate_shape() const;
   nlohmann::json to_json() const;
 
-  friend bool operator==(const ProviderResourcePlan&, const ProviderResourcePlan&) = default;
+  // Field by field (the kept estimate fingerprint is derived from them).
+  friend bool operator==(const ProviderResourcePlan& a, const ProviderResourcePlan& b);
 
  private:
-  explicit ProviderResourcePlan(ProviderId provider_id) : provider_id_(std::move(provider_id)) {}
+  struct EstimateDigest {
+    std::once_flag once;
+    std::string hex;
+  };
+  explicit ProviderResourcePlan(ProviderId provider_id)
+      : provider_id_(std::move(provider_id)), estimate_digest_(std::make_shared<EstimateDigest>()) {}
   // Every field except estimate_fingerprint.
   nlohmann::json fingerprint_material() const;
 
@@ -105,11 +124,13 @@ class ProviderResourcePlan {
   std::string estimator_id_;
   ContractVersion estimator_version_;
   std::string estimator_implementation_fingerprint_;
-  std::string estimator_input_fingerprint_;
+  DeferredSha256 estimator_input_fingerprint_;
   uint64_t value_alignment_bytes_ = 0;
   std::optional<ProviderWorkspaceRequirement> scratch_;
   std::optional<ProviderWorkspaceRequirement> binding_;
   std::optional<ProviderWorkspaceRequirement> persistent_;
+  // Never null; one per from_provider_output, shared by copies.
+  std::shared_ptr<EstimateDigest> estimate_digest_;
 };
 
 }  // namespace ferrite

@@ -41,9 +41,11 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <span>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ferrite/catalog/operation_descriptor.h"
@@ -51,6 +53,7 @@
 #include "ferrite/catalog/resource_estimate.h"
 #include "ferrite/catalog/value_binding.h"
 #include "ferrite/core/contract_version.h"
+#include "ferrite/core/deferred_sha256.h"
 #include "ferrite/core/identity.h"
 #include "ferrite/core/status.h"
 #include "ferrite/program/semantic_value.h"
@@ -68,7 +71,9 @@ struct OperationResourceEstimateRequest {
   std::set<CapabilityId> required_capabilities;
   std::set<WeightFormatId> required_weight_formats;
   std::set<QuantizationFormatId> required_quantization_formats;
-  std::string input_fingerprint;
+  // Deferred: an estimator that echoes it (the declarative one) copies a
+  // handle and hashes nothing; reading `.hex()` computes it (core/deferred_sha256.h).
+  DeferredSha256 input_fingerprint;
   // The token rows of each binding (slot order) that is a token-scaled state
   // (for example a K cache's context), 0 for every other binding; empty when
   // the caller knows of none. Not a separate fingerprint input: the prepared
@@ -87,6 +92,35 @@ Result<std::string> estimator_input_fingerprint(
     const std::set<CapabilityId>& required_capabilities,
     const std::set<WeightFormatId>& required_weight_formats,
     const std::set<QuantizationFormatId>& required_quantization_formats);
+
+// One node's estimator input for all of its providers: the canonical bytes
+// of the document above, less the provider id, written once
+// (`encode`, with the bindings' `values` array already encoded — see
+// canonical_encoding.h); `fingerprint_for(provider)` is the deferred digest
+// of the whole document with that provider's id, hashed only when read.
+// `estimator_input_fingerprint(...)` == encode(...)->fingerprint_for(p).hex().
+// Errors as estimator_input_fingerprint's.
+class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInput> {
+ public:
+  static Result<std::shared_ptr<const NodeEstimatorInput>> encode(
+      const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
+      const NodeId& node_id, const OperationId& operation_id,
+      const ContractVersion& operation_version,
+      const std::map<AttributeId, SemanticValue>& attributes, std::string_view canonical_values,
+      const std::set<CapabilityId>& required_capabilities,
+      const std::set<WeightFormatId>& required_weight_formats,
+      const std::set<QuantizationFormatId>& required_quantization_formats);
+
+  DeferredSha256 fingerprint_for(const ProviderId& provider_id) const;
+  // Every byte before `,"provider_id":` and every byte after its value.
+  const std::string& before_provider() const { return before_provider_; }
+  const std::string& after_provider() const { return after_provider_; }
+
+ private:
+  NodeEstimatorInput() = default;
+  std::string before_provider_;
+  std::string after_provider_;
+};
 
 class OperationResourceEstimator {
  public:
