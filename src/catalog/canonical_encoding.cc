@@ -147,13 +147,19 @@ std::string encode_canonical_values(const std::vector<ResolvedValueBinding>& val
 std::string encode_canonical_values(const std::vector<ResolvedValueBinding>& values,
                                     const std::vector<std::string_view>& weight_canonical) {
   CanonicalText out;
+  encode_canonical_values(values, weight_canonical, out);
+  return out.text();
+}
+
+void encode_canonical_values(const std::vector<ResolvedValueBinding>& values,
+                             const std::vector<std::string_view>& weight_canonical,
+                             CanonicalEncoder& out) {
   out.begin_array();
   for (size_t i = 0; i < values.size(); ++i) {
     encode_binding(values[i],
                    i < weight_canonical.size() ? weight_canonical[i] : std::string_view(), out);
   }
   out.end_array();
-  return out.text();
 }
 
 nlohmann::json estimator_input_material(

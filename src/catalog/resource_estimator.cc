@@ -134,15 +134,7 @@ class ProviderEstimatorInput : public DeferredSha256::Source {
       : node_(std::move(node)), provider_(std::move(provider)) {}
 
  protected:
-  void write(CanonicalSha256& out) const override {
-    thread_local CanonicalText id;
-    id.reset();
-    id.string(provider_.str());
-    out.update(node_->before_provider());
-    out.update(R"(,"provider_id":)");
-    out.update(id.text());
-    out.update(node_->after_provider());
-  }
+  void write(CanonicalSha256& out) const override { node_->write(provider_, out); }
   void release() override { node_.reset(); }
 
  private:
@@ -160,14 +152,57 @@ Result<std::shared_ptr<const NodeEstimatorInput>> NodeEstimatorInput::encode(
     const std::set<CapabilityId>& required_capabilities,
     const std::set<WeightFormatId>& required_weight_formats,
     const std::set<QuantizationFormatId>& required_quantization_formats) {
+  auto input = std::shared_ptr<NodeEstimatorInput>(new NodeEstimatorInput());
+  FERRITE_RETURN_IF_ERROR(input->encode_head(
+      prepared_family_fingerprint, operation_fingerprint, node_id, operation_id,
+      operation_version, attributes, required_capabilities, required_weight_formats,
+      required_quantization_formats));
+  input->values_text_ = canonical_values;
+  return std::shared_ptr<const NodeEstimatorInput>(std::move(input));
+}
+
+Result<std::shared_ptr<const NodeEstimatorInput>> NodeEstimatorInput::encode_sharing_values(
+    const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
+    const NodeId& node_id, const OperationId& operation_id,
+    const ContractVersion& operation_version,
+    const std::map<AttributeId, SemanticValue>& attributes,
+    std::shared_ptr<const std::vector<ResolvedValueBinding>> values,
+    std::vector<std::string_view> weight_canonical, std::shared_ptr<const void> keep_alive,
+    const std::set<CapabilityId>& required_capabilities,
+    const std::set<WeightFormatId>& required_weight_formats,
+    const std::set<QuantizationFormatId>& required_quantization_formats) {
+  if (values == nullptr) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "estimator input for node `{}` has no bindings to share", node_id.str())
+        .with_field("node_id", node_id.str());
+  }
+  auto input = std::shared_ptr<NodeEstimatorInput>(new NodeEstimatorInput());
+  FERRITE_RETURN_IF_ERROR(input->encode_head(
+      prepared_family_fingerprint, operation_fingerprint, node_id, operation_id,
+      operation_version, attributes, required_capabilities, required_weight_formats,
+      required_quantization_formats));
+  input->values_ = std::move(values);
+  input->weight_canonical_ = std::move(weight_canonical);
+  input->keep_alive_ = std::move(keep_alive);
+  return std::shared_ptr<const NodeEstimatorInput>(std::move(input));
+}
+
+Result<void> NodeEstimatorInput::encode_head(
+    const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
+    const NodeId& node_id, const OperationId& operation_id,
+    const ContractVersion& operation_version,
+    const std::map<AttributeId, SemanticValue>& attributes,
+    const std::set<CapabilityId>& required_capabilities,
+    const std::set<WeightFormatId>& required_weight_formats,
+    const std::set<QuantizationFormatId>& required_quantization_formats) {
   FERRITE_RETURN_IF_ERROR(check_input_fingerprints(prepared_family_fingerprint,
                                                    operation_fingerprint, node_id, operation_id,
                                                    nullptr));
-  // The bytes of canonical_json(estimator_input_material(...)), in canonical
-  // key order, never built as a document; "provider_id" (between
-  // "prepared_family_fingerprint" and "required_capabilities") is written
-  // with an empty value here and cut out, so each provider's digest puts its
-  // own id there.
+  // The bytes of canonical_json(estimator_input_material(...)) up to the
+  // value of "values", in canonical key order, never built as a document;
+  // "provider_id" (between "prepared_family_fingerprint" and
+  // "required_capabilities") is written with an empty value here and cut
+  // out, so each provider's digest puts its own id there (write()).
   thread_local CanonicalText out;
   out.reset();
   auto identities = [&](const auto& ids) {
@@ -204,13 +239,26 @@ Result<std::shared_ptr<const NodeEstimatorInput>> NodeEstimatorInput::encode(
   out.key("required_weight_formats");
   identities(required_weight_formats);
   out.key("values");
-  out.canonical_value(canonical_values);
-  out.end_object();
   const std::string& text = out.text();
-  auto input = std::shared_ptr<NodeEstimatorInput>(new NodeEstimatorInput());
-  input->before_provider_.assign(text, 0, provider_begins);
-  input->after_provider_.assign(text, provider_ends, std::string::npos);
-  return std::shared_ptr<const NodeEstimatorInput>(std::move(input));
+  before_provider_.assign(text, 0, provider_begins);
+  after_provider_.assign(text, provider_ends, std::string::npos);
+  return {};
+}
+
+void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& out) const {
+  thread_local CanonicalText id;
+  id.reset();
+  id.string(provider_id.str());
+  out.update(before_provider_);
+  out.update(R"(,"provider_id":)");
+  out.update(id.text());
+  out.update(after_provider_);
+  if (values_ != nullptr) {
+    encode_canonical_values(*values_, weight_canonical_, out);
+  } else {
+    out.update(values_text_);
+  }
+  out.update("}");
 }
 
 DeferredSha256 NodeEstimatorInput::fingerprint_for(const ProviderId& provider_id) const {

@@ -392,6 +392,39 @@ Result<void> validate_resolved_bindings(const NodeId& node_id, const OperationDe
   return {};
 }
 
+namespace {
+
+// The node's estimator input for all of its providers. The bindings are
+// shared, not encoded: a resolution's input is hashed only if its plan is
+// read (the chosen provider's, or a workspace id), and most resolutions are
+// superseded by a later round first. The weight bytes are views into the
+// context's contract encodings, kept alive with their owner; without an
+// owner the values are encoded now.
+Result<std::shared_ptr<const NodeEstimatorInput>> estimator_input_of(
+    const NodeResolutionContext& context, const ProgramNode& node,
+    const std::string& operation_fingerprint, const std::vector<ResolvedValueBinding>& bindings,
+    const std::vector<std::string_view>& weight_canonical,
+    const std::set<CapabilityId>& capabilities, const std::set<WeightFormatId>& weight_formats,
+    const std::set<QuantizationFormatId>& quantization_formats) {
+  const bool views = std::any_of(weight_canonical.begin(), weight_canonical.end(),
+                                 [](std::string_view bytes) { return !bytes.empty(); });
+  if (views && context.weight_contracts_owner == nullptr) {
+    return NodeEstimatorInput::encode(context.family.fingerprint(), operation_fingerprint, node.id,
+                                      node.operation_id, node.required_version, node.attributes,
+                                      encode_canonical_values(bindings, weight_canonical),
+                                      capabilities, weight_formats, quantization_formats);
+  }
+  return NodeEstimatorInput::encode_sharing_values(
+      context.family.fingerprint(), operation_fingerprint, node.id, node.operation_id,
+      node.required_version, node.attributes,
+      std::make_shared<const std::vector<ResolvedValueBinding>>(bindings),
+      views ? weight_canonical : std::vector<std::string_view>{},
+      views ? context.weight_contracts_owner : nullptr, capabilities, weight_formats,
+      quantization_formats);
+}
+
+}  // namespace
+
 Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                                         const ProgramNode& node,
                                         std::vector<ResolvedValueBinding> bindings,
@@ -481,12 +514,10 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
           .with_field("node_id", node.id.str());
     }
     if (node_input == nullptr) {
-      FERRITE_ASSIGN_OR_RETURN(
-          node_input,
-          NodeEstimatorInput::encode(context.family.fingerprint(), operation_fingerprint, node.id,
-                                     node.operation_id, node.required_version, node.attributes,
-                                     encode_canonical_values(bindings, weight_canonical),
-                                     capabilities, weight_formats, quantization_formats));
+      FERRITE_ASSIGN_OR_RETURN(node_input,
+                               estimator_input_of(context, node, operation_fingerprint, bindings,
+                                                  weight_canonical, capabilities, weight_formats,
+                                                  quantization_formats));
     }
     // Deferred: hashed only if this provider's plan is read (chosen, or a
     // blocked workspace named below).

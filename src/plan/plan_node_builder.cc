@@ -295,6 +295,10 @@ Result<PlanNode> build_plan_node_alone(const PlanNodeBuildContext& context, size
     const auto ids = b.storage().resource_ids();
     resources.insert(ids.begin(), ids.end());
   }
+  // The chosen estimate's input fingerprint is deferred (resource_estimate.h)
+  // and the plan's encoding reads it: hashed here, while nodes are built on
+  // every compile thread, not later in the serial encoding.
+  (void)plan->estimator_input_fingerprint();
   std::optional<ResourceId> workspace_ids[3];
   FERRITE_ASSIGN_OR_RETURN(auto workspaces, node_workspaces(node.id, *plan));
   for (auto& workspace : workspaces) {

@@ -453,17 +453,29 @@ TEST(EstimatorInputTest, NodeInputGivesEachProviderItsDeferredFingerprint) {
                                           encode_canonical_values(a.values), a.capabilities,
                                           a.weight_formats, a.quantization_formats);
   ASSERT_TRUE(input) << input.error().to_string();
+  // The same input keeping the bindings, encoded only when a digest is read.
+  auto shared = NodeEstimatorInput::encode_sharing_values(
+      a.family, a.operation, a.node, a.operation_id, a.version, a.attributes,
+      std::make_shared<const std::vector<ResolvedValueBinding>>(a.values), {}, nullptr,
+      a.capabilities, a.weight_formats, a.quantization_formats);
+  ASSERT_TRUE(shared) << shared.error().to_string();
   for (const char* provider : {"provider.main.reference", "provider.b", "provider.zz.last"}) {
     InputArgs b = a;
     b.provider = ProviderId::literal(provider);
     DeferredSha256 digest = (*input)->fingerprint_for(b.provider);
+    DeferredSha256 from_shared = (*shared)->fingerprint_for(b.provider);
     EXPECT_FALSE(digest.computed()) << provider;
+    EXPECT_FALSE(from_shared.computed()) << provider;
     const nlohmann::json material = estimator_input_material(
         b.family, b.operation, b.node, b.operation_id, b.version, b.attributes, b.provider,
         b.values, b.capabilities, b.weight_formats, b.quantization_formats);
     EXPECT_EQ(digest.hex(), sha256_hex(canonical_json(material))) << provider;
     EXPECT_EQ(digest.hex(), b.fingerprint().value()) << provider;
+    EXPECT_EQ(from_shared.hex(), digest.hex()) << provider;
   }
+  EXPECT_FALSE(NodeEstimatorInput::encode_sharing_values(
+      a.family, a.operation, a.node, a.operation_id, a.version, a.attributes, nullptr, {},
+      nullptr, a.capabilities, a.weight_formats, a.quantization_formats));
 
   OperationResourceEstimate estimate = good_estimate();
   const DeferredSha256 core = (*input)->fingerprint_for(a.provider);

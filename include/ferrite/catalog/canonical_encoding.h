@@ -53,6 +53,10 @@ std::string encode_canonical_values(const std::vector<ResolvedValueBinding>& val
 // binding's weight equals that contract (validate_semantic_bindings).
 std::string encode_canonical_values(const std::vector<ResolvedValueBinding>& values,
                                     const std::vector<std::string_view>& weight_canonical);
+// The same bytes, written into `out` as one value.
+void encode_canonical_values(const std::vector<ResolvedValueBinding>& values,
+                             const std::vector<std::string_view>& weight_canonical,
+                             CanonicalEncoder& out);
 Result<std::string> estimator_input_fingerprint_of_encoded(
     const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
     const NodeId& node_id, const OperationId& operation_id,

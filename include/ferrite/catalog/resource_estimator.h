@@ -94,11 +94,16 @@ Result<std::string> estimator_input_fingerprint(
     const std::set<QuantizationFormatId>& required_quantization_formats);
 
 // One node's estimator input for all of its providers: the canonical bytes
-// of the document above, less the provider id, written once
-// (`encode`, with the bindings' `values` array already encoded — see
-// canonical_encoding.h); `fingerprint_for(provider)` is the deferred digest
-// of the whole document with that provider's id, hashed only when read.
-// `estimator_input_fingerprint(...)` == encode(...)->fingerprint_for(p).hex().
+// of the document above, less the provider id, written once; then
+// `fingerprint_for(provider)` is the deferred digest of the whole document
+// with that provider's id, hashed only when read.
+// `encode` takes the bindings' `values` array already encoded (see
+// canonical_encoding.h); `encode_sharing_values` keeps the bindings instead
+// (shared, immutable) and encodes them only if a digest is read — the
+// compiler's way, since most of a compilation's estimator inputs belong to
+// rounds whose plans are never read. `weight_canonical` as in
+// encode_canonical_values; `keep_alive` owns the bytes its views point into.
+// estimator_input_fingerprint(...) == encode(...)->fingerprint_for(p).hex().
 // Errors as estimator_input_fingerprint's.
 class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInput> {
  public:
@@ -110,16 +115,40 @@ class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInpu
       const std::set<CapabilityId>& required_capabilities,
       const std::set<WeightFormatId>& required_weight_formats,
       const std::set<QuantizationFormatId>& required_quantization_formats);
+  static Result<std::shared_ptr<const NodeEstimatorInput>> encode_sharing_values(
+      const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
+      const NodeId& node_id, const OperationId& operation_id,
+      const ContractVersion& operation_version,
+      const std::map<AttributeId, SemanticValue>& attributes,
+      std::shared_ptr<const std::vector<ResolvedValueBinding>> values,
+      std::vector<std::string_view> weight_canonical, std::shared_ptr<const void> keep_alive,
+      const std::set<CapabilityId>& required_capabilities,
+      const std::set<WeightFormatId>& required_weight_formats,
+      const std::set<QuantizationFormatId>& required_quantization_formats);
 
   DeferredSha256 fingerprint_for(const ProviderId& provider_id) const;
-  // Every byte before `,"provider_id":` and every byte after its value.
-  const std::string& before_provider() const { return before_provider_; }
-  const std::string& after_provider() const { return after_provider_; }
+  // Writes the whole document with `provider_id` into `out` (a digest just
+  // started): what fingerprint_for's digest hashes.
+  void write(const ProviderId& provider_id, CanonicalSha256& out) const;
 
  private:
   NodeEstimatorInput() = default;
-  std::string before_provider_;
-  std::string after_provider_;
+  // `values` empty: values_text_ holds the encoded array.
+  Result<void> encode_head(const std::string& prepared_family_fingerprint,
+                           const std::string& operation_fingerprint, const NodeId& node_id,
+                           const OperationId& operation_id,
+                           const ContractVersion& operation_version,
+                           const std::map<AttributeId, SemanticValue>& attributes,
+                           const std::set<CapabilityId>& required_capabilities,
+                           const std::set<WeightFormatId>& required_weight_formats,
+                           const std::set<QuantizationFormatId>& required_quantization_formats);
+
+  std::string before_provider_;  // `{"attributes":...,"prepared_family_fingerprint":"..."`
+  std::string after_provider_;   // `,"required_capabilities":...,"values":`
+  std::string values_text_;      // the encoded values array, when given encoded
+  std::shared_ptr<const std::vector<ResolvedValueBinding>> values_;  // else these
+  std::vector<std::string_view> weight_canonical_;
+  std::shared_ptr<const void> keep_alive_;
 };
 
 class OperationResourceEstimator {
