@@ -21,7 +21,30 @@ struct JointCandidate {
   const ProviderResourcePlan* plan;
   bool preferred;
   ConstraintMap allowed;  // resource → profiles this provider can use for it
+  // Per workspace (node_workspaces order): the policy rank of its profile.
+  // A workspace's resource is the candidate's own — its id names the node
+  // and digests the estimate, which names the provider — so it constrains
+  // no other node and no other candidate: its profile (the first available
+  // in policy order) and its penalty are final here, and its id, a digest,
+  // is derived only for the candidate chosen (workspace_profiles).
+  std::vector<size_t> workspace_ranks;
 };
+
+// The rank in policy order of the first profile `allowed` holds; order.size() if none.
+size_t first_rank(const std::vector<DynamicStorageProfile>& order, const ProfileSet& allowed) {
+  for (size_t rank = 0; rank < order.size(); ++rank) {
+    if (allowed.contains(order[rank])) return rank;
+  }
+  return order.size();
+}
+
+// A chosen candidate's workspace penalties, added to a partial selection's.
+void add_workspace_penalty(const JointCandidate& candidate, size_t profiles,
+                           std::vector<uint64_t>& penalty) {
+  for (size_t rank : candidate.workspace_ranks) {
+    if (rank > 0) ++penalty[profiles - 1 - rank];
+  }
+}
 
 struct NodeCandidates {
   const PlanNodeResolution* resolution;
@@ -61,10 +84,22 @@ Result<NodeCandidates> node_candidates(const PlanNodeResolution& resolution,
           requirement ? available_storage_profiles(policy, device, *requirement) : ProfileSet{};
       for (const auto& id : binding.storage().resource_ids()) constrain(candidate.allowed, id, allowed);
     }
-    FERRITE_ASSIGN_OR_RETURN(auto workspaces, node_workspaces(resolution.node_id(), plan));
-    for (const auto& workspace : workspaces) {
-      constrain(candidate.allowed, workspace.base_id,
-                available_storage_profiles(policy, device, workspace.requirement->storage));
+    bool workspace_unavailable = false;
+    for (const auto* workspace : {&plan.scratch(), &plan.binding(), &plan.persistent()}) {
+      if (!workspace->has_value()) continue;
+      const size_t rank = first_rank(
+          policy.storage_profile_order,
+          available_storage_profiles(policy, device, (*workspace)->storage));
+      workspace_unavailable = workspace_unavailable || rank == policy.storage_profile_order.size();
+      candidate.workspace_ranks.push_back(rank);
+    }
+    if (workspace_unavailable) {  // the evidence names the workspaces' ids
+      FERRITE_ASSIGN_OR_RETURN(auto workspaces, node_workspaces(resolution.node_id(), plan));
+      for (const auto& workspace : workspaces) {
+        if (available_storage_profiles(policy, device, workspace.requirement->storage).empty()) {
+          empty.insert(workspace.base_id);
+        }
+      }
     }
     for (const auto& [id, allowed] : candidate.allowed) {
       if (allowed.empty()) empty.insert(id);
@@ -237,6 +272,7 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
         step->position = k;
         step->choice = c;
         step->penalty = trail ? trail->penalty : std::vector<uint64_t>(penalty_size, 0);
+        add_workspace_penalty(nodes[member].candidates[c], order.size(), step->penalty);
         for (auto it = merged.begin(); it != merged.end();) {
           if (last_reference.at(it->first) != k) {
             ++it;
@@ -335,6 +371,7 @@ Result<Solution> solve_component_compact(const std::vector<NodeCandidates>& node
         step->position = k;
         step->choice = c;
         step->penalty = trail ? trail->penalty : std::vector<uint64_t>(penalty_size, 0);
+        add_workspace_penalty(nodes[member].candidates[c], order.size(), step->penalty);
         State open;
         open.reserve(merged.size());
         for (const auto& [resource, mask] : merged) {
@@ -361,11 +398,34 @@ Result<Solution> solve_component_compact(const std::vector<NodeCandidates>& node
   return solution_of(frontier, members.size());
 }
 
+// The chosen candidate's workspaces, by id, with their profiles (ranked in
+// node_candidates, in node_workspaces order).
+Result<void> add_workspace_profiles(const PlanNodeResolution& resolution,
+                                    const JointCandidate& chosen, const RuntimePolicy& policy,
+                                    std::map<ResourceId, DynamicStorageProfile>& profiles) {
+  FERRITE_ASSIGN_OR_RETURN(auto workspaces, node_workspaces(resolution.node_id(), *chosen.plan));
+  if (workspaces.size() != chosen.workspace_ranks.size()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "node `{}` has {} workspaces but {} were ranked",
+                      resolution.node_id().str(), workspaces.size(),
+                      chosen.workspace_ranks.size());
+  }
+  for (size_t i = 0; i < workspaces.size(); ++i) {
+    if (!profiles.emplace(workspaces[i].base_id, policy.storage_profile_order[
+                                                     chosen.workspace_ranks[i]])
+             .second) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "resource `{}` was assigned twice",
+                        workspaces[i].base_id.str());
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<JointProviderSelection> select_providers_jointly(
     const std::vector<PlanNodeResolution>& resolutions, const CapabilityCatalog& catalog,
-    const RuntimePolicy& policy, unsigned threads) {
+    const RuntimePolicy& policy, unsigned threads, SelectionWorkspaces workspaces) {
   // Nodes one thread takes at a time (a few microseconds each).
   constexpr size_t kNodesPerChunk = 32;
   FERRITE_ASSIGN_OR_RETURN(
@@ -374,6 +434,17 @@ Result<JointProviderSelection> select_providers_jointly(
                                        [&](size_t i) {
                                          return node_candidates(resolutions[i], catalog, policy);
                                        }));
+  // A node resolved twice is refused before anything is solved (its private
+  // workspaces would otherwise be named twice).
+  std::unordered_set<NodeId, IdentityAddressHash> selected;  // looked up only
+  selected.reserve(nodes.size());
+  for (const auto& node : nodes) {
+    const NodeId& node_id = node.resolution->node_id();
+    if (!selected.insert(node_id).second) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` was selected twice",
+                        node_id.str());
+    }
+  }
   JointProviderSelection selection;
   std::vector<const ProviderId*> picked(nodes.size(), nullptr);  // by resolution index
   for (const auto& members : independent_components(nodes)) {
@@ -385,6 +456,10 @@ Result<JointProviderSelection> select_providers_jointly(
       const auto& node = nodes[members[k]];
       const auto& chosen = node.candidates[solution.partial[k]];
       picked[members[k]] = &chosen.plan->provider_id();
+      if (workspaces == SelectionWorkspaces::kNamed && !chosen.workspace_ranks.empty()) {
+        FERRITE_RETURN_IF_ERROR(add_workspace_profiles(*node.resolution, chosen, policy,
+                                                       solution.profiles));
+      }
     }
     // In id order: one component's resources go in at the end without a
     // search, the next component's wherever they fall.
@@ -400,14 +475,8 @@ Result<JointProviderSelection> select_providers_jointly(
     }
   }
   selection.chosen.reserve(nodes.size());
-  std::unordered_set<NodeId, IdentityAddressHash> selected;  // looked up only
-  selected.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodeId& node_id = nodes[i].resolution->node_id();
-    if (!selected.insert(node_id).second) {
-      return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` was selected twice",
-                        node_id.str());
-    }
     if (picked[i] == nullptr) {  // every node is in exactly one component
       return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` was not selected",
                         node_id.str());

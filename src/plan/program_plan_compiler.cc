@@ -112,10 +112,15 @@ Result<ProgramPlanCompilation> ProgramPlanCompiler::compile(
     const ProgramPlanCompileOptions& options) {
   FERRITE_ASSIGN_OR_RETURN(auto resolution,
                            resolve(family, catalog, policy, estimators, materializers, options));
-  FERRITE_ASSIGN_OR_RETURN(auto selection,
-                           select_providers_jointly(resolution.node_resolutions, catalog, policy,
-                                                    options.compile_threads()));
-  if (options.activation_storage() == ActivationStorage::kPacked) {
+  // Before packing, the selection only places activations; packing selects
+  // again and names the workspaces of what it chose.
+  const bool packed = options.activation_storage() == ActivationStorage::kPacked;
+  FERRITE_ASSIGN_OR_RETURN(
+      auto selection,
+      select_providers_jointly(resolution.node_resolutions, catalog, policy,
+                               options.compile_threads(),
+                               packed ? SelectionWorkspaces::kOmitted : SelectionWorkspaces::kNamed));
+  if (packed) {
     FERRITE_RETURN_IF_ERROR(pack_activations(family, catalog, policy, estimators, options,
                                              resolution, selection));
   }

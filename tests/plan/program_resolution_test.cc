@@ -365,6 +365,81 @@ TEST(JointSelectionTest, Case26ProfileRankBeatsProviderIdTieBreak) {
   EXPECT_TRUE(chosen->preferred_rejections.empty());
 }
 
+// A workspace is its candidate's own resource: its profile rank counts in the
+// objective like any resource's (the provider whose scratch only takes the
+// second-ranked profile loses the id tie-break it would win), it is named in
+// the profiles only for the chosen candidate, and a selection that omits
+// workspaces chooses the same and names everything else the same.
+TEST(JointSelectionTest, WorkspaceProfileRanksCountAndOnlyTheChosenAreNamed) {
+  auto paged = unwrap(DynamicStorageProfile::parse("fixed_block:65536/paged:65536"));
+  Harness h;
+  h.providers.insert(h.providers.begin(),
+                     provider("provider.operation.accelerated", h.op, contiguous_slots()));
+  auto both_device = device();
+  both_device.dynamic_storage_profiles.insert(paged);
+  auto both_policy = policy();
+  both_policy.storage_profile_order.push_back(paged);
+  auto catalog = unwrap(CapabilityCatalog::create(both_device,
+                                                  unwrap(OperationCatalog::create({h.op})),
+                                                  h.providers));
+  std::vector<std::shared_ptr<const OperationResourceEstimator>> list;
+  for (const auto& p : h.providers) {
+    list.push_back(
+        std::make_shared<CountingEstimator>(p, Behaviour::kPagedScratchWhenAccelerated));
+  }
+  auto registry = unwrap(EstimatorRegistry::create(list));
+  auto workspace_ids = [](const JointProviderSelection& selection) {
+    std::map<std::string, DynamicStorageProfile> out;
+    for (const auto& [id, profile] : selection.profiles) {
+      if (id.str().starts_with("resource/scratch/") ||
+          id.str().starts_with("resource/persistent/")) {
+        out.emplace(id.str(), profile);
+      }
+    }
+    return out;
+  };
+  for (const char* preferred : {"", "provider.operation.accelerated"}) {
+    SCOPED_TRACE(preferred);
+    auto options = testing::synthetic_options();
+    if (*preferred != '\0') {
+      options.prefer_provider(testing::node_id("node.main"), ProviderId::literal(preferred));
+    }
+    auto r = ProgramPlanCompiler::resolve(testing::synthetic_family(), catalog, both_policy,
+                                          registry, WeightMaterializerRegistry::identity_only(),
+                                          options);
+    ASSERT_TRUE(r) << r.error().to_string();
+    ASSERT_EQ(r->node_resolutions[0].candidates().size(), 2u);
+    auto named = select_providers_jointly(r->node_resolutions, catalog, both_policy);
+    auto omitted = select_providers_jointly(r->node_resolutions, catalog, both_policy, 1,
+                                            SelectionWorkspaces::kOmitted);
+    ASSERT_TRUE(named) << named.error().to_string();
+    ASSERT_TRUE(omitted) << omitted.error().to_string();
+    const std::string winner =
+        *preferred != '\0' ? preferred : "provider.operation.reference";
+    EXPECT_EQ(chosen_of(*named, "node.main"), winner);
+    EXPECT_EQ(named->chosen, omitted->chosen);
+    // The chosen candidate's scratch and persistent workspaces, and only its.
+    const ProviderResourcePlan* chosen =
+        r->node_resolutions[0].candidate(ProviderId::literal(winner));
+    ASSERT_NE(chosen, nullptr);
+    auto expected = unwrap(node_workspaces(testing::node_id("node.main"), *chosen));
+    const auto named_workspaces = workspace_ids(*named);
+    ASSERT_EQ(named_workspaces.size(), expected.size());
+    for (const auto& workspace : expected) {
+      auto it = named_workspaces.find(workspace.base_id.str());
+      ASSERT_NE(it, named_workspaces.end()) << workspace.base_id.str();
+      const bool paged_scratch = winner.ends_with(".accelerated") &&
+                                 workspace.slot == NodeWorkspace::kScratch;
+      EXPECT_EQ(it->second, paged_scratch ? paged : DynamicStorageProfile::linear_contiguous())
+          << workspace.base_id.str();
+    }
+    EXPECT_TRUE(workspace_ids(*omitted).empty());
+    auto without = named->profiles;
+    for (const auto& workspace : expected) without.erase(workspace.base_id);
+    EXPECT_EQ(without, omitted->profiles);
+  }
+}
+
 // Policies of up to 64 profiles are solved over bit masks, longer ones over
 // profile sets: the same problem gives the same selection either way (64
 // extra profiles nobody offers rank last and change nothing).

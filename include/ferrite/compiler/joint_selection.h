@@ -14,7 +14,8 @@
 //      (resource → still-allowed profiles); among identical states the earlier
 //      partial selection (preferred flags, then provider ids) is kept;
 //   4. each final state gives every resource its first still-allowed profile in
-//      policy order; objective, lexicographic: preferred flags position by
+//      policy order (a workspace, its candidate's own resource, is settled in
+//      step 1 and named only for the chosen candidate: SelectionWorkspaces); objective, lexicographic: preferred flags position by
 //      position (true first), then the profile-penalty vector (counts of
 //      resources at the worst policy rank first), then provider ids;
 //   5. a preferred provider that was not chosen gets StorageIncompatible
@@ -45,7 +46,8 @@ struct JointProviderSelection {
   // vector that was selected from (aligned with it, so later phases walking
   // that vector find a node's provider without a search by id).
   std::vector<std::pair<NodeId, ProviderId>> chosen;
-  std::map<ResourceId, DynamicStorageProfile> profiles;  // every dynamic resource
+  // Every dynamic resource (workspaces only when kNamed).
+  std::map<ResourceId, DynamicStorageProfile> profiles;
   // Preferred providers that lost, with the typed storage evidence.
   std::map<NodeId, std::pair<ProviderId, ProviderStorageIncompatible>> preferred_rejections;
 
@@ -66,8 +68,18 @@ struct JointProviderSelection {
   }
 };
 
+// Whether `profiles` names the chosen providers' workspaces. Each workspace
+// is its candidate's own resource (its id names the node and digests the
+// estimate), so it never constrains another node: its profile is settled
+// per candidate, and its id — a digest of the estimate and so of the
+// estimator input — is derived only for the chosen candidate, and only when
+// named. A selection made only to place activations (the compiler's before
+// packing, which re-selects over the packed resolutions) need not name them.
+enum class SelectionWorkspaces { kNamed, kOmitted };
+
 Result<JointProviderSelection> select_providers_jointly(
     const std::vector<PlanNodeResolution>& resolutions, const CapabilityCatalog& catalog,
-    const RuntimePolicy& policy, unsigned threads = 1);
+    const RuntimePolicy& policy, unsigned threads = 1,
+    SelectionWorkspaces workspaces = SelectionWorkspaces::kNamed);
 
 }  // namespace ferrite
