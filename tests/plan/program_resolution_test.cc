@@ -365,6 +365,19 @@ TEST(JointSelectionTest, Case26ProfileRankBeatsProviderIdTieBreak) {
   EXPECT_TRUE(chosen->preferred_rejections.empty());
 }
 
+// The synthetic family resolved with `preferred` (none when empty) preferred for node.main.
+Result<ProgramResolution> resolve_preferring(const CapabilityCatalog& catalog,
+                                             const RuntimePolicy& policy,
+                                             const EstimatorRegistry& registry,
+                                             std::string_view preferred) {
+  auto options = testing::synthetic_options();
+  if (!preferred.empty()) {
+    options.prefer_provider(testing::node_id("node.main"), ProviderId::literal(preferred));
+  }
+  return ProgramPlanCompiler::resolve(testing::synthetic_family(), catalog, policy, registry,
+                                      WeightMaterializerRegistry::identity_only(), options);
+}
+
 // A workspace is its candidate's own resource: its profile rank counts in the
 // objective like any resource's (the provider whose scratch only takes the
 // second-ranked profile loses the id tie-break it would win), it is named in
@@ -400,13 +413,7 @@ TEST(JointSelectionTest, WorkspaceProfileRanksCountAndOnlyTheChosenAreNamed) {
   };
   for (const char* preferred : {"", "provider.operation.accelerated"}) {
     SCOPED_TRACE(preferred);
-    auto options = testing::synthetic_options();
-    if (*preferred != '\0') {
-      options.prefer_provider(testing::node_id("node.main"), ProviderId::literal(preferred));
-    }
-    auto r = ProgramPlanCompiler::resolve(testing::synthetic_family(), catalog, both_policy,
-                                          registry, WeightMaterializerRegistry::identity_only(),
-                                          options);
+    auto r = resolve_preferring(catalog, both_policy, registry, preferred);
     ASSERT_TRUE(r) << r.error().to_string();
     ASSERT_EQ(r->node_resolutions[0].candidates().size(), 2u);
     auto named = select_providers_jointly(r->node_resolutions, catalog, both_policy);
@@ -475,13 +482,7 @@ TEST(JointSelectionTest, CompactAndGeneralSolversChooseAlike) {
   auto registry = unwrap(EstimatorRegistry::create(list));
   for (const char* preferred : {"", "provider.a.paged", "provider.operation.reference"}) {
     SCOPED_TRACE(preferred);
-    auto options = testing::synthetic_options();
-    if (*preferred != '\0') {
-      options.prefer_provider(testing::node_id("node.main"), ProviderId::literal(preferred));
-    }
-    auto r = ProgramPlanCompiler::resolve(testing::synthetic_family(), catalog, both_policy,
-                                          registry, WeightMaterializerRegistry::identity_only(),
-                                          options);
+    auto r = resolve_preferring(catalog, both_policy, registry, preferred);
     ASSERT_TRUE(r) << r.error().to_string();
     auto compact = select_providers_jointly(r->node_resolutions, catalog, both_policy);
     auto general = select_providers_jointly(r->node_resolutions, catalog, long_policy);
