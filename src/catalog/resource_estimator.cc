@@ -153,10 +153,11 @@ Result<std::shared_ptr<const NodeEstimatorInput>> NodeEstimatorInput::encode(
     const std::set<WeightFormatId>& required_weight_formats,
     const std::set<QuantizationFormatId>& required_quantization_formats) {
   auto input = std::shared_ptr<NodeEstimatorInput>(new NodeEstimatorInput());
-  FERRITE_RETURN_IF_ERROR(input->encode_head(
-      prepared_family_fingerprint, operation_fingerprint, node_id, operation_id,
-      operation_version, attributes, required_capabilities, required_weight_formats,
-      required_quantization_formats));
+  FERRITE_ASSIGN_OR_RETURN(input->head_,
+                           encode_head(prepared_family_fingerprint, operation_fingerprint, node_id,
+                                       operation_id, operation_version, attributes,
+                                       required_capabilities, required_weight_formats,
+                                       required_quantization_formats, nullptr));
   input->values_text_ = canonical_values;
   return std::shared_ptr<const NodeEstimatorInput>(std::move(input));
 }
@@ -170,31 +171,48 @@ Result<std::shared_ptr<const NodeEstimatorInput>> NodeEstimatorInput::encode_sha
     std::vector<std::string_view> weight_canonical, std::shared_ptr<const void> keep_alive,
     const std::set<CapabilityId>& required_capabilities,
     const std::set<WeightFormatId>& required_weight_formats,
-    const std::set<QuantizationFormatId>& required_quantization_formats) {
+    const std::set<QuantizationFormatId>& required_quantization_formats,
+    const NodeEstimatorInput* earlier) {
   if (values == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "estimator input for node `{}` has no bindings to share", node_id.str())
         .with_field("node_id", node_id.str());
   }
   auto input = std::shared_ptr<NodeEstimatorInput>(new NodeEstimatorInput());
-  FERRITE_RETURN_IF_ERROR(input->encode_head(
-      prepared_family_fingerprint, operation_fingerprint, node_id, operation_id,
-      operation_version, attributes, required_capabilities, required_weight_formats,
-      required_quantization_formats));
+  FERRITE_ASSIGN_OR_RETURN(input->head_,
+                           encode_head(prepared_family_fingerprint, operation_fingerprint, node_id,
+                                       operation_id, operation_version, attributes,
+                                       required_capabilities, required_weight_formats,
+                                       required_quantization_formats, earlier));
   input->values_ = std::move(values);
   input->weight_canonical_ = std::move(weight_canonical);
   input->keep_alive_ = std::move(keep_alive);
   return std::shared_ptr<const NodeEstimatorInput>(std::move(input));
 }
 
-Result<void> NodeEstimatorInput::encode_head(
+Result<std::shared_ptr<const NodeEstimatorInput::Head>> NodeEstimatorInput::encode_head(
     const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
     const NodeId& node_id, const OperationId& operation_id,
     const ContractVersion& operation_version,
     const std::map<AttributeId, SemanticValue>& attributes,
     const std::set<CapabilityId>& required_capabilities,
     const std::set<WeightFormatId>& required_weight_formats,
-    const std::set<QuantizationFormatId>& required_quantization_formats) {
+    const std::set<QuantizationFormatId>& required_quantization_formats,
+    const NodeEstimatorInput* earlier) {
+  // An earlier round's head, when it was made of exactly these inputs (a
+  // later round moves only storage, which is in the values).
+  if (earlier != nullptr && earlier->head_ != nullptr) {
+    const Head& head = *earlier->head_;
+    if (head.node_id == node_id && head.operation_id == operation_id &&
+        head.operation_version == operation_version &&
+        head.family_fingerprint == prepared_family_fingerprint &&
+        head.operation_fingerprint == operation_fingerprint && head.attributes == attributes &&
+        head.capabilities == required_capabilities &&
+        head.weight_formats == required_weight_formats &&
+        head.quantization_formats == required_quantization_formats) {
+      return earlier->head_;
+    }
+  }
   FERRITE_RETURN_IF_ERROR(check_input_fingerprints(prepared_family_fingerprint,
                                                    operation_fingerprint, node_id, operation_id,
                                                    nullptr));
@@ -240,19 +258,23 @@ Result<void> NodeEstimatorInput::encode_head(
   identities(required_weight_formats);
   out.key("values");
   const std::string& text = out.text();
-  before_provider_.assign(text, 0, provider_begins);
-  after_provider_.assign(text, provider_ends, std::string::npos);
-  return {};
+  auto head = std::make_shared<Head>(Head{prepared_family_fingerprint, operation_fingerprint,
+                                          node_id, operation_id, operation_version, attributes,
+                                          required_capabilities, required_weight_formats,
+                                          required_quantization_formats, {}, {}});
+  head->before_provider.assign(text, 0, provider_begins);
+  head->after_provider.assign(text, provider_ends, std::string::npos);
+  return std::shared_ptr<const Head>(std::move(head));
 }
 
 void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& out) const {
   thread_local CanonicalText id;
   id.reset();
   id.string(provider_id.str());
-  out.update(before_provider_);
+  out.update(head_->before_provider);
   out.update(R"(,"provider_id":)");
   out.update(id.text());
-  out.update(after_provider_);
+  out.update(head_->after_provider);
   if (values_ != nullptr) {
     encode_canonical_values(*values_, weight_canonical_, out);
   } else {

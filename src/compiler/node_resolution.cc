@@ -238,7 +238,8 @@ Result<PlanNodeResolution> PlanNodeResolution::create(
     NodeId node_id, OperationId operation_id, std::vector<ResolvedValueBinding> values,
     std::set<CapabilityId> required_capabilities, std::optional<ProviderId> preferred_provider,
     std::vector<ProviderResourcePlan> candidates,
-    std::map<ProviderId, PlanProviderRejectReason> rejections) {
+    std::map<ProviderId, PlanProviderRejectReason> rejections,
+    std::shared_ptr<const NodeEstimatorInput> estimator_input) {
   if (candidates.empty()) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "node `{}` has no provider whose binding and workspace storage requirements "
@@ -286,7 +287,15 @@ Result<PlanNodeResolution> PlanNodeResolution::create(
   resolution.preferred_provider_ = std::move(preferred_provider);
   resolution.candidates_ = std::move(candidates);
   resolution.rejections_ = std::move(rejections);
+  resolution.estimator_input_ = std::move(estimator_input);
   return resolution;
+}
+
+bool operator==(const PlanNodeResolution& a, const PlanNodeResolution& b) {
+  return a.node_id_ == b.node_id_ && a.operation_id_ == b.operation_id_ &&
+         a.values_ == b.values_ && a.required_capabilities_ == b.required_capabilities_ &&
+         a.preferred_provider_ == b.preferred_provider_ && a.candidates_ == b.candidates_ &&
+         a.rejections_ == b.rejections_;
 }
 
 const ProviderResourcePlan* PlanNodeResolution::candidate(const ProviderId& provider) const {
@@ -405,7 +414,8 @@ Result<std::shared_ptr<const NodeEstimatorInput>> estimator_input_of(
     const std::string& operation_fingerprint, const std::vector<ResolvedValueBinding>& bindings,
     const std::vector<std::string_view>& weight_canonical,
     const std::set<CapabilityId>& capabilities, const std::set<WeightFormatId>& weight_formats,
-    const std::set<QuantizationFormatId>& quantization_formats) {
+    const std::set<QuantizationFormatId>& quantization_formats,
+    const NodeEstimatorInput* earlier) {
   const bool views = std::any_of(weight_canonical.begin(), weight_canonical.end(),
                                  [](std::string_view bytes) { return !bytes.empty(); });
   if (views && context.weight_contracts_owner == nullptr) {
@@ -420,7 +430,7 @@ Result<std::shared_ptr<const NodeEstimatorInput>> estimator_input_of(
       std::make_shared<const std::vector<ResolvedValueBinding>>(bindings),
       views ? weight_canonical : std::vector<std::string_view>{},
       views ? context.weight_contracts_owner : nullptr, capabilities, weight_formats,
-      quantization_formats);
+      quantization_formats, earlier);
 }
 
 }  // namespace
@@ -429,7 +439,8 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                                         const ProgramNode& node,
                                         std::vector<ResolvedValueBinding> bindings,
                                         std::set<CapabilityId> requested_capabilities,
-                                        std::optional<ProviderId> preferred_provider) {
+                                        std::optional<ProviderId> preferred_provider,
+                                        const PlanNodeResolution* earlier) {
   // 1. Policy, node, operation.
   FERRITE_RETURN_IF_ERROR(context.policy.validate());
   if (bindings.empty())
@@ -514,10 +525,13 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
           .with_field("node_id", node.id.str());
     }
     if (node_input == nullptr) {
-      FERRITE_ASSIGN_OR_RETURN(node_input,
-                               estimator_input_of(context, node, operation_fingerprint, bindings,
-                                                  weight_canonical, capabilities, weight_formats,
-                                                  quantization_formats));
+      FERRITE_ASSIGN_OR_RETURN(
+          node_input,
+          estimator_input_of(context, node, operation_fingerprint, bindings, weight_canonical,
+                             capabilities, weight_formats, quantization_formats,
+                             earlier != nullptr && earlier->node_id() == node.id
+                                 ? earlier->estimator_input().get()
+                                 : nullptr));
     }
     // Deferred: hashed only if this provider's plan is read (chosen, or a
     // blocked workspace named below).
@@ -575,7 +589,7 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   return PlanNodeResolution::create(node.id, node.operation_id, std::move(bindings),
                                     std::move(requested_capabilities),
                                     std::move(preferred_provider), std::move(candidates),
-                                    std::move(rejections));
+                                    std::move(rejections), std::move(node_input));
 }
 
 }  // namespace ferrite

@@ -157,15 +157,19 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
         it != options.preferred_providers().end()) {
       preferred = it->second;
     }
+    const PlanNodeResolution* earlier = nullptr;
     if (previous != nullptr) {
-      const PlanNodeResolution& earlier = (*previous)[index];
-      if (earlier.node_id() == node->id && earlier.values() == bindings &&
-          earlier.required_capabilities() == requested && earlier.preferred_provider() == preferred) {
-        return earlier;
+      earlier = &(*previous)[index];
+      if (earlier->node_id() == node->id && earlier->values() == bindings &&
+          earlier->required_capabilities() == requested &&
+          earlier->preferred_provider() == preferred) {
+        return *earlier;
       }
     }
+    // Resolved again; its estimator input's head is the earlier round's when
+    // unchanged (resolve_node).
     return resolve_node(context, *node, std::move(bindings), std::move(requested),
-                        std::move(preferred));
+                        std::move(preferred), earlier);
   };
   return results_in_order<PlanNodeResolution>(nodes.size(), options.compile_threads(),
                                               kNodesPerChunk, resolve_one);

@@ -477,6 +477,38 @@ TEST(EstimatorInputTest, NodeInputGivesEachProviderItsDeferredFingerprint) {
       a.family, a.operation, a.node, a.operation_id, a.version, a.attributes, nullptr, {},
       nullptr, a.capabilities, a.weight_formats, a.quantization_formats));
 
+  // A later round lends the earlier one's head only when every head input is
+  // the same: each variant's digest is the one computed from scratch.
+  using Mutation = std::function<void(InputArgs&)>;
+  const std::vector<std::pair<std::string, Mutation>> later_rounds = {
+      {"only the values moved", [](InputArgs& b) { b.values = node_values(4096); }},
+      {"family", [](InputArgs& b) { b.family = sha256_hex("family b"); }},
+      {"operation fingerprint", [](InputArgs& b) { b.operation = sha256_hex("operation b"); }},
+      {"node", [](InputArgs& b) { b.node = NodeId::literal("node.other"); }},
+      {"operation id", [](InputArgs& b) { b.operation_id = OperationId::literal("operation.b"); }},
+      {"version", [](InputArgs& b) { b.version = {1, 1}; }},
+      {"attributes",
+       [](InputArgs& b) { b.attributes[AttributeId::literal("attr.t")] = SemanticText{"other"}; }},
+      {"capabilities",
+       [](InputArgs& b) { b.capabilities.insert(CapabilityId::literal("capability.b")); }},
+      {"weight formats",
+       [](InputArgs& b) { b.weight_formats.insert(WeightFormatId::literal("format.b")); }},
+      {"quantization formats",
+       [](InputArgs& b) {
+         b.quantization_formats.insert(QuantizationFormatId::literal("quant.b"));
+       }},
+  };
+  for (const auto& [name, mutate] : later_rounds) {
+    InputArgs b = a;
+    mutate(b);
+    auto later = NodeEstimatorInput::encode_sharing_values(
+        b.family, b.operation, b.node, b.operation_id, b.version, b.attributes,
+        std::make_shared<const std::vector<ResolvedValueBinding>>(b.values), {}, nullptr,
+        b.capabilities, b.weight_formats, b.quantization_formats, shared->get());
+    ASSERT_TRUE(later) << name << ": " << later.error().to_string();
+    EXPECT_EQ((*later)->fingerprint_for(b.provider).hex(), b.fingerprint().value()) << name;
+  }
+
   OperationResourceEstimate estimate = good_estimate();
   const DeferredSha256 core = (*input)->fingerprint_for(a.provider);
   estimate.claimed_input_fingerprint = core;  // the estimator's echo: a copy of the handle

@@ -115,6 +115,10 @@ class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInpu
       const std::set<CapabilityId>& required_capabilities,
       const std::set<WeightFormatId>& required_weight_formats,
       const std::set<QuantizationFormatId>& required_quantization_formats);
+  // `earlier`, when given (the same node's input in an earlier round), lends
+  // its encoded head — every byte but the values and provider — when every
+  // input the head is made of equals this call's; otherwise the head is
+  // encoded again.
   static Result<std::shared_ptr<const NodeEstimatorInput>> encode_sharing_values(
       const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
       const NodeId& node_id, const OperationId& operation_id,
@@ -124,7 +128,8 @@ class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInpu
       std::vector<std::string_view> weight_canonical, std::shared_ptr<const void> keep_alive,
       const std::set<CapabilityId>& required_capabilities,
       const std::set<WeightFormatId>& required_weight_formats,
-      const std::set<QuantizationFormatId>& required_quantization_formats);
+      const std::set<QuantizationFormatId>& required_quantization_formats,
+      const NodeEstimatorInput* earlier = nullptr);
 
   DeferredSha256 fingerprint_for(const ProviderId& provider_id) const;
   // Writes the whole document with `provider_id` into `out` (a digest just
@@ -133,19 +138,34 @@ class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInpu
 
  private:
   NodeEstimatorInput() = default;
-  // `values` empty: values_text_ holds the encoded array.
-  Result<void> encode_head(const std::string& prepared_family_fingerprint,
-                           const std::string& operation_fingerprint, const NodeId& node_id,
-                           const OperationId& operation_id,
-                           const ContractVersion& operation_version,
-                           const std::map<AttributeId, SemanticValue>& attributes,
-                           const std::set<CapabilityId>& required_capabilities,
-                           const std::set<WeightFormatId>& required_weight_formats,
-                           const std::set<QuantizationFormatId>& required_quantization_formats);
+  struct Head;
+  static Result<std::shared_ptr<const Head>> encode_head(
+      const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
+      const NodeId& node_id, const OperationId& operation_id,
+      const ContractVersion& operation_version,
+      const std::map<AttributeId, SemanticValue>& attributes,
+      const std::set<CapabilityId>& required_capabilities,
+      const std::set<WeightFormatId>& required_weight_formats,
+      const std::set<QuantizationFormatId>& required_quantization_formats,
+      const NodeEstimatorInput* earlier);
 
-  std::string before_provider_;  // `{"attributes":...,"prepared_family_fingerprint":"..."`
-  std::string after_provider_;   // `,"required_capabilities":...,"values":`
-  std::string values_text_;      // the encoded values array, when given encoded
+  // Everything but the provider and the values: what it was encoded from,
+  // and its bytes. Shared by the rounds of one node whose head is unchanged.
+  struct Head {
+    std::string family_fingerprint;
+    std::string operation_fingerprint;
+    NodeId node_id;
+    OperationId operation_id;
+    ContractVersion operation_version;
+    std::map<AttributeId, SemanticValue> attributes;
+    std::set<CapabilityId> capabilities;
+    std::set<WeightFormatId> weight_formats;
+    std::set<QuantizationFormatId> quantization_formats;
+    std::string before_provider;  // `{"attributes":...,"prepared_family_fingerprint":"..."`
+    std::string after_provider;   // `,"required_capabilities":...,"values":`
+  };
+  std::shared_ptr<const Head> head_;
+  std::string values_text_;  // the encoded values array, when given encoded
   std::shared_ptr<const std::vector<ResolvedValueBinding>> values_;  // else these
   std::vector<std::string_view> weight_canonical_;
   std::shared_ptr<const void> keep_alive_;

@@ -97,7 +97,9 @@ class PlanNodeResolution {
                                            std::set<CapabilityId> required_capabilities,
                                            std::optional<ProviderId> preferred_provider,
                                            std::vector<ProviderResourcePlan> candidates,
-                                           std::map<ProviderId, PlanProviderRejectReason> rejections);
+                                           std::map<ProviderId, PlanProviderRejectReason> rejections,
+                                           std::shared_ptr<const NodeEstimatorInput>
+                                               estimator_input = nullptr);
 
   const NodeId& node_id() const { return node_id_; }
   const OperationId& operation_id() const { return operation_id_; }
@@ -110,8 +112,15 @@ class PlanNodeResolution {
   const ProviderResourcePlan* candidate(const ProviderId& provider) const;
   // The largest value alignment any candidate asks for.
   uint64_t maximum_value_alignment() const;
+  // The estimator input the candidates were estimated from (resolve_node's;
+  // null for a resolution put together elsewhere): a later round of the same
+  // node reuses its encoded head.
+  const std::shared_ptr<const NodeEstimatorInput>& estimator_input() const {
+    return estimator_input_;
+  }
 
-  friend bool operator==(const PlanNodeResolution&, const PlanNodeResolution&) = default;
+  // Field by field, less the estimator input (the candidates name it).
+  friend bool operator==(const PlanNodeResolution& a, const PlanNodeResolution& b);
 
  private:
   PlanNodeResolution(NodeId node_id, OperationId operation_id)
@@ -123,6 +132,7 @@ class PlanNodeResolution {
   std::optional<ProviderId> preferred_provider_;
   std::vector<ProviderResourcePlan> candidates_;
   std::map<ProviderId, PlanProviderRejectReason> rejections_;
+  std::shared_ptr<const NodeEstimatorInput> estimator_input_;
 };
 
 // Canonical bytes of weight contracts, keyed by the contract's address.
@@ -158,11 +168,14 @@ Result<const ResolvedWeightBinding*> weight_contract_for(const NodeResolutionCon
                                                          const WeightId& weight_id,
                                                          std::optional<ResolvedWeightBinding>& scratch);
 
+// `earlier`, when given, is the same node's resolution in an earlier round:
+// its estimator input's head is reused when unchanged (NodeEstimatorInput).
 Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                                         const ProgramNode& node,
                                         std::vector<ResolvedValueBinding> bindings,
                                         std::set<CapabilityId> requested_capabilities,
-                                        std::optional<ProviderId> preferred_provider);
+                                        std::optional<ProviderId> preferred_provider,
+                                        const PlanNodeResolution* earlier = nullptr);
 
 // Checks bindings against an operation signature (spec §4.1 binding contract).
 Result<void> validate_resolved_bindings(const NodeId& node_id, const OperationDescriptor& operation,
