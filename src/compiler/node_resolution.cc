@@ -240,6 +240,24 @@ Result<PlanNodeResolution> PlanNodeResolution::create(
     std::vector<ProviderResourcePlan> candidates,
     std::map<ProviderId, PlanProviderRejectReason> rejections,
     std::shared_ptr<const NodeEstimatorInput> estimator_input) {
+  return create(std::move(node_id), std::move(operation_id),
+                std::make_shared<const std::vector<ResolvedValueBinding>>(std::move(values)),
+                std::move(required_capabilities), std::move(preferred_provider),
+                std::move(candidates), std::move(rejections), std::move(estimator_input));
+}
+
+Result<PlanNodeResolution> PlanNodeResolution::create(
+    NodeId node_id, OperationId operation_id,
+    std::shared_ptr<const std::vector<ResolvedValueBinding>> values,
+    std::set<CapabilityId> required_capabilities, std::optional<ProviderId> preferred_provider,
+    std::vector<ProviderResourcePlan> candidates,
+    std::map<ProviderId, PlanProviderRejectReason> rejections,
+    std::shared_ptr<const NodeEstimatorInput> estimator_input) {
+  if (values == nullptr) {
+    return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` resolution has no bindings",
+                      node_id.str())
+        .with_field("node_id", node_id.str());
+  }
   if (candidates.empty()) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "node `{}` has no provider whose binding and workspace storage requirements "
@@ -293,7 +311,7 @@ Result<PlanNodeResolution> PlanNodeResolution::create(
 
 bool operator==(const PlanNodeResolution& a, const PlanNodeResolution& b) {
   return a.node_id_ == b.node_id_ && a.operation_id_ == b.operation_id_ &&
-         a.values_ == b.values_ && a.required_capabilities_ == b.required_capabilities_ &&
+         *a.values_ == *b.values_ && a.required_capabilities_ == b.required_capabilities_ &&
          a.preferred_provider_ == b.preferred_provider_ && a.candidates_ == b.candidates_ &&
          a.rejections_ == b.rejections_;
 }
@@ -411,7 +429,8 @@ namespace {
 // owner the values are encoded now.
 Result<std::shared_ptr<const NodeEstimatorInput>> estimator_input_of(
     const NodeResolutionContext& context, const ProgramNode& node,
-    const std::string& operation_fingerprint, const std::vector<ResolvedValueBinding>& bindings,
+    const std::string& operation_fingerprint,
+    const std::shared_ptr<const std::vector<ResolvedValueBinding>>& bindings,
     const std::vector<std::string_view>& weight_canonical,
     const std::set<CapabilityId>& capabilities, const std::set<WeightFormatId>& weight_formats,
     const std::set<QuantizationFormatId>& quantization_formats,
@@ -421,13 +440,13 @@ Result<std::shared_ptr<const NodeEstimatorInput>> estimator_input_of(
   if (views && context.weight_contracts_owner == nullptr) {
     return NodeEstimatorInput::encode(context.family.fingerprint(), operation_fingerprint, node.id,
                                       node.operation_id, node.required_version, node.attributes,
-                                      encode_canonical_values(bindings, weight_canonical),
+                                      encode_canonical_values(*bindings, weight_canonical),
                                       capabilities, weight_formats, quantization_formats);
   }
   return NodeEstimatorInput::encode_sharing_values(
       context.family.fingerprint(), operation_fingerprint, node.id, node.operation_id,
       node.required_version, node.attributes,
-      std::make_shared<const std::vector<ResolvedValueBinding>>(bindings),
+      bindings,
       views ? weight_canonical : std::vector<std::string_view>{},
       views ? context.weight_contracts_owner : nullptr, capabilities, weight_formats,
       quantization_formats, earlier);
@@ -466,6 +485,12 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   std::set<QuantizationFormatId> quantization_formats;
   FERRITE_RETURN_IF_ERROR(
       check_weight_requirements(node, bindings, weights, weight_formats, quantization_formats));
+  // Shared from here on: by the resolution and by the estimator input, which
+  // encodes them only if a digest is read. (Moving the vector keeps its
+  // elements where they are.)
+  const auto shared_bindings =
+      std::make_shared<const std::vector<ResolvedValueBinding>>(std::move(bindings));
+  const std::vector<ResolvedValueBinding>& values = *shared_bindings;
   std::set<CapabilityId> capabilities = op->provider.required_capabilities;
   capabilities.insert(requested_capabilities.begin(), requested_capabilities.end());
   ProviderCompatibilityRequest request{.operation_id = node.operation_id,
@@ -489,7 +514,7 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   // Token-scaled states (K/V caches): their rows, which shape-dependent
   // workspaces (attention scores) may scale with; the same for every provider.
   std::vector<uint64_t> token_rows;
-  token_rows.reserve(bindings.size());
+  token_rows.reserve(values.size());
   for (const StateSpec* state : states) {
     const auto* scaled =
         state == nullptr ? nullptr : std::get_if<StateCapacityTokenScaled>(&state->capacity_demand);
@@ -504,7 +529,7 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
           .with_field("node_id", node.id.str());
     }
     std::set<ResourceId> blocked;
-    for (const auto& binding : bindings) {
+    for (const auto& binding : values) {
       if (binding.usage() == BufferUsage::kWeights) continue;
       const auto* requirement = descriptor->dynamic_storage_for(binding.role(), binding.ordinal());
       if (!requirement || !profile_available(context.policy, device, *requirement)) {
@@ -527,7 +552,7 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
     if (node_input == nullptr) {
       FERRITE_ASSIGN_OR_RETURN(
           node_input,
-          estimator_input_of(context, node, operation_fingerprint, bindings, weight_canonical,
+          estimator_input_of(context, node, operation_fingerprint, shared_bindings, weight_canonical,
                              capabilities, weight_formats, quantization_formats,
                              earlier != nullptr && earlier->node_id() == node.id
                                  ? earlier->estimator_input().get()
@@ -541,7 +566,7 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
         .operation = op,
         .attributes = node.attributes,
         .provider_id = provider_id,
-        .values = bindings,
+        .values = values,
         .required_capabilities = capabilities,
         .required_weight_formats = weight_formats,
         .required_quantization_formats = quantization_formats,
@@ -586,7 +611,7 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
     }
     candidates.push_back(std::move(plan));
   }
-  return PlanNodeResolution::create(node.id, node.operation_id, std::move(bindings),
+  return PlanNodeResolution::create(node.id, node.operation_id, shared_bindings,
                                     std::move(requested_capabilities),
                                     std::move(preferred_provider), std::move(candidates),
                                     std::move(rejections), std::move(node_input));

@@ -100,10 +100,20 @@ class PlanNodeResolution {
                                            std::map<ProviderId, PlanProviderRejectReason> rejections,
                                            std::shared_ptr<const NodeEstimatorInput>
                                                estimator_input = nullptr);
+  // The same, with the bindings already shared (resolve_node shares them
+  // with the estimator input, which encodes them only if a digest is read).
+  // Errors: `values` is null, or as above.
+  static Result<PlanNodeResolution> create(
+      NodeId node_id, OperationId operation_id,
+      std::shared_ptr<const std::vector<ResolvedValueBinding>> values,
+      std::set<CapabilityId> required_capabilities, std::optional<ProviderId> preferred_provider,
+      std::vector<ProviderResourcePlan> candidates,
+      std::map<ProviderId, PlanProviderRejectReason> rejections,
+      std::shared_ptr<const NodeEstimatorInput> estimator_input);
 
   const NodeId& node_id() const { return node_id_; }
   const OperationId& operation_id() const { return operation_id_; }
-  const std::vector<ResolvedValueBinding>& values() const { return values_; }
+  const std::vector<ResolvedValueBinding>& values() const { return *values_; }
   const std::set<CapabilityId>& required_capabilities() const { return required_capabilities_; }
   const std::optional<ProviderId>& preferred_provider() const { return preferred_provider_; }
   // Sorted by provider id; never empty.
@@ -127,7 +137,9 @@ class PlanNodeResolution {
       : node_id_(std::move(node_id)), operation_id_(std::move(operation_id)) {}
   NodeId node_id_;
   OperationId operation_id_;
-  std::vector<ResolvedValueBinding> values_;
+  // Never null; immutable, so copies of a resolution (a round that keeps
+  // an earlier one) and its estimator input share one vector.
+  std::shared_ptr<const std::vector<ResolvedValueBinding>> values_;
   std::set<CapabilityId> required_capabilities_;
   std::optional<ProviderId> preferred_provider_;
   std::vector<ProviderResourcePlan> candidates_;
