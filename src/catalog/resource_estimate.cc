@@ -154,6 +154,9 @@ Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
   plan.scratch_ = estimate.scratch;
   plan.binding_ = estimate.binding;
   plan.persistent_ = estimate.persistent;
+  if (plan.scratch_ || plan.binding_ || plan.persistent_) {
+    plan.estimate_digest_ = std::make_shared<EstimateDigest>();
+  }
   FERRITE_RETURN_IF_ERROR(plan.validate_fields());
   return plan;
 }
@@ -168,7 +171,8 @@ Result<void> ProviderResourcePlan::validate_fields() const {
       .with_field("estimator_id", estimator_id_);
 }
 
-const std::string& ProviderResourcePlan::estimate_fingerprint() const {
+std::string ProviderResourcePlan::estimate_fingerprint() const {
+  if (estimate_digest_ == nullptr) return estimate_fingerprint_of(*this);
   std::call_once(estimate_digest_->once,
                  [this] { estimate_digest_->hex = estimate_fingerprint_of(*this); });
   return estimate_digest_->hex;

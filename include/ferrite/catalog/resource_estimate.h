@@ -92,12 +92,12 @@ class ProviderResourcePlan {
   }
   const DeferredSha256& estimator_input_digest() const { return estimator_input_fingerprint_; }
   // The digest of every other field (canonical_fingerprint of to_json()
-  // without it), computed on the first call and kept, shared by every copy
-  // of this plan (the fields cannot change after from_provider_output; the
-  // joint selections and the plan node each name the workspaces by it); only
-  // a plan with a workspace needs it, so it is not paid for every candidate.
+  // without it). Only a plan with a workspace needs it (its workspaces' ids,
+  // named by the joint selection and again by the plan node), so only such
+  // a plan keeps it once computed, shared by every copy (the fields cannot
+  // change after from_provider_output); any other computes it on each call.
   // Safe to call from several threads at once.
-  const std::string& estimate_fingerprint() const;
+  std::string estimate_fingerprint() const;
   uint64_t value_alignment_bytes() const { return value_alignment_bytes_; }
   const std::optional<ProviderWorkspaceRequirement>& scratch() const { return scratch_; }
   const std::optional<ProviderWorkspaceRequirement>& binding() const { return binding_; }
@@ -116,7 +116,7 @@ class ProviderResourcePlan {
     std::string hex;
   };
   explicit ProviderResourcePlan(ProviderId provider_id)
-      : provider_id_(std::move(provider_id)), estimate_digest_(std::make_shared<EstimateDigest>()) {}
+      : provider_id_(std::move(provider_id)) {}
   // Every field except estimate_fingerprint.
   nlohmann::json fingerprint_material() const;
 
@@ -129,7 +129,8 @@ class ProviderResourcePlan {
   std::optional<ProviderWorkspaceRequirement> scratch_;
   std::optional<ProviderWorkspaceRequirement> binding_;
   std::optional<ProviderWorkspaceRequirement> persistent_;
-  // Never null; one per from_provider_output, shared by copies.
+  // One per from_provider_output of a plan with a workspace (else null),
+  // shared by copies.
   std::shared_ptr<EstimateDigest> estimate_digest_;
 };
 
