@@ -26,7 +26,7 @@ struct JointCandidate {
   // and digests the estimate, which names the provider — so it constrains
   // no other node and no other candidate: its profile (the first available
   // in policy order) and its penalty are final here, and its id, a digest,
-  // is derived only for the candidate chosen (workspace_profiles).
+  // is derived only for the candidate chosen (add_workspace_profiles).
   std::vector<size_t> workspace_ranks;
 };
 
