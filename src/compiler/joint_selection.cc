@@ -278,12 +278,10 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
             ++it;
             continue;
           }
-          for (size_t rank = 0; rank < order.size(); ++rank) {
-            if (it->second.contains(order[rank])) {
-              step->closed.emplace_back(it->first, order[rank]);
-              if (rank > 0) ++step->penalty[order.size() - 1 - rank];
-              break;
-            }
+          const size_t rank = first_rank(order, it->second);
+          if (rank < order.size()) {
+            step->closed.emplace_back(it->first, order[rank]);
+            if (rank > 0) ++step->penalty[order.size() - 1 - rank];
           }
           it = merged.erase(it);
         }

@@ -445,8 +445,7 @@ Result<std::shared_ptr<const NodeEstimatorInput>> estimator_input_of(
   }
   return NodeEstimatorInput::encode_sharing_values(
       context.family.fingerprint(), operation_fingerprint, node.id, node.operation_id,
-      node.required_version, node.attributes,
-      bindings,
+      node.required_version, node.attributes, bindings,
       views ? weight_canonical : std::vector<std::string_view>{},
       views ? context.weight_contracts_owner : nullptr, capabilities, weight_formats,
       quantization_formats, earlier);
@@ -552,8 +551,8 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
     if (node_input == nullptr) {
       FERRITE_ASSIGN_OR_RETURN(
           node_input,
-          estimator_input_of(context, node, operation_fingerprint, shared_bindings, weight_canonical,
-                             capabilities, weight_formats, quantization_formats,
+          estimator_input_of(context, node, operation_fingerprint, shared_bindings,
+                             weight_canonical, capabilities, weight_formats, quantization_formats,
                              earlier != nullptr && earlier->node_id() == node.id
                                  ? earlier->estimator_input().get()
                                  : nullptr));

@@ -364,9 +364,10 @@ TEST(EstimatorInputTest, ChangesWhenAStorageOffsetChanges) {
   EXPECT_NE(InputArgs{}.fingerprint().value(), moved.fingerprint().value());
 }
 
-TEST(EstimatorInputTest, ChangesWithEveryInput) {
-  using Mutation = std::function<void(InputArgs&)>;
-  const std::vector<std::pair<std::string, Mutation>> mutations = {
+// One change to each input of an estimator input, by name.
+using InputMutation = std::function<void(InputArgs&)>;
+std::vector<std::pair<std::string, InputMutation>> input_mutations() {
+  return {
       {"family", [](InputArgs& a) { a.family = sha256_hex("family b"); }},
       {"operation fingerprint", [](InputArgs& a) { a.operation = sha256_hex("operation b"); }},
       {"node", [](InputArgs& a) { a.node = NodeId::literal("node.other"); }},
@@ -385,6 +386,10 @@ TEST(EstimatorInputTest, ChangesWithEveryInput) {
          a.quantization_formats.insert(QuantizationFormatId::literal("quant.b"));
        }},
   };
+}
+
+TEST(EstimatorInputTest, ChangesWithEveryInput) {
+  const auto mutations = input_mutations();
   std::set<std::string> seen{InputArgs{}.fingerprint().value()};
   for (const auto& [name, mutate] : mutations) {
     InputArgs args;
@@ -479,25 +484,9 @@ TEST(EstimatorInputTest, NodeInputGivesEachProviderItsDeferredFingerprint) {
 
   // A later round lends the earlier one's head only when every head input is
   // the same: each variant's digest is the one computed from scratch.
-  using Mutation = std::function<void(InputArgs&)>;
-  const std::vector<std::pair<std::string, Mutation>> later_rounds = {
-      {"only the values moved", [](InputArgs& b) { b.values = node_values(4096); }},
-      {"family", [](InputArgs& b) { b.family = sha256_hex("family b"); }},
-      {"operation fingerprint", [](InputArgs& b) { b.operation = sha256_hex("operation b"); }},
-      {"node", [](InputArgs& b) { b.node = NodeId::literal("node.other"); }},
-      {"operation id", [](InputArgs& b) { b.operation_id = OperationId::literal("operation.b"); }},
-      {"version", [](InputArgs& b) { b.version = {1, 1}; }},
-      {"attributes",
-       [](InputArgs& b) { b.attributes[AttributeId::literal("attr.t")] = SemanticText{"other"}; }},
-      {"capabilities",
-       [](InputArgs& b) { b.capabilities.insert(CapabilityId::literal("capability.b")); }},
-      {"weight formats",
-       [](InputArgs& b) { b.weight_formats.insert(WeightFormatId::literal("format.b")); }},
-      {"quantization formats",
-       [](InputArgs& b) {
-         b.quantization_formats.insert(QuantizationFormatId::literal("quant.b"));
-       }},
-  };
+  auto later_rounds = input_mutations();
+  later_rounds.emplace_back("only the values moved",
+                            [](InputArgs& b) { b.values = node_values(4096); });
   for (const auto& [name, mutate] : later_rounds) {
     InputArgs b = a;
     mutate(b);

@@ -321,6 +321,29 @@ TEST(JointSelectionTest, ChosenIsAlignedWithTheResolutionsAndNamesEachNodeOnce) 
               ::testing::HasSubstr(r->node_resolutions.front().node_id().str() + "` was selected twice"));
 }
 
+// The harness's operation and providers on a device and policy that offer
+// the contiguous profile first and `paged` second, each provider estimated
+// with `behaviour`.
+struct TwoProfileSetup {
+  RuntimePolicy policy;
+  CapabilityCatalog catalog;
+  EstimatorRegistry registry;
+};
+TwoProfileSetup two_profile_setup(const Harness& h, const DynamicStorageProfile& paged,
+                                  Behaviour behaviour) {
+  auto both_device = device();
+  both_device.dynamic_storage_profiles.insert(paged);
+  auto both_policy = policy();
+  both_policy.storage_profile_order.push_back(paged);
+  std::vector<std::shared_ptr<const OperationResourceEstimator>> list;
+  for (const auto& p : h.providers) list.push_back(std::make_shared<CountingEstimator>(p, behaviour));
+  return TwoProfileSetup{
+      both_policy,
+      unwrap(CapabilityCatalog::create(both_device, unwrap(OperationCatalog::create({h.op})),
+                                       h.providers)),
+      unwrap(EstimatorRegistry::create(list))};
+}
+
 TEST(JointSelectionTest, Case26ProfileRankBeatsProviderIdTieBreak) {
   Harness h;
   auto paged = unwrap(DynamicStorageProfile::parse("fixed_block:65536/paged:65536"));
@@ -330,16 +353,7 @@ TEST(JointSelectionTest, Case26ProfileRankBeatsProviderIdTieBreak) {
                                  {{ValueBindingRole::kInput, 0, paged_only},
                                   {ValueBindingRole::kInput, 2, paged_only},
                                   {ValueBindingRole::kOutput, 0, paged_only}}));
-  auto both_device = device();
-  both_device.dynamic_storage_profiles.insert(paged);
-  auto both_policy = policy();
-  both_policy.storage_profile_order.push_back(paged);
-  auto catalog = unwrap(CapabilityCatalog::create(both_device,
-                                                  unwrap(OperationCatalog::create({h.op})),
-                                                  h.providers));
-  std::vector<std::shared_ptr<const OperationResourceEstimator>> list;
-  for (const auto& p : h.providers) list.push_back(std::make_shared<CountingEstimator>(p, Behaviour::kCorrect));
-  auto registry = unwrap(EstimatorRegistry::create(list));
+  auto [both_policy, catalog, registry] = two_profile_setup(h, paged, Behaviour::kCorrect);
   auto r = ProgramPlanCompiler::resolve(testing::synthetic_family(), catalog, both_policy, registry,
                                         WeightMaterializerRegistry::identity_only(),
                                         testing::synthetic_options());
@@ -388,19 +402,8 @@ TEST(JointSelectionTest, WorkspaceProfileRanksCountAndOnlyTheChosenAreNamed) {
   Harness h;
   h.providers.insert(h.providers.begin(),
                      provider("provider.operation.accelerated", h.op, contiguous_slots()));
-  auto both_device = device();
-  both_device.dynamic_storage_profiles.insert(paged);
-  auto both_policy = policy();
-  both_policy.storage_profile_order.push_back(paged);
-  auto catalog = unwrap(CapabilityCatalog::create(both_device,
-                                                  unwrap(OperationCatalog::create({h.op})),
-                                                  h.providers));
-  std::vector<std::shared_ptr<const OperationResourceEstimator>> list;
-  for (const auto& p : h.providers) {
-    list.push_back(
-        std::make_shared<CountingEstimator>(p, Behaviour::kPagedScratchWhenAccelerated));
-  }
-  auto registry = unwrap(EstimatorRegistry::create(list));
+  auto [both_policy, catalog, registry] =
+      two_profile_setup(h, paged, Behaviour::kPagedScratchWhenAccelerated);
   auto workspace_ids = [](const JointProviderSelection& selection) {
     std::map<std::string, DynamicStorageProfile> out;
     for (const auto& [id, profile] : selection.profiles) {
@@ -458,10 +461,7 @@ TEST(JointSelectionTest, CompactAndGeneralSolversChooseAlike) {
                                  {{ValueBindingRole::kInput, 0, paged_only},
                                   {ValueBindingRole::kInput, 2, paged_only},
                                   {ValueBindingRole::kOutput, 0, paged_only}}));
-  auto both_device = device();
-  both_device.dynamic_storage_profiles.insert(paged);
-  auto both_policy = policy();
-  both_policy.storage_profile_order.push_back(paged);
+  auto [both_policy, catalog, registry] = two_profile_setup(h, paged, Behaviour::kCorrect);
   auto long_policy = both_policy;
   // Distinct valid profiles: power-of-two blocks, contiguous or paged.
   for (int block = 12; block < 50 && long_policy.storage_profile_order.size() <= 64; ++block) {
@@ -474,12 +474,6 @@ TEST(JointSelectionTest, CompactAndGeneralSolversChooseAlike) {
     }
   }
   ASSERT_GT(long_policy.storage_profile_order.size(), 64u);
-  auto catalog = unwrap(CapabilityCatalog::create(both_device,
-                                                  unwrap(OperationCatalog::create({h.op})),
-                                                  h.providers));
-  std::vector<std::shared_ptr<const OperationResourceEstimator>> list;
-  for (const auto& p : h.providers) list.push_back(std::make_shared<CountingEstimator>(p, Behaviour::kCorrect));
-  auto registry = unwrap(EstimatorRegistry::create(list));
   for (const char* preferred : {"", "provider.a.paged", "provider.operation.reference"}) {
     SCOPED_TRACE(preferred);
     auto r = resolve_preferring(catalog, both_policy, registry, preferred);
