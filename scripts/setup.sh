@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev python3
-  nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev libexpected-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev libexpected-dev libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev libcpp-httplib-dev chromium
   python3-dev pybind11-dev python3-jinja2 libmimalloc-dev)
 missing=()

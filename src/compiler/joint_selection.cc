@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "ferrite/core/disjoint_indices.h"
+#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/core/parallel_indices.h"
 
 namespace ferrite {
@@ -128,7 +127,7 @@ Result<NodeCandidates> node_candidates(const PlanNodeResolution& resolution,
 std::vector<std::vector<size_t>> independent_components(const std::vector<NodeCandidates>& nodes) {
   DisjointIndices classes(nodes.size());
   // Looked up only, never iterated: hashed by the ids' addresses.
-  std::unordered_map<ResourceId, size_t, IdentityAddressHash> owner;
+  IdentityHashMap<ResourceId, size_t> owner;
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (const auto& candidate : nodes[i].candidates) {
       for (const auto& [id, _] : candidate.allowed) {
@@ -245,7 +244,7 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
   const auto& order = policy.storage_profile_order;
   const size_t penalty_size = order.size() > 1 ? order.size() - 1 : 0;
   // Looked up only, never iterated: hashed by the ids' addresses.
-  std::unordered_map<ResourceId, size_t, IdentityAddressHash> last_reference;
+  IdentityHashMap<ResourceId, size_t> last_reference;
   for (size_t k = 0; k < members.size(); ++k) {
     for (const auto& candidate : nodes[members[k]].candidates) {
       for (const auto& [id, _] : candidate.allowed) last_reference[id] = k;
@@ -311,7 +310,7 @@ Result<Solution> solve_component_compact(const std::vector<NodeCandidates>& node
   using State = std::vector<Entry>;         // sorted by resource number
   const auto& order = policy.storage_profile_order;
   const size_t penalty_size = order.size() > 1 ? order.size() - 1 : 0;
-  std::unordered_map<ResourceId, uint32_t, IdentityAddressHash> number;  // looked up only
+  IdentityHashMap<ResourceId, uint32_t> number;  // looked up only
   std::vector<const ResourceId*> resources;
   std::vector<size_t> last_reference;
   // Per member, per candidate: its constraints in compact form.
@@ -434,7 +433,7 @@ Result<JointProviderSelection> select_providers_jointly(
                                        }));
   // A node resolved twice is refused before anything is solved (its private
   // workspaces would otherwise be named twice).
-  std::unordered_set<NodeId, IdentityAddressHash> selected;  // looked up only
+  IdentityHashSet<NodeId> selected;  // looked up only
   selected.reserve(nodes.size());
   for (const auto& node : nodes) {
     const NodeId& node_id = node.resolution->node_id();

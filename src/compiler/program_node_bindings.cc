@@ -1,11 +1,11 @@
 #include "ferrite/compiler/program_node_bindings.h"
 
-#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "ferrite/catalog/canonical_encoding.h"
 #include "ferrite/core/canonical_encoder.h"
+#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/core/parallel_indices.h"
 
 namespace ferrite {
@@ -30,7 +30,7 @@ struct ValueSources {
   const ResolvedTensorSpec* tensor = nullptr;
   const ResolvedValueStorage* storage = nullptr;
 };
-using ValueSourceIndex = std::unordered_map<ProgramValueId, ValueSources, IdentityAddressHash>;
+using ValueSourceIndex = IdentityHashMap<ProgramValueId, ValueSources>;
 
 ValueSourceIndex index_value_sources(const ValueTensors& tensors,
                                      const std::map<ProgramValueId, ResolvedValueStorage>& storages) {

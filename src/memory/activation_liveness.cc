@@ -1,7 +1,7 @@
+#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/memory/activation_liveness.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -25,7 +25,7 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
   };
   // Touched by hashing the id's address; walked below in id order, as an
   // ordered map of ids would be (never in the table's order).
-  std::unordered_map<ProgramValueId, Span, IdentityAddressHash> spans;
+  IdentityHashMap<ProgramValueId, Span> spans;
   spans.reserve(program.inputs().size() + 2 * end);
   auto touch = [&](const ProgramValueId& id, uint64_t position) -> Span& {
     Span& s = spans[id];

@@ -1,7 +1,7 @@
+#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/plan/activation_placement.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -82,11 +82,11 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
     ResolvedValueStorage storage;
     bool used = false;
   };
-  std::unordered_map<ProgramValueId, Placed, IdentityAddressHash> placed;
+  IdentityHashMap<ProgramValueId, Placed> placed;
   placed.reserve(buffers.size());
   // The selected profile of each dynamic resource, found by one hash of its
   // id's address (the selection's map is ordered: a string compare a level).
-  std::unordered_map<ResourceId, const DynamicStorageProfile*, IdentityAddressHash> profile_of;
+  IdentityHashMap<ResourceId, const DynamicStorageProfile*> profile_of;
   profile_of.reserve(input.dedicated_selection.profiles.size());
   for (const auto& [id, profile] : input.dedicated_selection.profiles) {
     profile_of.emplace(id, &profile);

@@ -1,3 +1,4 @@
+#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/plan/execution_plan.h"
 
 #include <algorithm>
@@ -5,7 +6,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -143,7 +143,7 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
                       "plan needs one resolution per program node: {} nodes, {} resolutions",
                       program_nodes.size(), resolution.node_resolutions.size());
   }
-  std::unordered_set<NodeId, IdentityAddressHash> seen;  // looked up only
+  IdentityHashSet<NodeId> seen;  // looked up only
   seen.reserve(resolution.node_resolutions.size());
   for (const auto& r : resolution.node_resolutions) {
     if (!seen.insert(r.node_id()).second) {

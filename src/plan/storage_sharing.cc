@@ -1,9 +1,9 @@
+#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/plan/storage_sharing.h"
 
 #include <algorithm>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <variant>
 
 #include <fmt/format.h>
@@ -138,7 +138,7 @@ Result<void> check_storage_sharing(const ModelProgram& program, const std::vecto
   }
 
   // Each activation's live buffer, computed on first need; looked up only.
-  std::optional<std::unordered_map<ProgramValueId, size_t, IdentityAddressHash>> buffer_of;
+  std::optional<IdentityHashMap<ProgramValueId, size_t>> buffer_of;
   std::vector<ActivationLiveBuffer> live;
   for (auto& [resource, pieces] : by_resource) {
     const bool activations = std::all_of(pieces.begin(), pieces.end(), [](const Piece& p) {

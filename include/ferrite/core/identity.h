@@ -142,7 +142,7 @@ class Identity {
 [[noreturn]] void abort_invalid_literal(const Status& status);
 
 // The hasher of look-up tables keyed by identities:
-// `std::unordered_map<NodeId, size_t, IdentityAddressHash>`. Named, not a
+// `IdentityHashMap<NodeId, size_t>` (identity_hash_map.h). Named, not a
 // std::hash specialization, so that every such table says at its
 // declaration that its order is the addresses' (never iterate it into output).
 struct IdentityAddressHash {

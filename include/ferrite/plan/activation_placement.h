@@ -34,7 +34,6 @@
 #include <map>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -43,6 +42,7 @@
 #include "ferrite/catalog/value_storage.h"
 #include "ferrite/compiler/joint_selection.h"
 #include "ferrite/compiler/tensor_inference.h"
+#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/program/prepared_model_family.h"
 
 namespace ferrite {
@@ -61,7 +61,7 @@ struct ActivationArenaSummary {
 
 // Per value, an alignment in bytes. Looked up only, never iterated into
 // output: hashed by the ids' addresses (identity.h).
-using ValueAlignments = std::unordered_map<ProgramValueId, uint64_t, IdentityAddressHash>;
+using ValueAlignments = IdentityHashMap<ProgramValueId, uint64_t>;
 
 struct ActivationPlacement {
   std::map<ProgramValueId, ResolvedValueStorage> value_storages;  // every value

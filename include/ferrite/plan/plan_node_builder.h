@@ -28,13 +28,13 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <unordered_map>
 #include <vector>
 
 #include "ferrite/catalog/capability_catalog.h"
 #include "ferrite/compiler/joint_selection.h"
 #include "ferrite/compiler/node_resolution.h"
 #include "ferrite/core/identity.h"
+#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/plan/plan_node.h"
 #include "ferrite/program/prepared_model_family.h"
 
@@ -56,7 +56,7 @@ class StateHazards {
   std::map<StateId, History> states_;
 };
 
-using ValueNodeIndex = std::unordered_map<ProgramValueId, size_t, IdentityAddressHash>;
+using ValueNodeIndex = IdentityHashMap<ProgramValueId, size_t>;
 
 struct PlanNodeBuildContext {
   const PreparedModelFamily& family;

@@ -36,7 +36,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -45,6 +44,7 @@
 #include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/contract_version.h"
 #include "ferrite/core/identity.h"
+#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/core/tensor_spec.h"
 #include "ferrite/program/semantic_value.h"
 #include "ferrite/program/state_spec.h"
@@ -155,8 +155,8 @@ class ModelProgram {
   };
   const ValueEntry* find_value(const ProgramValueId& id) const;
   std::vector<const ProgramNode*> nodes_;
-  std::unordered_map<ProgramValueId, ValueEntry, IdentityAddressHash> values_by_id_;
-  std::unordered_map<NodeId, const ProgramNode*, IdentityAddressHash> nodes_by_id_;
+  IdentityHashMap<ProgramValueId, ValueEntry> values_by_id_;
+  IdentityHashMap<NodeId, const ProgramNode*> nodes_by_id_;
 };
 
 // JSON of node attributes / work specs, shared with the interchange readers:
