@@ -4,13 +4,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
-#include <unordered_map>
 
+#include <absl/container/flat_hash_map.h>
 #include <fmt/format.h>
 
 #include "ferrite/core/text.h"
@@ -54,12 +56,34 @@ Result<void> validate_identity(std::string_view kind, std::string_view value) {
 namespace identity_internal {
 namespace {
 
-// Shards chosen by the text's hash, each a map from a view of the text to the
-// entry that owns it (node-based: an entry's address never changes). Leaked:
+// An entry and its bytes in one allocation (InternedText's layout note).
+struct InternedTextDelete {
+  void operator()(InternedText* text) const noexcept {
+    text->~InternedText();
+    ::operator delete(static_cast<void*>(text));
+  }
+};
+using InternedTextPtr = std::unique_ptr<InternedText, InternedTextDelete>;
+
+InternedTextPtr make_interned_text(std::string_view text, uint32_t shard, bool immortal) {
+  // Identities are at most kMaxIdentityBytes long: no overflow.
+  void* memory = ::operator new(sizeof(InternedText) + text.size());
+  auto* entry = new (memory) InternedText();
+  entry->shard = shard;
+  entry->size = static_cast<uint32_t>(text.size());
+  entry->immortal = immortal;
+  entry->text = std::string(text);
+  if (!text.empty()) std::memcpy(entry + 1, text.data(), text.size());
+  return InternedTextPtr(entry);
+}
+
+// Shards chosen by the text's hash, each an open-addressing map from a view
+// of the text (the entry's inline bytes) to the entry that owns it; entries
+// are separate allocations, so an entry's address never changes. Leaked:
 // identities in statics may outlive every other static.
 struct InternShard {
   std::mutex mutex;
-  std::unordered_map<std::string_view, std::unique_ptr<InternedText>> texts;
+  absl::flat_hash_map<std::string_view, InternedTextPtr, std::hash<std::string_view>> texts;
 };
 constexpr size_t kInternShards = 64;
 
@@ -82,20 +106,14 @@ const InternedText* intern(std::string_view text) {
     it->second->references.fetch_add(1, std::memory_order_relaxed);
     return it->second.get();
   }
-  auto entry = std::make_unique<InternedText>();
-  entry->shard = shard_index;
-  entry->text = std::string(text);
+  InternedTextPtr entry = make_interned_text(text, shard_index, false);
   const InternedText* out = entry.get();
-  shard.texts.emplace(std::string_view(entry->text), std::move(entry));
+  shard.texts.emplace(out->inline_view(), std::move(entry));
   return out;
 }
 
 const InternedText* empty_text() noexcept {
-  static const InternedText* empty = [] {
-    auto* text = new InternedText();
-    text->immortal = true;
-    return text;
-  }();
+  static const InternedText* empty = make_interned_text({}, 0, true).release();
   return empty;
 }
 
@@ -105,8 +123,7 @@ void release_slow(const InternedText* text) noexcept {
   InternShard& shard = intern_shards()[text->shard];
   std::lock_guard<std::mutex> lock(shard.mutex);
   if (text->references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    auto it = shard.texts.find(std::string_view(text->text));
-    shard.texts.erase(it);  // frees `text`; its key viewed `text`'s bytes
+    shard.texts.erase(text->inline_view());  // frees `text`; its key viewed `text`'s bytes
   }
 }
 
