@@ -216,65 +216,54 @@ Result<std::shared_ptr<const NodeEstimatorInput::Head>> NodeEstimatorInput::enco
   FERRITE_RETURN_IF_ERROR(check_input_fingerprints(prepared_family_fingerprint,
                                                    operation_fingerprint, node_id, operation_id,
                                                    nullptr));
-  // The bytes of canonical_json(estimator_input_material(...)) up to the
-  // value of "values", in canonical key order, never built as a document;
-  // "provider_id" (between "prepared_family_fingerprint" and
-  // "required_capabilities") is written with an empty value here and cut
-  // out, so each provider's digest puts its own id there (write()).
-  thread_local CanonicalText out;
-  out.reset();
-  auto identities = [&](const auto& ids) {
-    out.begin_array();
-    for (const auto& id : ids) out.string(id.str());
-    out.end_array();
-  };
-  out.begin_object();
-  out.key("attributes");
-  out.begin_object();
-  for (const auto& [id, value] : attributes) {
-    out.key(id.str());
-    out.json(semantic_value_to_json(value));
-  }
-  out.end_object();
-  out.key("node_id");
-  out.string(node_id.str());
-  out.key("operation_fingerprint");
-  out.string(operation_fingerprint);
-  out.key("operation_id");
-  out.string(operation_id.str());
-  out.key("operation_version");
-  out.string(operation_version.to_string());
-  out.key("prepared_family_fingerprint");
-  out.string(prepared_family_fingerprint);
-  const size_t provider_begins = out.size();
-  out.key("provider_id");
-  out.string("");
-  const size_t provider_ends = out.size();
-  out.key("required_capabilities");
-  identities(required_capabilities);
-  out.key("required_quantization_formats");
-  identities(required_quantization_formats);
-  out.key("required_weight_formats");
-  identities(required_weight_formats);
-  out.key("values");
-  const std::string& text = out.text();
-  auto head = std::make_shared<Head>(Head{prepared_family_fingerprint, operation_fingerprint,
-                                          node_id, operation_id, operation_version, attributes,
-                                          required_capabilities, required_weight_formats,
-                                          required_quantization_formats, {}, {}});
-  head->before_provider.assign(text, 0, provider_begins);
-  head->after_provider.assign(text, provider_ends, std::string::npos);
-  return std::shared_ptr<const Head>(std::move(head));
+  // Only what the head is made of is kept: its bytes are written when a
+  // digest is read (write()), which the compile does once per node, for
+  // the chosen provider of the last round.
+  return std::shared_ptr<const Head>(std::make_shared<const Head>(Head{
+      prepared_family_fingerprint, operation_fingerprint, node_id, operation_id,
+      operation_version, attributes, required_capabilities, required_weight_formats,
+      required_quantization_formats}));
 }
 
 void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& out) const {
-  thread_local CanonicalText id;
-  id.reset();
-  id.string(provider_id.str());
-  out.update(head_->before_provider);
-  out.update(R"(,"provider_id":)");
-  out.update(id.text());
-  out.update(head_->after_provider);
+  // The bytes of canonical_json(estimator_input_material(...)) up to the
+  // value of "values", in canonical key order, never built as a document.
+  const Head& head = *head_;
+  thread_local CanonicalText text;
+  text.reset();
+  auto identities = [&](const auto& ids) {
+    text.begin_array();
+    for (const auto& id : ids) text.string(id.str());
+    text.end_array();
+  };
+  text.begin_object();
+  text.key("attributes");
+  text.begin_object();
+  for (const auto& [id, value] : head.attributes) {
+    text.key(id.str());
+    text.json(semantic_value_to_json(value));
+  }
+  text.end_object();
+  text.key("node_id");
+  text.string(head.node_id.str());
+  text.key("operation_fingerprint");
+  text.string(head.operation_fingerprint);
+  text.key("operation_id");
+  text.string(head.operation_id.str());
+  text.key("operation_version");
+  text.string(head.operation_version.to_string());
+  text.key("prepared_family_fingerprint");
+  text.string(head.family_fingerprint);
+  text.key("provider_id");
+  text.string(provider_id.str());
+  text.key("required_capabilities");
+  identities(head.capabilities);
+  text.key("required_quantization_formats");
+  identities(head.quantization_formats);
+  text.key("required_weight_formats");
+  identities(head.weight_formats);
+  text.key("values");
+  out.update(text.text());
   if (values_ != nullptr) {
     encode_canonical_values(*values_, weight_canonical_, out);
   } else {

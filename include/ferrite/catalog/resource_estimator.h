@@ -116,9 +116,9 @@ class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInpu
       const std::set<WeightFormatId>& required_weight_formats,
       const std::set<QuantizationFormatId>& required_quantization_formats);
   // `earlier`, when given (the same node's input in an earlier round), lends
-  // its encoded head — every byte but the values and provider — when every
+  // its checked head — everything but the values and provider — when every
   // input the head is made of equals this call's; otherwise the head is
-  // encoded again.
+  // checked and copied again. Nothing is encoded until a digest is read.
   static Result<std::shared_ptr<const NodeEstimatorInput>> encode_sharing_values(
       const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
       const NodeId& node_id, const OperationId& operation_id,
@@ -149,8 +149,9 @@ class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInpu
       const std::set<QuantizationFormatId>& required_quantization_formats,
       const NodeEstimatorInput* earlier);
 
-  // Everything but the provider and the values: what it was encoded from,
-  // and its bytes. Shared by the rounds of one node whose head is unchanged.
+  // Everything but the provider and the values, checked, its bytes written
+  // only by write(). Shared by the rounds of one node whose head is
+  // unchanged.
   struct Head {
     std::string family_fingerprint;
     std::string operation_fingerprint;
@@ -161,8 +162,6 @@ class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInpu
     std::set<CapabilityId> capabilities;
     std::set<WeightFormatId> weight_formats;
     std::set<QuantizationFormatId> quantization_formats;
-    std::string before_provider;  // `{"attributes":...,"prepared_family_fingerprint":"..."`
-    std::string after_provider;   // `,"required_capabilities":...,"values":`
   };
   std::shared_ptr<const Head> head_;
   std::string values_text_;  // the encoded values array, when given encoded
