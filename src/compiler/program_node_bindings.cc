@@ -106,7 +106,7 @@ std::shared_ptr<const ProgramWeightContracts> ProgramWeightContracts::derive(
 Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
     const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages,
-    const std::vector<PlanNodeResolution>* previous) {
+    const std::vector<PlanNodeResolution>* previous, InputDigests digests) {
   // Every node's operation and version first: a backend that cannot run the
   // program fails before any estimator is called (spec §12 case 15).
   for (const ProgramNode* node : context.family.program().nodes()) {
@@ -168,8 +168,14 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     }
     // Resolved again; its estimator input's head is the earlier round's when
     // unchanged (resolve_node).
-    return resolve_node(context, *node, std::move(bindings), std::move(requested),
-                        std::move(preferred), earlier);
+    auto resolved = resolve_node(context, *node, std::move(bindings), std::move(requested),
+                                 std::move(preferred), earlier);
+    if (resolved && digests == InputDigests::kSoleCandidateNow &&
+        resolved->candidates().size() == 1) {
+      // Computed once, shared by every copy of the candidate (DeferredSha256).
+      (void)resolved->candidates().front().estimator_input_digest().hex();
+    }
+    return resolved;
   };
   return results_in_order<PlanNodeResolution>(nodes.size(), options.compile_threads(),
                                               kNodesPerChunk, resolve_one);

@@ -160,13 +160,16 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
   auto alignments = chosen_activation_alignments(resolution.node_resolutions, selection);
   // As in the alignment rounds: a node whose bindings the packing did not
   // move keeps its unpacked resolution; every other node is resolved again
-  // in every round.
+  // in every round. A packing round is usually the last (an alignment it
+  // raises is rare), so a node with one candidate has the digest the plan
+  // will read computed while its bindings are in cache.
   for (int round = 1; round <= kMaxAlignmentFixedPointRounds; ++round) {
     FERRITE_ASSIGN_OR_RETURN(ActivationPlacement placement, place_activations(input, alignments));
     FERRITE_ASSIGN_OR_RETURN(auto resolutions, resolve_program_nodes(context, options,
                                                                     resolution.value_tensors,
                                                                     placement.value_storages,
-                                                                    &resolution.node_resolutions));
+                                                                    &resolution.node_resolutions,
+                                                                    InputDigests::kSoleCandidateNow));
     FERRITE_ASSIGN_OR_RETURN(auto packed_selection,
                              select_providers_jointly(resolutions, catalog, policy,
                                                       options.compile_threads()));
