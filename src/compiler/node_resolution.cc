@@ -79,9 +79,11 @@ Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
                           binding.describe(), weight->weight_id.str())
             .with_field("node_id", node.id.str());
       }
-      if (!derived && context.weight_contract_encodings != nullptr) {
-        auto encoded = context.weight_contract_encodings->find(contract);
-        if (encoded != context.weight_contract_encodings->end()) weight_canonical[i] = encoded->second;
+      // The shared bytes only when the binding holds this very contract:
+      // the binding keeps them alive for the estimator input that views them.
+      if (!derived && binding.weight() == contract) {
+        const auto* shared = find_shared_weight_contract(context, weight->weight_id);
+        weight_canonical[i] = (*shared)->canonical;
       }
     } else if (const StateSpec* state = program.find_state_by_value(binding.value_id())) {
       states[i] = state;
@@ -145,12 +147,18 @@ Result<void> check_workspace_presence(const NodeId& node, const OperationDescrip
 
 }  // namespace
 
+const std::shared_ptr<const SharedWeightContract>* find_shared_weight_contract(
+    const NodeResolutionContext& context, const WeightId& weight_id) {
+  if (context.weight_contracts == nullptr) return nullptr;
+  auto it = context.weight_contracts->find(weight_id);
+  return it == context.weight_contracts->end() ? nullptr : &it->second;
+}
+
 Result<const ResolvedWeightBinding*> weight_contract_for(
     const NodeResolutionContext& context, const WeightId& weight_id,
     std::optional<ResolvedWeightBinding>& scratch) {
-  if (context.weight_contracts != nullptr) {
-    auto it = context.weight_contracts->find(weight_id);
-    if (it != context.weight_contracts->end()) return &it->second;
+  if (const auto* shared = find_shared_weight_contract(context, weight_id)) {
+    return &(*shared)->contract;
   }
   FERRITE_ASSIGN_OR_RETURN(scratch, ResolvedWeightBinding::from_schema(
                                         context.execution_weight_schema, weight_id));
@@ -437,18 +445,13 @@ Result<std::shared_ptr<const NodeEstimatorInput>> estimator_input_of(
     const NodeEstimatorInput* earlier) {
   const bool views = std::any_of(weight_canonical.begin(), weight_canonical.end(),
                                  [](std::string_view bytes) { return !bytes.empty(); });
-  if (views && context.weight_contracts_owner == nullptr) {
-    return NodeEstimatorInput::encode(context.family.fingerprint(), operation_fingerprint, node.id,
-                                      node.operation_id, node.required_version, node.attributes,
-                                      encode_canonical_values(*bindings, weight_canonical),
-                                      capabilities, weight_formats, quantization_formats);
-  }
+  // The views are kept alive by the bindings the input holds (each views
+  // bytes of the shared contract its binding points at).
   return NodeEstimatorInput::encode_sharing_values(
       context.family.fingerprint(), operation_fingerprint, node.id, node.operation_id,
       node.required_version, node.attributes, bindings,
-      views ? weight_canonical : std::vector<std::string_view>{},
-      views ? context.weight_contracts_owner : nullptr, capabilities, weight_formats,
-      quantization_formats, earlier);
+      views ? weight_canonical : std::vector<std::string_view>{}, nullptr, capabilities,
+      weight_formats, quantization_formats, earlier);
 }
 
 }  // namespace

@@ -60,16 +60,13 @@ Result<ResolvedValueBinding> make_binding(
   const WeightReference* ref =
       kind == ProgramValueKind::kWeight ? program.find_weight_by_value(value) : nullptr;
   if (ref != nullptr) {
-    std::optional<ResolvedWeightBinding> derived;
-    FERRITE_ASSIGN_OR_RETURN(const ResolvedWeightBinding* weight_contract,
-                             weight_contract_for(context, ref->weight_id, derived));
-    if (derived) {
-      weight = std::make_shared<const ResolvedWeightBinding>(std::move(*derived));
-    } else if (context.weight_contracts_owner != nullptr) {
-      // The context's own contract, shared: it lives as long as its owner.
-      weight = ResolvedValueBinding::SharedWeight(context.weight_contracts_owner, weight_contract);
+    if (const auto* shared = find_shared_weight_contract(context, ref->weight_id)) {
+      // The context's own contract: a reference to this weight's object alone.
+      weight = ResolvedValueBinding::SharedWeight(*shared, &(*shared)->contract);
     } else {
-      weight = std::make_shared<const ResolvedWeightBinding>(*weight_contract);
+      FERRITE_ASSIGN_OR_RETURN(auto derived, ResolvedWeightBinding::from_schema(
+                                                 context.execution_weight_schema, ref->weight_id));
+      weight = std::make_shared<const ResolvedWeightBinding>(std::move(derived));
     }
   }
   const AliasPolicy alias = role == ValueBindingRole::kInput ? AliasPolicy(NoAlias{}) : contract.alias();
@@ -93,12 +90,13 @@ std::map<WeightId, ResolvedWeightBinding> program_weight_contracts(const ModelPr
 std::shared_ptr<const ProgramWeightContracts> ProgramWeightContracts::derive(
     const ModelProgram& program, const WeightSchema& schema) {
   auto out = std::make_shared<ProgramWeightContracts>();
-  out->contracts = program_weight_contracts(program, schema);
-  out->encodings.reserve(out->contracts.size());
-  for (const auto& [id, contract] : out->contracts) {
+  for (auto& [id, contract] : program_weight_contracts(program, schema)) {
     CanonicalText text;
     encode_canonical(contract, text);
-    out->encodings.emplace(&contract, text.text());
+    out->contracts.emplace_hint(
+        out->contracts.end(), id,
+        std::make_shared<const SharedWeightContract>(
+            SharedWeightContract{std::move(contract), text.text()}));
   }
   return out;
 }

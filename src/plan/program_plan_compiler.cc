@@ -76,9 +76,8 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
         }();
       });
   FERRITE_RETURN_IF_ERROR(prepared);
-  const NodeResolutionContext context{family,     weights.schema(),      catalog,
-                                      policy,     estimators,            &contracts->contracts,
-                                      &contracts->encodings, contracts};
+  const NodeResolutionContext context{family,     weights.schema(), catalog,
+                                      policy,     estimators,       &contracts->contracts};
   FERRITE_ASSIGN_OR_RETURN(auto probe, resolve_program_nodes(context, options, tensors, probe_storages));
   FERRITE_ASSIGN_OR_RETURN(uint64_t alignment, maximum_value_alignment(probe));
 
@@ -149,8 +148,7 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
   }
   const NodeResolutionContext context{family,     resolution.execution_weights.schema(),
                                       catalog,    policy,
-                                      estimators, &contracts->contracts,
-                                      &contracts->encodings, contracts};
+                                      estimators, &contracts->contracts};
   const ActivationPlacementInput input{family,
                                        catalog.operations(),
                                        resolution.value_tensors,

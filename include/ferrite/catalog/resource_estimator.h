@@ -102,7 +102,9 @@ Result<std::string> estimator_input_fingerprint(
 // (shared, immutable) and encodes them only if a digest is read — the
 // compiler's way, since most of a compilation's estimator inputs belong to
 // rounds whose plans are never read. `weight_canonical` as in
-// encode_canonical_values; `keep_alive` owns the bytes its views point into.
+// encode_canonical_values; `keep_alive` owns the bytes its views point into,
+// unless the bindings do (null: the compiler's views are bytes of the shared
+// weight contract each binding holds).
 // estimator_input_fingerprint(...) == encode(...)->fingerprint_for(p).hex().
 // Errors as estimator_input_fingerprint's.
 class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInput> {

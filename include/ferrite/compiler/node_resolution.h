@@ -36,7 +36,7 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <unordered_map>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -147,8 +147,19 @@ class PlanNodeResolution {
   std::shared_ptr<const NodeEstimatorInput> estimator_input_;
 };
 
-// Canonical bytes of weight contracts, keyed by the contract's address.
-using WeightContractEncodings = std::unordered_map<const ResolvedWeightBinding*, std::string>;
+// One weight's execution-schema contract and its canonical bytes
+// (encode_canonical(contract)), in one shared object. Every binding of the
+// weight points at `contract` through its own reference to this object: one
+// reference count per weight — compile threads binding different weights
+// never touch one count (a single owner shared by all contracts was a
+// contended atomic on every weight binding, in every round) — and an
+// estimator input that views `canonical` is kept alive by the binding it
+// holds.
+struct SharedWeightContract {
+  ResolvedWeightBinding contract;
+  std::string canonical;
+};
+using WeightContracts = std::map<WeightId, std::shared_ptr<const SharedWeightContract>>;
 
 // Everything resolution reads besides the node itself.
 struct NodeResolutionContext {
@@ -158,21 +169,18 @@ struct NodeResolutionContext {
   const RuntimePolicy& policy;
   const EstimatorRegistry& estimators;
   // Optional: ResolvedWeightBinding::from_schema(execution_weight_schema, w)
-  // for program weights, computed once per compilation
-  // (program_weight_contracts). A weight it lacks is derived from the schema.
-  const std::map<WeightId, ResolvedWeightBinding>* weight_contracts = nullptr;
-  // Optional, only with weight_contracts: encode_canonical(contract) of each
-  // of its entries, keyed by the entry's address
-  // (ProgramWeightContracts::encodings). A node's estimator input then takes
-  // a weight binding's bytes from here, once the binding is checked equal to
-  // its contract, instead of encoding the contract again for every binding.
-  const WeightContractEncodings* weight_contract_encodings = nullptr;
-  // Optional, only with weight_contracts: what owns them (a
-  // ProgramWeightContracts). Bindings then share the contracts themselves
-  // (aliasing pointers that keep the owner alive) instead of each holding a
-  // copy.
-  std::shared_ptr<const void> weight_contracts_owner;
+  // and its canonical bytes for program weights, computed once per
+  // compilation (ProgramWeightContracts). A weight it lacks is derived from
+  // the schema. Bindings share these contracts instead of each holding a
+  // copy, and a node's estimator input takes a binding's bytes from here
+  // when the binding holds this very contract, instead of encoding it again
+  // for every binding.
+  const WeightContracts* weight_contracts = nullptr;
 };
+
+// The context's shared contract for `weight_id`; null when it has none.
+const std::shared_ptr<const SharedWeightContract>* find_shared_weight_contract(
+    const NodeResolutionContext& context, const WeightId& weight_id);
 
 // The execution schema's contract for `weight_id`: the context's precomputed
 // one when it has it (no copy), else derived into `scratch`.

@@ -39,25 +39,18 @@ namespace ferrite {
 
 // ResolvedWeightBinding::from_schema(schema, w) for every program weight w the
 // schema can bind (a weight it cannot is left out, so resolution reports it at
-// its node): NodeResolutionContext::weight_contracts for one compilation.
+// its node).
 std::map<WeightId, ResolvedWeightBinding> program_weight_contracts(const ModelProgram& program,
                                                                    const WeightSchema& schema);
 
-// One compilation's weight contracts (program_weight_contracts) and the
-// canonical bytes of each, keyed by the contract's address: what
-// NodeResolutionContext::weight_contracts and ::weight_contract_encodings
-// point at. Derived once per compilation and shared (ProgramResolution keeps
-// it for the packing rounds). Not copyable or movable: the encodings' keys
-// are addresses inside `contracts`.
+// One compilation's weight contracts (program_weight_contracts), each shared
+// with its canonical bytes (SharedWeightContract): what
+// NodeResolutionContext::weight_contracts points at. Derived once per
+// compilation and shared (ProgramResolution keeps it for the packing rounds).
 struct ProgramWeightContracts {
   static std::shared_ptr<const ProgramWeightContracts> derive(const ModelProgram& program,
                                                               const WeightSchema& schema);
-  ProgramWeightContracts() = default;
-  ProgramWeightContracts(const ProgramWeightContracts&) = delete;
-  ProgramWeightContracts& operator=(const ProgramWeightContracts&) = delete;
-
-  std::map<WeightId, ResolvedWeightBinding> contracts;
-  WeightContractEncodings encodings;
+  WeightContracts contracts;
 };
 
 // When a node's estimator-input digest is computed (it is the same digest
