@@ -197,8 +197,14 @@ Result<ResolvedValueStorage> ResolvedValueStorage::create(
   auto state = std::make_shared<State>();
   state->components = std::move(components);
   state->total_physical_bytes = total;
-  state->canonical = canonical_components(state->components);
   return ResolvedValueStorage(std::move(state));
+}
+
+std::string_view ResolvedValueStorage::canonical() const {
+  const State& state = *state_;
+  std::call_once(state.canonical_once,
+                 [&state] { state.canonical = canonical_components(state.components); });
+  return state.canonical;
 }
 
 std::set<ResourceId> ResolvedValueStorage::resource_ids() const {

@@ -1,4 +1,3 @@
-#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/memory/activation_liveness.h"
 
 #include <algorithm>
@@ -6,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/disjoint_indices.h"
+#include "ferrite/core/identity_hash_map.h"
 
 namespace ferrite {
 Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(

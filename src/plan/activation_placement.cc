@@ -1,4 +1,3 @@
-#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/plan/activation_placement.h"
 
 #include <algorithm>
@@ -7,6 +6,7 @@
 
 #include "ferrite/compiler/value_placement.h"
 #include "ferrite/core/checked_math.h"
+#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/memory/activation_liveness.h"
 #include "ferrite/memory/interval_packing.h"
 

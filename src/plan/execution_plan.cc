@@ -1,4 +1,3 @@
-#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/plan/execution_plan.h"
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/fingerprint.h"
+#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/core/json_array.h"
 #include "ferrite/core/parallel_indices.h"
 #include "ferrite/core/tensor_json.h"

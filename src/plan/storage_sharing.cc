@@ -1,4 +1,3 @@
-#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/plan/storage_sharing.h"
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/checked_math.h"
+#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/memory/activation_liveness.h"
 #include "ferrite/memory/value_classes.h"
 #include "ferrite/memory/interval_packing.h"

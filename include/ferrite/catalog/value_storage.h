@@ -40,6 +40,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -109,8 +110,10 @@ class ResolvedValueStorage {
   uint64_t total_physical_bytes() const { return state_->total_physical_bytes; }
   bool overlaps(const ResolvedValueStorage& other) const;
   nlohmann::json to_json() const;
-  // The canonical bytes of to_json(): {"components":[{...}, ...]}.
-  std::string_view canonical() const { return state_->canonical; }
+  // The canonical bytes of to_json(): {"components":[{...}, ...]}. Written
+  // by the first reader (on any thread) and kept: most storages a compile
+  // makes — every value's dedicated probe storage — are never encoded.
+  std::string_view canonical() const;
 
   friend bool operator==(const ResolvedValueStorage& a, const ResolvedValueStorage& b) {
     return a.state_ == b.state_ || a.state_->components == b.state_->components;
@@ -120,7 +123,8 @@ class ResolvedValueStorage {
   struct State {
     std::vector<ResolvedStorageComponent> components;
     uint64_t total_physical_bytes = 0;
-    std::string canonical;
+    mutable std::once_flag canonical_once;
+    mutable std::string canonical;  // written once, under canonical_once
   };
   explicit ResolvedValueStorage(std::shared_ptr<const State> state) : state_(std::move(state)) {}
 
