@@ -81,7 +81,11 @@ Result<NodeCandidates> node_candidates(const PlanNodeResolution& resolution,
       const auto* requirement = descriptor->dynamic_storage_for(binding.role(), binding.ordinal());
       ProfileSet allowed =
           requirement ? available_storage_profiles(policy, device, *requirement) : ProfileSet{};
-      for (const auto& id : binding.storage().resource_ids()) constrain(candidate.allowed, id, allowed);
+      // Per component, not per distinct id (resource_ids() builds a set):
+      // constraining one id twice by the same set changes nothing.
+      for (const auto& component : binding.storage().components()) {
+        constrain(candidate.allowed, component.resource_id, allowed);
+      }
     }
     bool workspace_unavailable = false;
     for (const auto* workspace : {&plan.scratch(), &plan.binding(), &plan.persistent()}) {

@@ -65,7 +65,8 @@ Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
   states.assign(bindings.size(), nullptr);
   for (size_t i = 0; i < bindings.size(); ++i) {
     const ResolvedValueBinding& binding = bindings[i];
-    if (const WeightReference* weight = program.find_weight_by_value(binding.value_id())) {
+    const ModelProgram::ValueInfo* info = program.find_value(binding.value_id());
+    if (const WeightReference* weight = info != nullptr ? info->weight : nullptr) {
       weights[i] = weight;
       FERRITE_ASSIGN_OR_RETURN(auto tensor, weight->tensor.resolve());
       std::optional<ResolvedWeightBinding> derived;
@@ -85,7 +86,7 @@ Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
         const auto* shared = find_shared_weight_contract(context, weight->weight_id);
         weight_canonical[i] = (*shared)->canonical;
       }
-    } else if (const StateSpec* state = program.find_state_by_value(binding.value_id())) {
+    } else if (const StateSpec* state = info != nullptr ? info->state : nullptr) {
       states[i] = state;
       FERRITE_ASSIGN_OR_RETURN(auto tensor, state->tensor.resolve());
       if (binding.usage() != BufferUsage::kState || !(binding.tensor() == tensor)) {

@@ -55,10 +55,11 @@ Result<ResolvedValueBinding> make_binding(
     return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` has no resolved storage",
                       value.str());
   }
-  const std::optional<ProgramValueKind> kind = program.value_kind(value);
+  const ModelProgram::ValueInfo* info = program.find_value(value);
+  const std::optional<ProgramValueKind> kind =
+      info != nullptr ? std::optional(info->kind) : std::nullopt;
   ResolvedValueBinding::SharedWeight weight;
-  const WeightReference* ref =
-      kind == ProgramValueKind::kWeight ? program.find_weight_by_value(value) : nullptr;
+  const WeightReference* ref = kind == ProgramValueKind::kWeight ? info->weight : nullptr;
   if (ref != nullptr) {
     if (const auto* shared = find_shared_weight_contract(context, ref->weight_id)) {
       // The context's own contract: a reference to this weight's object alone.

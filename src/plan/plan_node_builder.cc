@@ -292,8 +292,7 @@ Result<PlanNode> build_plan_node_alone(const PlanNodeBuildContext& context, size
   // Workspaces and the resource union.
   std::set<ResourceId> resources;
   for (const auto& b : resolution.values()) {
-    const auto ids = b.storage().resource_ids();
-    resources.insert(ids.begin(), ids.end());
+    for (const auto& component : b.storage().components()) resources.insert(component.resource_id);
   }
   // The chosen estimate's input fingerprint is deferred (resource_estimate.h)
   // and the plan's encoding reads it: hashed here, while nodes are built on

@@ -209,24 +209,33 @@ void ModelProgram::index() {
   nodes_.clear();
   values_by_id_.clear();
   nodes_by_id_.clear();
+  size_t nodes = 0;
+  size_t outputs = 0;
+  for (const auto& block : blocks_) {
+    nodes += block.nodes.size();
+    for (const auto& node : block.nodes) outputs += node.outputs.size();
+  }
+  nodes_.reserve(nodes);
+  nodes_by_id_.reserve(nodes);
+  values_by_id_.reserve(inputs_.size() + states_.size() + weights_.size() + outputs);
   // The first kind recorded for a value wins (create refuses a program that
   // defines a value twice).
   for (const auto& input : inputs_) {
-    values_by_id_.emplace(input, ValueEntry{ProgramValueKind::kInput});
+    values_by_id_.emplace(input, ValueInfo{ProgramValueKind::kInput});
   }
   for (const auto& state : states_) {
     values_by_id_.emplace(state.value_id,
-                          ValueEntry{ProgramValueKind::kState, nullptr, &state});
+                          ValueInfo{ProgramValueKind::kState, nullptr, &state});
   }
   for (const auto& weight : weights_) {
-    values_by_id_.emplace(weight.value_id, ValueEntry{ProgramValueKind::kWeight, &weight});
+    values_by_id_.emplace(weight.value_id, ValueInfo{ProgramValueKind::kWeight, &weight});
   }
   for (const auto& block : blocks_) {
     for (const auto& node : block.nodes) {
       nodes_.push_back(&node);
       nodes_by_id_.emplace(node.id, &node);
       for (const auto& output : node.outputs) {
-        values_by_id_.emplace(output, ValueEntry{ProgramValueKind::kNodeOutput});
+        values_by_id_.emplace(output, ValueInfo{ProgramValueKind::kNodeOutput});
       }
     }
   }
@@ -263,24 +272,24 @@ const ProgramNode* ModelProgram::find_node(const NodeId& id) const {
   return it == nodes_by_id_.end() ? nullptr : it->second;
 }
 
-const ModelProgram::ValueEntry* ModelProgram::find_value(const ProgramValueId& id) const {
+const ModelProgram::ValueInfo* ModelProgram::find_value(const ProgramValueId& id) const {
   auto it = values_by_id_.find(id);
   return it == values_by_id_.end() ? nullptr : &it->second;
 }
 
 std::optional<ProgramValueKind> ModelProgram::value_kind(const ProgramValueId& id) const {
-  const ValueEntry* entry = find_value(id);
+  const ValueInfo* entry = find_value(id);
   if (entry == nullptr) return std::nullopt;
   return entry->kind;
 }
 
 const WeightReference* ModelProgram::find_weight_by_value(const ProgramValueId& id) const {
-  const ValueEntry* entry = find_value(id);
+  const ValueInfo* entry = find_value(id);
   return entry == nullptr ? nullptr : entry->weight;
 }
 
 const StateSpec* ModelProgram::find_state_by_value(const ProgramValueId& id) const {
-  const ValueEntry* entry = find_value(id);
+  const ValueInfo* entry = find_value(id);
   return entry == nullptr ? nullptr : entry->state;
 }
 

@@ -107,6 +107,14 @@ class ModelProgram {
   std::optional<ProgramValueKind> value_kind(const ProgramValueId& id) const;
   const WeightReference* find_weight_by_value(const ProgramValueId& id) const;
   const StateSpec* find_state_by_value(const ProgramValueId& id) const;
+  // All three of the above in one look-up: null when the program has no
+  // such value; `weight` / `state` are set for weights / states only.
+  struct ValueInfo {
+    ProgramValueKind kind;
+    const WeightReference* weight = nullptr;
+    const StateSpec* state = nullptr;
+  };
+  const ValueInfo* find_value(const ProgramValueId& id) const;
 
   // Canonical JSON (the program-file "program" object) and its SHA-256
   // (computed once, by create: the program cannot change afterwards).
@@ -148,14 +156,8 @@ class ModelProgram {
   // string hashing or comparison). The node, weight and state pointers point
   // into the vectors above (moving a vector keeps its elements in place; a
   // copy re-indexes).
-  struct ValueEntry {
-    ProgramValueKind kind;
-    const WeightReference* weight = nullptr;
-    const StateSpec* state = nullptr;
-  };
-  const ValueEntry* find_value(const ProgramValueId& id) const;
   std::vector<const ProgramNode*> nodes_;
-  IdentityHashMap<ProgramValueId, ValueEntry> values_by_id_;
+  IdentityHashMap<ProgramValueId, ValueInfo> values_by_id_;
   IdentityHashMap<NodeId, const ProgramNode*> nodes_by_id_;
 };
 
