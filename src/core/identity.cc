@@ -73,7 +73,9 @@ InternedTextPtr make_interned_text(std::string_view text, uint32_t shard, bool i
   entry->size = static_cast<uint32_t>(text.size());
   entry->immortal = immortal;
   entry->text = std::string(text);
-  if (!text.empty()) std::memcpy(entry + 1, text.data(), text.size());
+  if (!text.empty()) {
+    std::memcpy(static_cast<char*>(memory) + sizeof(InternedText), text.data(), text.size());
+  }
   return InternedTextPtr(entry);
 }
 

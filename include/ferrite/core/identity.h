@@ -56,7 +56,7 @@ struct InternedText {
   std::string text;
 
   std::string_view inline_view() const noexcept {
-    return {reinterpret_cast<const char*>(this + 1), size};
+    return {reinterpret_cast<const char*>(this) + sizeof(InternedText), size};
   }
 };
 // `text` interned, with one reference taken for the caller.
