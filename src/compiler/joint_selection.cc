@@ -74,7 +74,7 @@ Result<NodeCandidates> node_candidates(const PlanNodeResolution& resolution,
       return make_error(ErrorCode::kInvalidExecutionPlan, "provider `{}` is not in the catalog",
                         plan.provider_id().str());
     }
-    JointCandidate candidate{&plan, resolution.preferred_provider() == plan.provider_id(), {}};
+    JointCandidate candidate{&plan, resolution.preferred_provider() == plan.provider_id(), {}, {}};
     std::set<ResourceId> empty;
     for (const auto& binding : values) {
       if (binding.usage() == BufferUsage::kWeights) continue;

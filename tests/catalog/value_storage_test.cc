@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -195,9 +196,35 @@ TEST(ValueStorageTest, EqualityAndJson) {
   EXPECT_NE(single, a);
 }
 
+// The bytes are written by whichever thread reads first: eight threads
+// reading copies of one storage at once all get the one text.
+TEST(ValueStorageTest, CanonicalBytesReadOnManyThreadsAtOnceAreWrittenOnce) {
+  const auto storage = ResolvedValueStorage::composite({part("weight.b", "resource.b", 64, 16),
+                                                        part("weight.a", "resource.a", 16, 8)})
+                           .value();
+  const std::string expected = storage.to_json().dump();
+  std::vector<const char*> seen(8, nullptr);
+  std::vector<std::string> texts(8);
+  {
+    std::vector<std::thread> readers;
+    for (size_t i = 0; i < seen.size(); ++i) {
+      readers.emplace_back([&, i, copy = storage] {
+        const std::string_view bytes = copy.canonical();
+        seen[i] = bytes.data();
+        texts[i] = std::string(bytes);
+      });
+    }
+    for (auto& reader : readers) reader.join();
+  }
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(texts[i], expected) << i;
+    EXPECT_EQ(seen[i], storage.canonical().data()) << i;
+  }
+}
+
 TEST(ValueStorageTest, CanonicalBytesAreTheCanonicalDumpAndCopiesShareThem) {
   // Overlapping resources, several components, and a single unnamed one: the
-  // bytes written once at construction are what the canonical dump of
+  // bytes written once, by the first reader, are what the canonical dump of
   // to_json() is, byte for byte (estimator inputs and plans hash them).
   const std::vector<ResolvedValueStorage> storages = {
       ResolvedValueStorage::composite({part("weight.b", "resource.b", 64, 16),

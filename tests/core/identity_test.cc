@@ -4,11 +4,12 @@
 #include <set>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "ferrite/core/identity_hash_map.h"
 
 namespace ferrite {
 namespace identity_test {
@@ -236,6 +237,34 @@ TEST(IdentityTest, SetIteratesInByteOrder) {
   EXPECT_TRUE(std::is_sorted(expected.begin(), expected.end()));
 }
 
+// Long texts (beyond std::string's inline buffer) sharing long prefixes,
+// differing only near the end, and prefixes of one another: the order of
+// identities is their texts' byte order, whichever texts are alive.
+TEST(IdentityTest, LongIdentitiesOrderLikeTheirTexts) {
+  std::vector<std::string> texts;
+  for (int i = 0; i < 300; ++i) {
+    texts.push_back("value.chain." + std::to_string(i * 7919 % 1000) + ".out");
+    texts.push_back("resource/activation/sha256/" + std::to_string(i * 104729 % 100003));
+  }
+  texts.push_back("value.chain.1");
+  texts.push_back("value.chain.1.out.more");
+  std::set<NodeId> ids;
+  for (const auto& text : texts) ids.insert(*NodeId::create(text));
+  std::set<std::string> expected(texts.begin(), texts.end());
+  ASSERT_EQ(ids.size(), expected.size());
+  auto it = expected.begin();
+  for (const NodeId& id : ids) {
+    EXPECT_EQ(id.str(), *it);
+    EXPECT_EQ(id.view(), *it);
+    ++it;
+  }
+  const std::vector<NodeId> sorted(ids.begin(), ids.end());
+  for (size_t i = 1; i < sorted.size(); ++i) {
+    EXPECT_LT(sorted[i - 1], sorted[i]) << sorted[i - 1].str() << " " << sorted[i].str();
+    EXPECT_GT(sorted[i], sorted[i - 1]);
+  }
+}
+
 // Every byte value at the first, a middle and the last position of a long
 // identity: valid exactly when it is an ASCII letter, digit or `. _ - : /`.
 TEST(IdentityTest, EveryByteValueAtEveryPlaceIsCheckedAgainstThePortableSet) {
@@ -281,7 +310,7 @@ TEST(IdentityTest, EqualTextsShareOneInternedString) {
 // (even one with the same bytes in another order) does not, and a text
 // released and interned again still finds entries keyed by a live holder.
 TEST(IdentityTest, AddressHashFindsEqualIdentitiesOnly) {
-  std::unordered_map<NodeId, int, IdentityAddressHash> table;
+  IdentityHashMap<NodeId, int> table;
   for (int i = 0; i < 1000; ++i) {
     table.emplace(*NodeId::create("hash.node." + std::to_string(i)), i);
   }

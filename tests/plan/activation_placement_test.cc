@@ -352,6 +352,54 @@ TEST(ActivationPlacementTest, ReusedResolutionsEqualFreshOnes) {
             fresh[3].candidates()[0].estimator_input_fingerprint());
 }
 
+// InputDigests::kSoleCandidateNow computes, right after resolving, the
+// digest of every re-resolved node with one candidate — the same digest a
+// reader computes later — and nothing when reading is left to the reader;
+// a node taken from `previous` is not touched.
+TEST(ActivationPlacementTest, SoleCandidateDigestsAreComputedWhenAsked) {
+  auto family = program({{"scale", {"value.in", "value.w"}, "value.a"},
+                         {"unary", {"value.in"}, "value.x"},
+                         {"unary", {"value.x"}, "value.y"},
+                         {"scale", {"value.y", "value.a"}, "value.z"}},
+                        {"value.z"});
+  const CompilationTarget t = target();
+  auto options = unwrap(ProgramPlanCompileOptions::create(
+      {{value("value.in"), {{16}, ElementType::kF32, ContiguousLayout{}}}}));
+  options.set_activation_storage(ActivationStorage::kDedicated);
+  auto resolved = unwrap(ProgramPlanCompiler::resolve(
+      family, t.catalog, policy(), t.estimators, WeightMaterializerRegistry::identity_only(),
+      options));
+  const NodeResolutionContext context{family, resolved.execution_weights.schema(), t.catalog,
+                                      policy(), t.estimators};
+  auto lazy = unwrap(resolve_program_nodes(context, options, resolved.value_tensors,
+                                           resolved.value_storages));
+  auto eager = unwrap(resolve_program_nodes(context, options, resolved.value_tensors,
+                                            resolved.value_storages, nullptr,
+                                            InputDigests::kSoleCandidateNow));
+  ASSERT_EQ(eager.size(), lazy.size());
+  for (size_t i = 0; i < eager.size(); ++i) {
+    ASSERT_EQ(eager[i].candidates().size(), 1u) << i;
+    EXPECT_FALSE(lazy[i].candidates()[0].estimator_input_digest().computed()) << i;
+    EXPECT_TRUE(eager[i].candidates()[0].estimator_input_digest().computed()) << i;
+    EXPECT_EQ(eager[i].candidates()[0].estimator_input_fingerprint(),
+              lazy[i].candidates()[0].estimator_input_fingerprint())
+        << i;
+  }
+  // With value.z moved, only the node producing it is resolved again; the
+  // others are `previous`'s (lazy: not computed — and `lazy` has since been
+  // read above, so start from a fresh unread round).
+  auto unread = unwrap(resolve_program_nodes(context, options, resolved.value_tensors,
+                                             resolved.value_storages));
+  auto moved = resolved.value_storages;
+  moved.insert_or_assign(value("value.z"), moved.at(value("value.x")));
+  auto again = unwrap(resolve_program_nodes(context, options, resolved.value_tensors, moved,
+                                            &unread, InputDigests::kSoleCandidateNow));
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_FALSE(again[i].candidates()[0].estimator_input_digest().computed()) << i;
+  }
+  EXPECT_TRUE(again[3].candidates()[0].estimator_input_digest().computed());
+}
+
 // `family` resolved (probe and alignment rounds) for a 16-float input,
 // activations in dedicated storage.
 ProgramResolution resolve_dedicated(const PreparedModelFamily& family, const CompilationTarget& t) {
