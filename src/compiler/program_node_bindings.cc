@@ -1,6 +1,5 @@
 #include "ferrite/compiler/program_node_bindings.h"
 
-
 #include <fmt/format.h>
 
 #include "ferrite/catalog/canonical_encoding.h"
