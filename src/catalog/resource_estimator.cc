@@ -154,7 +154,7 @@ Result<std::shared_ptr<const NodeEstimatorInput>> NodeEstimatorInput::encode(
     const std::set<QuantizationFormatId>& required_quantization_formats) {
   auto input = std::shared_ptr<NodeEstimatorInput>(new NodeEstimatorInput());
   FERRITE_ASSIGN_OR_RETURN(input->head_,
-                           encode_head(prepared_family_fingerprint, operation_fingerprint, node_id,
+                           make_head(prepared_family_fingerprint, operation_fingerprint, node_id,
                                        operation_id, operation_version, attributes,
                                        required_capabilities, required_weight_formats,
                                        required_quantization_formats, nullptr));
@@ -168,7 +168,7 @@ Result<std::shared_ptr<const NodeEstimatorInput>> NodeEstimatorInput::encode_sha
     const ContractVersion& operation_version,
     const std::map<AttributeId, SemanticValue>& attributes,
     std::shared_ptr<const std::vector<ResolvedValueBinding>> values,
-    std::vector<std::string_view> weight_canonical, std::shared_ptr<const void> keep_alive,
+    std::vector<std::string_view> weight_canonical,
     const std::set<CapabilityId>& required_capabilities,
     const std::set<WeightFormatId>& required_weight_formats,
     const std::set<QuantizationFormatId>& required_quantization_formats,
@@ -180,17 +180,16 @@ Result<std::shared_ptr<const NodeEstimatorInput>> NodeEstimatorInput::encode_sha
   }
   auto input = std::shared_ptr<NodeEstimatorInput>(new NodeEstimatorInput());
   FERRITE_ASSIGN_OR_RETURN(input->head_,
-                           encode_head(prepared_family_fingerprint, operation_fingerprint, node_id,
+                           make_head(prepared_family_fingerprint, operation_fingerprint, node_id,
                                        operation_id, operation_version, attributes,
                                        required_capabilities, required_weight_formats,
                                        required_quantization_formats, earlier));
   input->values_ = std::move(values);
   input->weight_canonical_ = std::move(weight_canonical);
-  input->keep_alive_ = std::move(keep_alive);
   return std::shared_ptr<const NodeEstimatorInput>(std::move(input));
 }
 
-Result<std::shared_ptr<const NodeEstimatorInput::Head>> NodeEstimatorInput::encode_head(
+Result<std::shared_ptr<const NodeEstimatorInput::Head>> NodeEstimatorInput::make_head(
     const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
     const NodeId& node_id, const OperationId& operation_id,
     const ContractVersion& operation_version,

@@ -451,8 +451,8 @@ Result<std::shared_ptr<const NodeEstimatorInput>> estimator_input_of(
   return NodeEstimatorInput::encode_sharing_values(
       context.family.fingerprint(), operation_fingerprint, node.id, node.operation_id,
       node.required_version, node.attributes, bindings,
-      views ? weight_canonical : std::vector<std::string_view>{}, nullptr, capabilities,
-      weight_formats, quantization_formats, earlier);
+      views ? weight_canonical : std::vector<std::string_view>{}, capabilities, weight_formats,
+      quantization_formats, earlier);
 }
 
 }  // namespace

@@ -461,7 +461,7 @@ TEST(EstimatorInputTest, NodeInputGivesEachProviderItsDeferredFingerprint) {
   // The same input keeping the bindings, encoded only when a digest is read.
   auto shared = NodeEstimatorInput::encode_sharing_values(
       a.family, a.operation, a.node, a.operation_id, a.version, a.attributes,
-      std::make_shared<const std::vector<ResolvedValueBinding>>(a.values), {}, nullptr,
+      std::make_shared<const std::vector<ResolvedValueBinding>>(a.values), {},
       a.capabilities, a.weight_formats, a.quantization_formats);
   ASSERT_TRUE(shared) << shared.error().to_string();
   for (const char* provider : {"provider.main.reference", "provider.b", "provider.zz.last"}) {
@@ -480,7 +480,7 @@ TEST(EstimatorInputTest, NodeInputGivesEachProviderItsDeferredFingerprint) {
   }
   EXPECT_FALSE(NodeEstimatorInput::encode_sharing_values(
       a.family, a.operation, a.node, a.operation_id, a.version, a.attributes, nullptr, {},
-      nullptr, a.capabilities, a.weight_formats, a.quantization_formats));
+      a.capabilities, a.weight_formats, a.quantization_formats));
 
   // A later round lends the earlier one's head only when every head input is
   // the same: each variant's digest is the one computed from scratch.
@@ -492,7 +492,7 @@ TEST(EstimatorInputTest, NodeInputGivesEachProviderItsDeferredFingerprint) {
     mutate(b);
     auto later = NodeEstimatorInput::encode_sharing_values(
         b.family, b.operation, b.node, b.operation_id, b.version, b.attributes,
-        std::make_shared<const std::vector<ResolvedValueBinding>>(b.values), {}, nullptr,
+        std::make_shared<const std::vector<ResolvedValueBinding>>(b.values), {},
         b.capabilities, b.weight_formats, b.quantization_formats, shared->get());
     ASSERT_TRUE(later) << name << ": " << later.error().to_string();
     EXPECT_EQ((*later)->fingerprint_for(b.provider).hex(), b.fingerprint().value()) << name;

@@ -314,36 +314,68 @@ TEST(ActivationPlacementTest, BuildRejectsCoLiveOverlap) {
   EXPECT_THAT(plan.error().message(), HasSubstr("while both are live"));
 }
 
+// A 16-float input, activations in dedicated storage.
+ProgramPlanCompileOptions dedicated_options() {
+  auto options = unwrap(ProgramPlanCompileOptions::create(
+      {{value("value.in"), {{16}, ElementType::kF32, ContiguousLayout{}}}}));
+  options.set_activation_storage(ActivationStorage::kDedicated);
+  return options;
+}
+
+// `family` resolved (probe and alignment rounds) with dedicated_options().
+ProgramResolution resolve_dedicated(const PreparedModelFamily& family, const CompilationTarget& t) {
+  return unwrap(ProgramPlanCompiler::resolve(family, t.catalog, policy(), t.estimators,
+                                             WeightMaterializerRegistry::identity_only(),
+                                             dedicated_options()));
+}
+
+// A four-node program resolved once, and what resolving its nodes again
+// takes. Holds references to itself: neither copied nor moved.
+struct ResolvedFourNodes {
+  ResolvedFourNodes() = default;
+  ResolvedFourNodes(const ResolvedFourNodes&) = delete;
+  ResolvedFourNodes& operator=(const ResolvedFourNodes&) = delete;
+
+  std::vector<PlanNodeResolution> resolve_nodes(
+      const std::map<ProgramValueId, ResolvedValueStorage>& storages,
+      const std::vector<PlanNodeResolution>* previous = nullptr,
+      InputDigests digests = InputDigests::kWhenRead) const {
+    return unwrap(resolve_program_nodes(context, options, resolved.value_tensors, storages,
+                                        previous, digests));
+  }
+  // The storages with value.z moved onto value.x's: only the node producing
+  // value.z binds it.
+  std::map<ProgramValueId, ResolvedValueStorage> z_moved() const {
+    auto moved = resolved.value_storages;
+    moved.insert_or_assign(value("value.z"), moved.at(value("value.x")));
+    return moved;
+  }
+
+  PreparedModelFamily family = program({{"scale", {"value.in", "value.w"}, "value.a"},
+                                        {"unary", {"value.in"}, "value.x"},
+                                        {"unary", {"value.x"}, "value.y"},
+                                        {"scale", {"value.y", "value.a"}, "value.z"}},
+                                       {"value.z"});
+  CompilationTarget t = target();
+  RuntimePolicy runtime_policy = policy();
+  ProgramPlanCompileOptions options = dedicated_options();
+  ProgramResolution resolved = resolve_dedicated(family, t);
+  NodeResolutionContext context{family, resolved.execution_weights.schema(), t.catalog,
+                                runtime_policy, t.estimators};
+};
+
 // Reusing earlier resolutions (resolve_program_nodes' `previous`) gives
 // exactly what resolving afresh gives: with nothing moved, and with one value
 // moved (only the nodes binding it are resolved again).
 TEST(ActivationPlacementTest, ReusedResolutionsEqualFreshOnes) {
-  auto family = program({{"scale", {"value.in", "value.w"}, "value.a"},
-                         {"unary", {"value.in"}, "value.x"},
-                         {"unary", {"value.x"}, "value.y"},
-                         {"scale", {"value.y", "value.a"}, "value.z"}},
-                        {"value.z"});
-  const CompilationTarget t = target();
-  auto options = unwrap(ProgramPlanCompileOptions::create(
-      {{value("value.in"), {{16}, ElementType::kF32, ContiguousLayout{}}}}));
-  options.set_activation_storage(ActivationStorage::kDedicated);
-  auto resolved = unwrap(ProgramPlanCompiler::resolve(
-      family, t.catalog, policy(), t.estimators, WeightMaterializerRegistry::identity_only(),
-      options));
-  const NodeResolutionContext context{family, resolved.execution_weights.schema(), t.catalog,
-                                      policy(), t.estimators};
-  auto fresh = unwrap(
-      resolve_program_nodes(context, options, resolved.value_tensors, resolved.value_storages));
-  auto reused = unwrap(resolve_program_nodes(context, options, resolved.value_tensors,
-                                             resolved.value_storages, &fresh));
+  const ResolvedFourNodes p;
+  auto fresh = p.resolve_nodes(p.resolved.value_storages);
+  auto reused = p.resolve_nodes(p.resolved.value_storages, &fresh);
   EXPECT_EQ(reused, fresh);
 
-  auto moved = resolved.value_storages;
-  moved.insert_or_assign(value("value.z"), moved.at(value("value.x")));
-  auto fresh_moved =
-      unwrap(resolve_program_nodes(context, options, resolved.value_tensors, moved));
-  auto reused_moved =
-      unwrap(resolve_program_nodes(context, options, resolved.value_tensors, moved, &fresh));
+  const auto moved = p.z_moved();
+  auto fresh_moved = p.resolve_nodes(moved);
+  auto reused_moved = p.resolve_nodes(moved, &fresh);
   EXPECT_EQ(reused_moved, fresh_moved);
   ASSERT_EQ(fresh_moved.size(), fresh.size());
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(fresh_moved[i], fresh[i]) << i;  // z unbound
@@ -357,25 +389,9 @@ TEST(ActivationPlacementTest, ReusedResolutionsEqualFreshOnes) {
 // reader computes later — and nothing when reading is left to the reader;
 // a node taken from `previous` is not touched.
 TEST(ActivationPlacementTest, SoleCandidateDigestsAreComputedWhenAsked) {
-  auto family = program({{"scale", {"value.in", "value.w"}, "value.a"},
-                         {"unary", {"value.in"}, "value.x"},
-                         {"unary", {"value.x"}, "value.y"},
-                         {"scale", {"value.y", "value.a"}, "value.z"}},
-                        {"value.z"});
-  const CompilationTarget t = target();
-  auto options = unwrap(ProgramPlanCompileOptions::create(
-      {{value("value.in"), {{16}, ElementType::kF32, ContiguousLayout{}}}}));
-  options.set_activation_storage(ActivationStorage::kDedicated);
-  auto resolved = unwrap(ProgramPlanCompiler::resolve(
-      family, t.catalog, policy(), t.estimators, WeightMaterializerRegistry::identity_only(),
-      options));
-  const NodeResolutionContext context{family, resolved.execution_weights.schema(), t.catalog,
-                                      policy(), t.estimators};
-  auto lazy = unwrap(resolve_program_nodes(context, options, resolved.value_tensors,
-                                           resolved.value_storages));
-  auto eager = unwrap(resolve_program_nodes(context, options, resolved.value_tensors,
-                                            resolved.value_storages, nullptr,
-                                            InputDigests::kSoleCandidateNow));
+  const ResolvedFourNodes p;
+  auto lazy = p.resolve_nodes(p.resolved.value_storages);
+  auto eager = p.resolve_nodes(p.resolved.value_storages, nullptr, InputDigests::kSoleCandidateNow);
   ASSERT_EQ(eager.size(), lazy.size());
   for (size_t i = 0; i < eager.size(); ++i) {
     ASSERT_EQ(eager[i].candidates().size(), 1u) << i;
@@ -388,26 +404,12 @@ TEST(ActivationPlacementTest, SoleCandidateDigestsAreComputedWhenAsked) {
   // With value.z moved, only the node producing it is resolved again; the
   // others are `previous`'s (lazy: not computed — and `lazy` has since been
   // read above, so start from a fresh unread round).
-  auto unread = unwrap(resolve_program_nodes(context, options, resolved.value_tensors,
-                                             resolved.value_storages));
-  auto moved = resolved.value_storages;
-  moved.insert_or_assign(value("value.z"), moved.at(value("value.x")));
-  auto again = unwrap(resolve_program_nodes(context, options, resolved.value_tensors, moved,
-                                            &unread, InputDigests::kSoleCandidateNow));
+  auto unread = p.resolve_nodes(p.resolved.value_storages);
+  auto again = p.resolve_nodes(p.z_moved(), &unread, InputDigests::kSoleCandidateNow);
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_FALSE(again[i].candidates()[0].estimator_input_digest().computed()) << i;
   }
   EXPECT_TRUE(again[3].candidates()[0].estimator_input_digest().computed());
-}
-
-// `family` resolved (probe and alignment rounds) for a 16-float input,
-// activations in dedicated storage.
-ProgramResolution resolve_dedicated(const PreparedModelFamily& family, const CompilationTarget& t) {
-  auto options = unwrap(ProgramPlanCompileOptions::create(
-      {{value("value.in"), {{16}, ElementType::kF32, ContiguousLayout{}}}}));
-  options.set_activation_storage(ActivationStorage::kDedicated);
-  return unwrap(ProgramPlanCompiler::resolve(family, t.catalog, policy(), t.estimators,
-                                             WeightMaterializerRegistry::identity_only(), options));
 }
 
 // The alignment rounds build storages again with the weights moved; taking

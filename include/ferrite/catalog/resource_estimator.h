@@ -102,9 +102,9 @@ Result<std::string> estimator_input_fingerprint(
 // (shared, immutable) and encodes them only if a digest is read — the
 // compiler's way, since most of a compilation's estimator inputs belong to
 // rounds whose plans are never read. `weight_canonical` as in
-// encode_canonical_values; `keep_alive` owns the bytes its views point into,
-// unless the bindings do (null: the compiler's views are bytes of the shared
-// weight contract each binding holds).
+// encode_canonical_values: its views must live as long as the input — the
+// compiler's are bytes of the shared weight contract each binding holds
+// (node_resolution.h, SharedWeightContract), so the bindings keep them.
 // estimator_input_fingerprint(...) == encode(...)->fingerprint_for(p).hex().
 // Errors as estimator_input_fingerprint's.
 class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInput> {
@@ -127,7 +127,7 @@ class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInpu
       const ContractVersion& operation_version,
       const std::map<AttributeId, SemanticValue>& attributes,
       std::shared_ptr<const std::vector<ResolvedValueBinding>> values,
-      std::vector<std::string_view> weight_canonical, std::shared_ptr<const void> keep_alive,
+      std::vector<std::string_view> weight_canonical,
       const std::set<CapabilityId>& required_capabilities,
       const std::set<WeightFormatId>& required_weight_formats,
       const std::set<QuantizationFormatId>& required_quantization_formats,
@@ -141,7 +141,7 @@ class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInpu
  private:
   NodeEstimatorInput() = default;
   struct Head;
-  static Result<std::shared_ptr<const Head>> encode_head(
+  static Result<std::shared_ptr<const Head>> make_head(
       const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
       const NodeId& node_id, const OperationId& operation_id,
       const ContractVersion& operation_version,
@@ -169,7 +169,6 @@ class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInpu
   std::string values_text_;  // the encoded values array, when given encoded
   std::shared_ptr<const std::vector<ResolvedValueBinding>> values_;  // else these
   std::vector<std::string_view> weight_canonical_;
-  std::shared_ptr<const void> keep_alive_;
 };
 
 class OperationResourceEstimator {
