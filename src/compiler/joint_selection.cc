@@ -1,8 +1,10 @@
 #include "ferrite/compiler/joint_selection.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <memory>
+#include <memory_resource>
 
 #include <fmt/format.h>
 
@@ -13,13 +15,95 @@
 namespace ferrite {
 namespace {
 
-using ProfileSet = std::set<DynamicStorageProfile>;
-using ConstraintMap = std::map<ResourceId, ProfileSet>;
+// A set of storage profiles as their ranks in policy order (bit r stands for
+// storage_profile_order[r]). Every set the selection builds is a subset of
+// the policy order (available_storage_profiles), so this is exact. Ranks
+// 0..63 live in `low`; a policy of more profiles spills into `high`, which
+// is sized alike for every set of one selection.
+class RankSet {
+ public:
+  RankSet() = default;
+  explicit RankSet(size_t ranks) : high_(ranks > 64 ? (ranks - 1) / 64 : 0, 0) {}
+
+  void insert(size_t rank) {
+    if (rank < 64) {
+      low_ |= uint64_t{1} << rank;
+    } else {
+      high_[rank / 64 - 1] |= uint64_t{1} << (rank % 64);
+    }
+  }
+  bool contains(size_t rank) const {
+    if (rank < 64) return (low_ >> rank) & 1;
+    const size_t word = rank / 64 - 1;
+    return word < high_.size() && ((high_[word] >> (rank % 64)) & 1);
+  }
+  bool empty() const {
+    return low_ == 0 && std::all_of(high_.begin(), high_.end(), [](uint64_t w) { return w == 0; });
+  }
+  // The smallest rank held; `none` when empty.
+  size_t first(size_t none) const {
+    if (low_ != 0) return static_cast<size_t>(std::countr_zero(low_));
+    for (size_t w = 0; w < high_.size(); ++w) {
+      if (high_[w] != 0) return 64 * (w + 1) + static_cast<size_t>(std::countr_zero(high_[w]));
+    }
+    return none;
+  }
+  RankSet& operator&=(const RankSet& other) {
+    low_ &= other.low_;
+    for (size_t w = 0; w < high_.size(); ++w) high_[w] &= other.high_[w];
+    return *this;
+  }
+  friend auto operator<=>(const RankSet&, const RankSet&) = default;
+  friend bool operator==(const RankSet&, const RankSet&) = default;
+
+ private:
+  uint64_t low_ = 0;
+  std::vector<uint64_t> high_;  // empty for policies of up to 64 profiles
+};
+
+// What a selection asks of the policy and the device, once per call.
+class ProfileRanks {
+ public:
+  ProfileRanks(const RuntimePolicy& policy, const DeviceDescriptor& device)
+      : order_(policy.storage_profile_order), offered_(order_.size()) {
+    for (size_t rank = 0; rank < order_.size(); ++rank) {
+      if (device.dynamic_storage_profiles.contains(order_[rank])) offered_.insert(rank);
+    }
+  }
+  size_t size() const { return order_.size(); }
+  const DynamicStorageProfile& profile(size_t rank) const { return order_[rank]; }
+  RankSet none() const { return RankSet(order_.size()); }
+  // available_storage_profiles(policy, device, requirement), as ranks.
+  RankSet available(const DynamicStorageRequirement& requirement) const {
+    RankSet out = none();
+    for (size_t rank = 0; rank < order_.size(); ++rank) {
+      if (offered_.contains(rank) && requirement.accepts(order_[rank])) out.insert(rank);
+    }
+    return out;
+  }
+  // The rank of `profile`, or size() when the policy does not list it.
+  size_t rank_of(const DynamicStorageProfile& profile) const {
+    return static_cast<size_t>(std::find(order_.begin(), order_.end(), profile) - order_.begin());
+  }
+
+ private:
+  const std::vector<DynamicStorageProfile>& order_;
+  RankSet offered_;
+};
+
+// A resource this candidate binds (pointing into the resolution's bindings,
+// which outlive the selection), with the profiles it allows for it.
+struct Allowed {
+  const ResourceId* id;
+  RankSet ranks;
+};
 
 struct JointCandidate {
   const ProviderResourcePlan* plan;
   bool preferred;
-  ConstraintMap allowed;  // resource → profiles this provider can use for it
+  // One entry per distinct resource, in binding order: a resource bound
+  // twice allows what both of its bindings allow.
+  std::vector<Allowed> allowed;
   // Per workspace (node_workspaces order): the policy rank of its profile.
   // A workspace's resource is the candidate's own — its id names the node
   // and digests the estimate, which names the provider — so it constrains
@@ -29,17 +113,8 @@ struct JointCandidate {
   std::vector<size_t> workspace_ranks;
 };
 
-// The rank in policy order of the first profile `allowed` holds; order.size() if none.
-size_t first_rank(const std::vector<DynamicStorageProfile>& order, const ProfileSet& allowed) {
-  for (size_t rank = 0; rank < order.size(); ++rank) {
-    if (allowed.contains(order[rank])) return rank;
-  }
-  return order.size();
-}
-
 // A chosen candidate's workspace penalties, added to a partial selection's.
-void add_workspace_penalty(const JointCandidate& candidate, size_t profiles,
-                           std::vector<uint64_t>& penalty) {
+void add_workspace_penalty(const JointCandidate& candidate, size_t profiles, uint64_t* penalty) {
   for (size_t rank : candidate.workspace_ranks) {
     if (rank > 0) ++penalty[profiles - 1 - rank];
   }
@@ -52,21 +127,22 @@ struct NodeCandidates {
   std::map<ProviderId, std::set<ResourceId>> dropped;
 };
 
-void constrain(ConstraintMap& map, const ResourceId& id, const ProfileSet& allowed) {
-  auto [it, inserted] = map.emplace(id, allowed);
-  if (inserted) return;
-  ProfileSet both;
-  std::set_intersection(it->second.begin(), it->second.end(), allowed.begin(), allowed.end(),
-                        std::inserter(both, both.end()));
-  it->second = std::move(both);
+void constrain(std::vector<Allowed>& allowed, const ResourceId& id, const RankSet& ranks) {
+  for (auto& entry : allowed) {  // a few bindings per node: a linear search
+    if (*entry.id == id) {
+      entry.ranks &= ranks;
+      return;
+    }
+  }
+  allowed.push_back({&id, ranks});
 }
 
 Result<NodeCandidates> node_candidates(const PlanNodeResolution& resolution,
                                        const CapabilityCatalog& catalog,
-                                       const RuntimePolicy& policy) {
+                                       const ProfileRanks& ranks) {
   NodeCandidates out{&resolution, {}, {}};
-  const DeviceDescriptor& device = catalog.device();
   const auto& values = resolution.values();
+  out.candidates.reserve(resolution.candidates().size());
   for (const auto& plan : resolution.candidates()) {
     const OperationProviderDescriptor* descriptor =
         catalog.find_provider(resolution.operation_id(), plan.provider_id());
@@ -79,10 +155,7 @@ Result<NodeCandidates> node_candidates(const PlanNodeResolution& resolution,
     for (const auto& binding : values) {
       if (binding.usage() == BufferUsage::kWeights) continue;
       const auto* requirement = descriptor->dynamic_storage_for(binding.role(), binding.ordinal());
-      ProfileSet allowed =
-          requirement ? available_storage_profiles(policy, device, *requirement) : ProfileSet{};
-      // Per component, not per distinct id (resource_ids() builds a set):
-      // constraining one id twice by the same set changes nothing.
+      const RankSet allowed = requirement ? ranks.available(*requirement) : ranks.none();
       for (const auto& component : binding.storage().components()) {
         constrain(candidate.allowed, component.resource_id, allowed);
       }
@@ -90,22 +163,20 @@ Result<NodeCandidates> node_candidates(const PlanNodeResolution& resolution,
     bool workspace_unavailable = false;
     for (const auto* workspace : {&plan.scratch(), &plan.binding(), &plan.persistent()}) {
       if (!workspace->has_value()) continue;
-      const size_t rank = first_rank(
-          policy.storage_profile_order,
-          available_storage_profiles(policy, device, (*workspace)->storage));
-      workspace_unavailable = workspace_unavailable || rank == policy.storage_profile_order.size();
+      const size_t rank = ranks.available((*workspace)->storage).first(ranks.size());
+      workspace_unavailable = workspace_unavailable || rank == ranks.size();
       candidate.workspace_ranks.push_back(rank);
     }
     if (workspace_unavailable) {  // the evidence names the workspaces' ids
       FERRITE_ASSIGN_OR_RETURN(auto workspaces, node_workspaces(resolution.node_id(), plan));
       for (const auto& workspace : workspaces) {
-        if (available_storage_profiles(policy, device, workspace.requirement->storage).empty()) {
+        if (ranks.available(workspace.requirement->storage).empty()) {
           empty.insert(workspace.base_id);
         }
       }
     }
-    for (const auto& [id, allowed] : candidate.allowed) {
-      if (allowed.empty()) empty.insert(id);
+    for (const auto& entry : candidate.allowed) {
+      if (entry.ranks.empty()) empty.insert(*entry.id);
     }
     if (!empty.empty()) {
       out.dropped.emplace(plan.provider_id(), std::move(empty));
@@ -127,49 +198,52 @@ Result<NodeCandidates> node_candidates(const PlanNodeResolution& resolution,
   return out;
 }
 
-// Union-find over node indices joined by shared resource ids.
+// Union-find over node indices joined by shared resource ids; components in
+// order of their first node, members in node order.
 std::vector<std::vector<size_t>> independent_components(const std::vector<NodeCandidates>& nodes) {
   DisjointIndices classes(nodes.size());
   // Looked up only, never iterated: hashed by the ids' addresses.
   IdentityHashMap<ResourceId, size_t> owner;
+  owner.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (const auto& candidate : nodes[i].candidates) {
-      for (const auto& [id, _] : candidate.allowed) {
-        auto [it, inserted] = owner.emplace(id, i);
+      for (const auto& entry : candidate.allowed) {
+        auto [it, inserted] = owner.emplace(*entry.id, i);
         if (!inserted) classes.join(it->second, i);
       }
     }
   }
-  std::map<size_t, std::vector<size_t>> groups;  // keyed by root = smallest index
-  for (size_t i = 0; i < nodes.size(); ++i) groups[classes.root(i)].push_back(i);
+  // A class's root is its smallest index, so walking roots in index order
+  // gives the components by first node.
+  std::vector<std::vector<size_t>> by_root(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) by_root[classes.root(i)].push_back(i);
   std::vector<std::vector<size_t>> out;
-  for (auto& [root, members] : groups) out.push_back(std::move(members));
-  std::sort(out.begin(), out.end());  // by first node index
+  for (auto& members : by_root) {
+    if (!members.empty()) out.push_back(std::move(members));
+  }
   return out;
 }
 
+// A resource's final profile, closed by the trail step of its last reference.
+struct Closed {
+  uint32_t resource;  // the component's resource number
+  uint32_t rank;      // policy rank of its profile
+};
+
 // One step of a partial selection, shared between the DP states that extend
 // it (a persistent list: extending a state never copies its history, so a
-// chain of n nodes is solved in O(n) steps, not O(n²)).
+// chain of n nodes is solved in O(n) steps, not O(n²)). Steps, and the
+// arrays they point to, live in the component's arena and are released
+// together when the component is solved.
 struct Trail {
-  Trail() = default;
-  Trail(const Trail&) = delete;
-  Trail& operator=(const Trail&) = delete;
-  // Unlinks the chain iteratively: a recursive release of a 100,000-node
-  // chain would overflow the stack.
-  ~Trail() {
-    std::shared_ptr<Trail> p = std::move(parent);
-    while (p && p.use_count() == 1) p = std::move(p->parent);
-  }
-
-  std::shared_ptr<Trail> parent;
+  const Trail* parent = nullptr;
   size_t position = 0;  // index into the component's members
   size_t choice = 0;    // candidate index at that node
   // Resources whose last reference was this node, with their final profile.
-  std::vector<std::pair<ResourceId, DynamicStorageProfile>> closed;
-  std::vector<uint64_t> penalty;  // cumulative, counts at worst rank first
+  const Closed* closed = nullptr;
+  size_t closed_count = 0;
+  const uint64_t* penalty = nullptr;  // cumulative, counts at worst rank first
 };
-using TrailPtr = std::shared_ptr<Trail>;
 
 // The objective on partial selections of equal length (spec §8.3 step 4):
 // preferred flags position by position (true first), then the penalty
@@ -177,16 +251,16 @@ using TrailPtr = std::shared_ptr<Trail>;
 // positions before the two trails' common ancestor are equal, so only the
 // diverging suffixes are compared.
 bool precedes(const std::vector<NodeCandidates>& nodes, const std::vector<size_t>& members,
-              const TrailPtr& a, const TrailPtr& b) {
+              size_t penalty_size, const Trail* a, const Trail* b) {
   if (a == b) return false;
   std::vector<const Trail*> sa, sb;
-  const Trail* x = a.get();
-  const Trail* y = b.get();
+  const Trail* x = a;
+  const Trail* y = b;
   while (x != y) {
     sa.push_back(x);
     sb.push_back(y);
-    x = x->parent.get();
-    y = y->parent.get();
+    x = x->parent;
+    y = y->parent;
   }
   const auto candidate = [&](const Trail* t) -> const JointCandidate& {
     return nodes[members[t->position]].candidates[t->choice];
@@ -196,7 +270,10 @@ bool precedes(const std::vector<NodeCandidates>& nodes, const std::vector<size_t
     const bool pb = candidate(sb[i]).preferred;
     if (pa != pb) return pa;
   }
-  if (a->penalty != b->penalty) return a->penalty < b->penalty;
+  if (!std::equal(a->penalty, a->penalty + penalty_size, b->penalty)) {
+    return std::lexicographical_compare(a->penalty, a->penalty + penalty_size, b->penalty,
+                                        b->penalty + penalty_size);
+  }
   for (size_t i = sa.size(); i-- > 0;) {
     const auto& ia = candidate(sa[i]).plan->provider_id();
     const auto& ib = candidate(sb[i]).plan->provider_id();
@@ -207,7 +284,8 @@ bool precedes(const std::vector<NodeCandidates>& nodes, const std::vector<size_t
 
 struct Solution {
   std::vector<size_t> partial;  // candidate index per member
-  std::map<ResourceId, DynamicStorageProfile> profiles;
+  // Every resource with its profile, unordered (sorted by the caller).
+  std::vector<std::pair<ResourceId, DynamicStorageProfile>> profiles;
 };
 
 // A component's node that no candidate could extend any partial selection to.
@@ -219,132 +297,59 @@ Result<Solution> no_joint_assignment(const NodeCandidates& node) {
       .with_field("node_id", node.resolution->node_id().str());
 }
 
-// The selection the last frontier spells out: every resource is closed by the
-// last member, so one state, empty, remains.
-template <class State>
-Result<Solution> solution_of(const std::map<State, TrailPtr>& frontier, size_t members) {
-  if (frontier.size() != 1 || !frontier.begin()->first.empty()) {
-    return make_error(ErrorCode::kInvalidExecutionPlan,
-                      "joint selection left resources without a final storage profile");
-  }
-  Solution solution;
-  solution.partial.assign(members, 0);
-  for (const Trail* t = frontier.begin()->second.get(); t != nullptr; t = t->parent.get()) {
-    solution.partial[t->position] = t->choice;
-    for (const auto& [id, profile] : t->closed) solution.profiles.emplace(id, profile);
-  }
-  return solution;
-}
-
-// Dynamic programming in node order. A state is the constraint map of the
-// resources still referenced by a later node of the component; a resource
-// whose last reference has been processed is closed: its profile (the first
-// still-allowed one in policy order) and penalty are final and move into the
-// trail. Two partial selections reaching the same state have identical
-// futures, and the objective is translation-invariant in the suffix, so only
-// the better one is kept — the result equals the exhaustive search.
+// Dynamic programming in node order (spec §8.3 step 3). A state is the
+// constraint map of the resources still referenced by a later node of the
+// component — resources numbered by first use, each with its still-allowed
+// profiles, sorted by number; a resource whose last reference has been
+// processed is closed: its profile (the first still-allowed one in policy
+// order) and penalty are final and move into the trail. Two partial
+// selections reaching the same state have identical futures, and the
+// objective is translation-invariant in the suffix, so only the better one
+// is kept — the result equals the exhaustive search; `precedes` orders
+// distinct partial selections totally, so which state is expanded first
+// does not matter.
 Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
-                                 const std::vector<size_t>& members, const RuntimePolicy& policy) {
-  const auto& order = policy.storage_profile_order;
-  const size_t penalty_size = order.size() > 1 ? order.size() - 1 : 0;
-  // Looked up only, never iterated: hashed by the ids' addresses.
-  IdentityHashMap<ResourceId, size_t> last_reference;
-  for (size_t k = 0; k < members.size(); ++k) {
-    for (const auto& candidate : nodes[members[k]].candidates) {
-      for (const auto& [id, _] : candidate.allowed) last_reference[id] = k;
-    }
-  }
-  std::map<ConstraintMap, TrailPtr> frontier{{ConstraintMap{}, nullptr}};
-  for (size_t k = 0; k < members.size(); ++k) {
-    const size_t member = members[k];
-    std::map<ConstraintMap, TrailPtr> next;
-    for (const auto& [state, trail] : frontier) {
-      for (size_t c = 0; c < nodes[member].candidates.size(); ++c) {
-        ConstraintMap merged = state;
-        bool feasible = true;
-        for (const auto& [id, allowed] : nodes[member].candidates[c].allowed) {
-          constrain(merged, id, allowed);
-          if (merged.at(id).empty()) {
-            feasible = false;
-            break;
-          }
-        }
-        if (!feasible) continue;
-        auto step = std::make_shared<Trail>();
-        step->parent = trail;
-        step->position = k;
-        step->choice = c;
-        step->penalty = trail ? trail->penalty : std::vector<uint64_t>(penalty_size, 0);
-        add_workspace_penalty(nodes[member].candidates[c], order.size(), step->penalty);
-        for (auto it = merged.begin(); it != merged.end();) {
-          if (last_reference.at(it->first) != k) {
-            ++it;
-            continue;
-          }
-          const size_t rank = first_rank(order, it->second);
-          if (rank < order.size()) {
-            step->closed.emplace_back(it->first, order[rank]);
-            if (rank > 0) ++step->penalty[order.size() - 1 - rank];
-          }
-          it = merged.erase(it);
-        }
-        TrailPtr extended = std::move(step);
-        auto [slot, inserted] = next.emplace(std::move(merged), extended);
-        if (!inserted && precedes(nodes, members, extended, slot->second)) slot->second = extended;
-      }
-    }
-    if (next.empty()) return no_joint_assignment(nodes[member]);
-    frontier = std::move(next);
-  }
-  return solution_of(frontier, members.size());
-}
-
-// solve_component over a compact form, for policies of at most 64 profiles
-// (every one so far): a component's resources numbered by first use, a
-// profile set as a bit mask over policy order (every allowed set is a subset
-// of it: available_storage_profiles), a state as a vector sorted by resource
-// number. The states, transitions and objective are solve_component's, so
-// is the result: `precedes` orders distinct partial selections totally, so
-// which state is expanded first does not matter.
-Result<Solution> solve_component_compact(const std::vector<NodeCandidates>& nodes,
-                                         const std::vector<size_t>& members,
-                                         const RuntimePolicy& policy) {
-  using Mask = uint64_t;
-  using Entry = std::pair<uint32_t, Mask>;  // resource number, allowed profiles
-  using State = std::vector<Entry>;         // sorted by resource number
-  const auto& order = policy.storage_profile_order;
-  const size_t penalty_size = order.size() > 1 ? order.size() - 1 : 0;
+                                 const std::vector<size_t>& members, const ProfileRanks& ranks) {
+  using Entry = std::pair<uint32_t, RankSet>;  // resource number, allowed profiles
+  using State = std::vector<Entry>;            // sorted by resource number
+  const size_t profiles = ranks.size();
+  const size_t penalty_size = profiles > 1 ? profiles - 1 : 0;
   IdentityHashMap<ResourceId, uint32_t> number;  // looked up only
   std::vector<const ResourceId*> resources;
   std::vector<size_t> last_reference;
   // Per member, per candidate: its constraints in compact form.
   std::vector<std::vector<State>> constraints(members.size());
   for (size_t k = 0; k < members.size(); ++k) {
-    for (const auto& candidate : nodes[members[k]].candidates) {
+    const auto& candidates = nodes[members[k]].candidates;
+    constraints[k].reserve(candidates.size());
+    for (const auto& candidate : candidates) {
       State entries;
       entries.reserve(candidate.allowed.size());
-      for (const auto& [id, allowed] : candidate.allowed) {
-        auto [it, inserted] = number.emplace(id, static_cast<uint32_t>(resources.size()));
+      for (const auto& entry : candidate.allowed) {
+        auto [it, inserted] = number.emplace(*entry.id, static_cast<uint32_t>(resources.size()));
         if (inserted) {
-          resources.push_back(&id);
+          resources.push_back(entry.id);
           last_reference.push_back(k);
         }
         last_reference[it->second] = k;
-        Mask mask = 0;
-        for (size_t rank = 0; rank < order.size(); ++rank) {
-          if (allowed.contains(order[rank])) mask |= Mask{1} << rank;
-        }
-        entries.emplace_back(it->second, mask);
+        entries.emplace_back(it->second, entry.ranks);
       }
       std::sort(entries.begin(), entries.end());
       constraints[k].push_back(std::move(entries));
     }
   }
-  std::map<State, TrailPtr> frontier{{State{}, nullptr}};
+  std::pmr::monotonic_buffer_resource arena;
+  const auto make_array = [&]<class T>(size_t n, T*) {
+    return static_cast<T*>(arena.allocate(std::max<size_t>(n, 1) * sizeof(T), alignof(T)));
+  };
+  uint64_t* const zero = make_array(penalty_size, static_cast<uint64_t*>(nullptr));
+  std::fill_n(zero, penalty_size, 0);
+  std::map<State, const Trail*> frontier{{State{}, nullptr}};
   State merged;
+  std::vector<Closed> closing;
   for (size_t k = 0; k < members.size(); ++k) {
     const size_t member = members[k];
-    std::map<State, TrailPtr> next;
+    std::map<State, const Trail*> next;
     for (const auto& [state, trail] : frontier) {
       for (size_t c = 0; c < constraints[k].size(); ++c) {
         // The state's constraints intersected with the candidate's.
@@ -356,54 +361,70 @@ Result<Solution> solve_component_compact(const std::vector<NodeCandidates>& node
           if (j == adding.size() || (i < state.size() && state[i].first < adding[j].first)) {
             merged.push_back(state[i++]);
           } else if (i == state.size() || adding[j].first < state[i].first) {
-            feasible = adding[j].second != 0;
+            feasible = !adding[j].second.empty();
             merged.push_back(adding[j++]);
           } else {
-            const Mask both = state[i].second & adding[j].second;
-            feasible = both != 0;
-            merged.emplace_back(state[i].first, both);
+            merged.emplace_back(state[i].first, state[i].second);
+            merged.back().second &= adding[j].second;
+            feasible = !merged.back().second.empty();
             ++i;
             ++j;
           }
         }
         if (!feasible) continue;
-        auto step = std::make_shared<Trail>();
-        step->parent = trail;
-        step->position = k;
-        step->choice = c;
-        step->penalty = trail ? trail->penalty : std::vector<uint64_t>(penalty_size, 0);
-        add_workspace_penalty(nodes[member].candidates[c], order.size(), step->penalty);
+        uint64_t* penalty = make_array(penalty_size, static_cast<uint64_t*>(nullptr));
+        const uint64_t* before = trail ? trail->penalty : zero;
+        std::copy_n(before, penalty_size, penalty);
+        add_workspace_penalty(nodes[member].candidates[c], profiles, penalty);
         State open;
         open.reserve(merged.size());
-        for (const auto& [resource, mask] : merged) {
+        closing.clear();
+        for (auto& [resource, allowed] : merged) {
           if (last_reference[resource] != k) {
-            open.emplace_back(resource, mask);
+            open.emplace_back(resource, std::move(allowed));
             continue;
           }
-          for (size_t rank = 0; rank < order.size(); ++rank) {
-            if ((mask >> rank) & 1) {
-              step->closed.emplace_back(*resources[resource], order[rank]);
-              if (rank > 0) ++step->penalty[order.size() - 1 - rank];
-              break;
-            }
-          }
+          const size_t rank = allowed.first(profiles);
+          closing.push_back({resource, static_cast<uint32_t>(rank)});
+          if (rank > 0) ++penalty[profiles - 1 - rank];
         }
-        TrailPtr extended = std::move(step);
-        auto [slot, inserted] = next.emplace(std::move(open), extended);
-        if (!inserted && precedes(nodes, members, extended, slot->second)) slot->second = extended;
+        Closed* closed = make_array(closing.size(), static_cast<Closed*>(nullptr));
+        std::copy(closing.begin(), closing.end(), closed);
+        Trail* step = new (make_array(1, static_cast<Trail*>(nullptr)))
+            Trail{trail, k, c, closed, closing.size(), penalty};
+        auto [slot, inserted] = next.emplace(std::move(open), step);
+        if (!inserted && precedes(nodes, members, penalty_size, step, slot->second)) {
+          slot->second = step;
+        }
       }
     }
     if (next.empty()) return no_joint_assignment(nodes[member]);
     frontier = std::move(next);
   }
-  return solution_of(frontier, members.size());
+  // Every resource is closed by its last reference, so one state, empty,
+  // remains; the selection is its trail.
+  if (frontier.size() != 1 || !frontier.begin()->first.empty()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "joint selection left resources without a final storage profile");
+  }
+  Solution solution;
+  solution.partial.assign(members.size(), 0);
+  solution.profiles.reserve(resources.size());
+  for (const Trail* t = frontier.begin()->second; t != nullptr; t = t->parent) {
+    solution.partial[t->position] = t->choice;
+    for (size_t i = 0; i < t->closed_count; ++i) {
+      solution.profiles.emplace_back(*resources[t->closed[i].resource],
+                                     ranks.profile(t->closed[i].rank));
+    }
+  }
+  return solution;
 }
 
 // The chosen candidate's workspaces, by id, with their profiles (ranked in
 // node_candidates, in node_workspaces order).
 Result<void> add_workspace_profiles(const PlanNodeResolution& resolution,
-                                    const JointCandidate& chosen, const RuntimePolicy& policy,
-                                    std::map<ResourceId, DynamicStorageProfile>& profiles) {
+                                    const JointCandidate& chosen, const ProfileRanks& ranks,
+                                    std::vector<std::pair<ResourceId, DynamicStorageProfile>>& profiles) {
   FERRITE_ASSIGN_OR_RETURN(auto workspaces, node_workspaces(resolution.node_id(), *chosen.plan));
   if (workspaces.size() != chosen.workspace_ranks.size()) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
@@ -411,13 +432,9 @@ Result<void> add_workspace_profiles(const PlanNodeResolution& resolution,
                       resolution.node_id().str(), workspaces.size(),
                       chosen.workspace_ranks.size());
   }
-  for (size_t i = 0; i < workspaces.size(); ++i) {
-    if (!profiles.emplace(workspaces[i].base_id, policy.storage_profile_order[
-                                                     chosen.workspace_ranks[i]])
-             .second) {
-      return make_error(ErrorCode::kInvalidExecutionPlan, "resource `{}` was assigned twice",
-                        workspaces[i].base_id.str());
-    }
+  for (size_t i = 0; i < workspaces.size(); ++i) {  // a repeat is refused by the caller
+    profiles.emplace_back(std::move(workspaces[i].base_id),
+                          ranks.profile(chosen.workspace_ranks[i]));
   }
   return {};
 }
@@ -429,11 +446,12 @@ Result<JointProviderSelection> select_providers_jointly(
     const RuntimePolicy& policy, unsigned threads, SelectionWorkspaces workspaces) {
   // Nodes one thread takes at a time (a few microseconds each).
   constexpr size_t kNodesPerChunk = 32;
+  const ProfileRanks ranks(policy, catalog.device());
   FERRITE_ASSIGN_OR_RETURN(
       std::vector<NodeCandidates> nodes,
       results_in_order<NodeCandidates>(resolutions.size(), threads, kNodesPerChunk,
                                        [&](size_t i) {
-                                         return node_candidates(resolutions[i], catalog, policy);
+                                         return node_candidates(resolutions[i], catalog, ranks);
                                        }));
   // A node resolved twice is refused before anything is solved (its private
   // workspaces would otherwise be named twice).
@@ -449,21 +467,21 @@ Result<JointProviderSelection> select_providers_jointly(
   JointProviderSelection selection;
   std::vector<const ProviderId*> picked(nodes.size(), nullptr);  // by resolution index
   for (const auto& members : independent_components(nodes)) {
-    FERRITE_ASSIGN_OR_RETURN(auto solution,
-                             policy.storage_profile_order.size() <= 64
-                                 ? solve_component_compact(nodes, members, policy)
-                                 : solve_component(nodes, members, policy));
+    FERRITE_ASSIGN_OR_RETURN(auto solution, solve_component(nodes, members, ranks));
     for (size_t k = 0; k < members.size(); ++k) {
       const auto& node = nodes[members[k]];
       const auto& chosen = node.candidates[solution.partial[k]];
       picked[members[k]] = &chosen.plan->provider_id();
       if (workspaces == SelectionWorkspaces::kNamed && !chosen.workspace_ranks.empty()) {
-        FERRITE_RETURN_IF_ERROR(add_workspace_profiles(*node.resolution, chosen, policy,
+        FERRITE_RETURN_IF_ERROR(add_workspace_profiles(*node.resolution, chosen, ranks,
                                                        solution.profiles));
       }
     }
     // In id order: one component's resources go in at the end without a
-    // search, the next component's wherever they fall.
+    // search, the next component's wherever they fall; a resource named
+    // twice (in this component or an earlier one) is refused.
+    std::sort(solution.profiles.begin(), solution.profiles.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     auto hint = selection.profiles.end();
     for (auto& [id, profile] : solution.profiles) {
       const size_t before = selection.profiles.size();
@@ -495,10 +513,11 @@ Result<JointProviderSelection> select_providers_jointly(
     for (const auto& candidate : node.candidates) {
       if (candidate.plan->provider_id() != *preferred) continue;
       was_candidate = true;
-      for (const auto& [id, allowed] : candidate.allowed) {
-        auto chosen = selection.profiles.find(id);
-        if (chosen != selection.profiles.end() && !allowed.contains(chosen->second)) {
-          conflicts.insert(id);
+      for (const auto& entry : candidate.allowed) {
+        auto chosen = selection.profiles.find(*entry.id);
+        if (chosen != selection.profiles.end() &&
+            !entry.ranks.contains(ranks.rank_of(chosen->second))) {
+          conflicts.insert(*entry.id);
         }
       }
       if (conflicts.empty()) {

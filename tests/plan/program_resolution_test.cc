@@ -450,10 +450,10 @@ TEST(JointSelectionTest, WorkspaceProfileRanksCountAndOnlyTheChosenAreNamed) {
   }
 }
 
-// Policies of up to 64 profiles are solved over bit masks, longer ones over
-// profile sets: the same problem gives the same selection either way (64
-// extra profiles nobody offers rank last and change nothing).
-TEST(JointSelectionTest, CompactAndGeneralSolversChooseAlike) {
+// Profile sets are bit sets over policy ranks: one word for a policy of up
+// to 64 profiles, more beyond. The same problem gives the same selection
+// either way (64 extra profiles nobody offers rank last and change nothing).
+TEST(JointSelectionTest, PoliciesOfMoreThanSixtyFourProfilesChooseAlike) {
   Harness h;
   auto paged = unwrap(DynamicStorageProfile::parse("fixed_block:65536/paged:65536"));
   DynamicStorageRequirement paged_only{{paged}};
@@ -485,6 +485,59 @@ TEST(JointSelectionTest, CompactAndGeneralSolversChooseAlike) {
     EXPECT_EQ(compact->chosen, general->chosen);
     EXPECT_EQ(compact->profiles, general->profiles);
     EXPECT_EQ(compact->preferred_rejections.size(), general->preferred_rejections.size());
+  }
+}
+
+// A profile ranked past 64 lives in a rank set's second word: it is allowed,
+// intersected, chosen and named like the first.
+TEST(JointSelectionTest, ProfilesRankedPastSixtyFourAreChosen) {
+  Harness h;
+  auto paged = unwrap(DynamicStorageProfile::parse("fixed_block:65536/paged:65536"));
+  DynamicStorageRequirement paged_only{{paged}};
+  h.providers.push_back(provider("provider.a.paged", h.op,
+                                 {{ValueBindingRole::kInput, 0, paged_only},
+                                  {ValueBindingRole::kInput, 2, paged_only},
+                                  {ValueBindingRole::kOutput, 0, paged_only}}));
+  auto [both_policy, catalog, registry] = two_profile_setup(h, paged, Behaviour::kCorrect);
+  RuntimePolicy late = both_policy;
+  auto& order = late.storage_profile_order;
+  order.erase(std::find(order.begin(), order.end(), paged));
+  // None of these is offered: power-of-two blocks, contiguous or paged.
+  for (int block = 12; block < 50 && order.size() < 70; ++block) {
+    const uint64_t bytes = uint64_t{1} << block;
+    for (const auto& text : {fmt::format("fixed_block:{}/contiguous", bytes),
+                             fmt::format("fixed_block:{}/paged:{}", bytes, bytes)}) {
+      auto extra = unwrap(DynamicStorageProfile::parse(text));
+      if (extra != paged && std::find(order.begin(), order.end(), extra) == order.end()) {
+        order.push_back(extra);
+      }
+    }
+  }
+  order.push_back(paged);
+  ASSERT_EQ(order.size(), 71u);
+  for (const char* preferred : {"", "provider.a.paged"}) {
+    SCOPED_TRACE(preferred);
+    const bool paged_wins = *preferred != '\0';
+    auto r = resolve_preferring(catalog, late, registry, preferred);
+    ASSERT_TRUE(r) << r.error().to_string();
+    auto selection = select_providers_jointly(r->node_resolutions, catalog, late);
+    ASSERT_TRUE(selection) << selection.error().to_string();
+    EXPECT_EQ(chosen_of(*selection, "node.main"),
+              paged_wins ? "provider.a.paged" : "provider.operation.reference");
+    // The bound resources (workspaces take their own, contiguous, profiles).
+    size_t bound = 0;
+    for (const auto& binding : r->node_resolutions[0].values()) {
+      if (binding.usage() == BufferUsage::kWeights) continue;
+      for (const auto& component : binding.storage().components()) {
+        auto it = selection->profiles.find(component.resource_id);
+        ASSERT_NE(it, selection->profiles.end()) << component.resource_id.str();
+        EXPECT_TRUE(it->second == (paged_wins ? paged : DynamicStorageProfile::linear_contiguous()))
+            << component.resource_id.str() << " has " << it->second.to_string();
+        ++bound;
+      }
+    }
+    EXPECT_GE(bound, 3u);
+    EXPECT_TRUE(selection->preferred_rejections.empty());
   }
 }
 
