@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/disjoint_indices.h"
-#include "ferrite/core/identity_hash_map.h"
 
 namespace ferrite {
 Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
@@ -17,73 +16,81 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
   struct Span {
     uint64_t lower = UINT64_MAX;
     uint64_t last = 0;
+    bool touched = false;
     bool pinned_start = false;
     bool pinned_end = false;
     bool activation = true;
-    const ProgramValueId* id = nullptr;  // the program's own id (first touch)
-    size_t rank = 0;                     // position in id order
   };
-  // Touched by hashing the id's address; walked below in id order, as an
-  // ordered map of ids would be (never in the table's order).
-  IdentityHashMap<ProgramValueId, Span> spans;
-  spans.reserve(program.inputs().size() + 2 * end);
-  auto touch = [&](const ProgramValueId& id, uint64_t position) -> Span& {
-    Span& s = spans[id];
-    if (s.id == nullptr) s.id = &id;
+  // One span per program value, at its rank in id order
+  // (ModelProgram::values_in_id_order): walking them in index order walks
+  // the values in id order, with no sort.
+  const auto& ids = program.values_in_id_order();
+  std::vector<Span> spans(ids.size());
+  auto span_of = [&](const ProgramValueId& id) -> Span* {
+    const ModelProgram::ValueInfo* info = program.find_value(id);
+    return info == nullptr ? nullptr : &spans[info->rank];
+  };
+  auto touch = [&](const ProgramValueId& id, uint64_t position) -> Result<Span*> {
+    const ModelProgram::ValueInfo* info = program.find_value(id);
+    if (info == nullptr) {  // create refuses such a program
+      return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` is not in the program",
+                        id.str());
+    }
+    Span& s = spans[info->rank];
+    if (!s.touched) {
+      s.touched = true;
+      s.activation =
+          info->kind == ProgramValueKind::kInput || info->kind == ProgramValueKind::kNodeOutput;
+    }
     s.lower = std::min(s.lower, position);
     s.last = std::max(s.last, position);
-    return s;
+    return &s;
   };
-  for (const auto& input : program.inputs()) touch(input, 0).pinned_start = true;
+  for (const auto& input : program.inputs()) {
+    FERRITE_ASSIGN_OR_RETURN(Span * s, touch(input, 0));
+    s->pinned_start = true;
+  }
   for (uint64_t i = 0; i < end; ++i) {
-    for (const auto& v : nodes[i]->inputs) touch(v, i);
-    for (const auto& v : nodes[i]->outputs) touch(v, i);
+    for (const auto& v : nodes[i]->inputs) FERRITE_RETURN_IF_ERROR(touch(v, i));
+    for (const auto& v : nodes[i]->outputs) FERRITE_RETURN_IF_ERROR(touch(v, i));
   }
   for (const auto& output : program.outputs()) {
-    auto it = spans.find(output);
-    if (it == spans.end()) {
+    Span* s = span_of(output);
+    if (s == nullptr || !s->touched) {
       return make_error(ErrorCode::kInvalidExecutionPlan, "program output `{}` is never produced",
                         output.str());
     }
-    it->second.pinned_end = true;
+    s->pinned_end = true;
   }
   for (const auto& value : retained) {
-    if (auto it = spans.find(value); it != spans.end()) it->second.pinned_end = true;
-  }
-  std::vector<Span*> ordered;
-  ordered.reserve(spans.size());
-  for (auto& [id, span] : spans) ordered.push_back(&span);
-  std::sort(ordered.begin(), ordered.end(),
-            [](const Span* a, const Span* b) { return a->id->view() < b->id->view(); });
-  for (Span* span : ordered) {
-    const auto kind = program.value_kind(*span->id);
-    span->activation = kind == ProgramValueKind::kInput || kind == ProgramValueKind::kNodeOutput;
+    if (Span* s = span_of(value); s != nullptr && s->touched) s->pinned_end = true;
   }
 
-  // Alias classes by union-find over the spans' positions in id order; a
-  // class's root is its smallest position, i.e. its smallest id.
-  DisjointIndices classes(ordered.size());
-  for (size_t i = 0; i < ordered.size(); ++i) ordered[i]->rank = i;
+  // Alias classes by union-find over ranks; a class's root is its smallest
+  // rank, i.e. its smallest id.
+  DisjointIndices classes(spans.size());
   for (const auto& [output, input] : must_alias) {
-    auto out_span = spans.find(output);
-    auto in_span = spans.find(input);
-    if (out_span == spans.end() || in_span == spans.end()) {
+    const ModelProgram::ValueInfo* out_info = program.find_value(output);
+    const ModelProgram::ValueInfo* in_info = program.find_value(input);
+    if (out_info == nullptr || in_info == nullptr || !spans[out_info->rank].touched ||
+        !spans[in_info->rank].touched) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "must-alias edge `{}` → `{}` names an unknown value", output.str(),
                         input.str());
     }
-    classes.join(out_span->second.rank, in_span->second.rank);
+    classes.join(out_info->rank, in_info->rank);
   }
-  // One buffer per class, at its root's position; filled in id order, so
+  // One buffer per class, at its root's rank; filled in id order, so
   // members stay sorted and buffers come out by representative id.
   struct Building {
     ActivationLiveBuffer buffer;
     bool started = false;
     bool activation = true;  // every member is an input or a node output
   };
-  std::vector<Building> buffers(ordered.size());
-  for (size_t i = 0; i < ordered.size(); ++i) {
-    const Span& span = *ordered[i];
+  std::vector<Building> buffers(spans.size());
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const Span& span = spans[i];
+    if (!span.touched) continue;
     Building& c = buffers[classes.root(i)];
     const uint64_t lower = span.pinned_start ? 0 : span.lower;
     const uint64_t upper = span.pinned_end ? end : span.last + 1;
@@ -95,7 +102,7 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
       c.buffer.lower = std::min(c.buffer.lower, lower);
       c.buffer.upper = std::max(c.buffer.upper, upper);
     }
-    c.buffer.values.push_back(*span.id);
+    c.buffer.values.push_back(ids[i]);
     c.activation = c.activation && span.activation;
   }
   std::vector<ActivationLiveBuffer> out;

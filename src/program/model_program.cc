@@ -183,6 +183,11 @@ Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
                                   fmt::format("duplicate output `{}`", output.str()));
     }
   }
+  // Ranks in id order are 32-bit (ValueInfo::rank).
+  if (known.size() > UINT32_MAX) {
+    return invalid_model_config(family, "program",
+                                fmt::format("{} values, more than {}", known.size(), UINT32_MAX));
+  }
   // 8. Normalization.
   std::stable_sort(states.begin(), states.end(),
                    [](const StateSpec& a, const StateSpec& b) { return a.id < b.id; });
@@ -239,6 +244,18 @@ void ModelProgram::index() {
       }
     }
   }
+  // Ranks in id order: sorted once (create), shared by copies.
+  if (values_in_id_order_ == nullptr) {
+    std::vector<ProgramValueId> order;
+    order.reserve(values_by_id_.size());
+    for (const auto& [id, info] : values_by_id_) order.push_back(id);
+    std::sort(order.begin(), order.end());
+    values_in_id_order_ = std::make_shared<const std::vector<ProgramValueId>>(std::move(order));
+  }
+  const auto& order = *values_in_id_order_;
+  for (size_t rank = 0; rank < order.size(); ++rank) {
+    values_by_id_.find(order[rank])->second.rank = static_cast<uint32_t>(rank);
+  }
 }
 
 ModelProgram::ModelProgram(const ModelProgram& other)
@@ -249,7 +266,8 @@ ModelProgram::ModelProgram(const ModelProgram& other)
       weights_(other.weights_),
       outputs_(other.outputs_),
       fingerprint_(other.fingerprint_),
-      canonical_text_(other.canonical_text_) {
+      canonical_text_(other.canonical_text_),
+      values_in_id_order_(other.values_in_id_order_) {
   index();
 }
 

@@ -62,6 +62,29 @@ TEST(ModelProgramTest, SyntheticProgramIsValid) {
   ASSERT_NE(program->find_node(node_id("node.main")), nullptr);
 }
 
+// Every defined value, sorted by id, each at its ValueInfo::rank; a copy
+// shares the order and ranks alike.
+TEST(ModelProgramTest, ValuesInIdOrderRankEveryDefinedValue) {
+  ProgramParts parts;
+  parts.blocks[0].nodes.push_back(
+      extra_node("node.after", {value("value.output")}, {value("value.a.first")}));
+  auto program = parts.build();
+  ASSERT_TRUE(program) << program.error().to_string();
+  const std::vector<ProgramValueId> expected{value("value.a.first"), value("value.input"),
+                                             value("value.output"), value("value.state"),
+                                             value("value.weight")};
+  EXPECT_EQ(program->values_in_id_order(), expected);
+  const ModelProgram copy = *program;
+  EXPECT_EQ(&copy.values_in_id_order(), &program->values_in_id_order());
+  for (const ModelProgram* p : {static_cast<const ModelProgram*>(&*program), &copy}) {
+    for (size_t rank = 0; rank < expected.size(); ++rank) {
+      const auto* info = p->find_value(expected[rank]);
+      ASSERT_NE(info, nullptr) << expected[rank].str();
+      EXPECT_EQ(info->rank, rank) << expected[rank].str();
+    }
+  }
+}
+
 TEST(ModelProgramTest, Rule1RejectsNoBlocks) {
   ProgramParts parts;
   parts.blocks.clear();

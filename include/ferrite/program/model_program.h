@@ -113,8 +113,14 @@ class ModelProgram {
     ProgramValueKind kind;
     const WeightReference* weight = nullptr;
     const StateSpec* state = nullptr;
+    uint32_t rank = 0;  // position in values_in_id_order()
   };
   const ValueInfo* find_value(const ProgramValueId& id) const;
+  // Every value the program defines (inputs, states, weights, node
+  // outputs), sorted by id: what a pass that must walk values in id order
+  // indexes by ValueInfo::rank instead of sorting. Sorted once, by create;
+  // copies share it.
+  const std::vector<ProgramValueId>& values_in_id_order() const { return *values_in_id_order_; }
 
   // Canonical JSON (the program-file "program" object) and its SHA-256
   // (computed once, by create: the program cannot change afterwards).
@@ -151,6 +157,7 @@ class ModelProgram {
   std::vector<ProgramValueId> outputs_;
   std::string fingerprint_;
   std::shared_ptr<const std::string> canonical_text_;  // never null after create
+  std::shared_ptr<const std::vector<ProgramValueId>> values_in_id_order_;  // likewise
   // Derived indexes (rebuilt on copy), for lookups only: never iterated, so
   // hashed by the interned ids' addresses (one multiply per look-up, no
   // string hashing or comparison). The node, weight and state pointers point
