@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "ferrite/core/checked_math.h"
+#include "ferrite/program/value_rank_table.h"
 
 namespace ferrite {
 namespace {
@@ -145,19 +146,6 @@ Result<ResolvedTensorLayout> infer_layout(const std::vector<LayoutConstraint>& l
   return out;
 }
 
-Result<void> insert_exact_tensor(ValueTensors& tensors, const ProgramValueId& value_id,
-                                 const ResolvedTensorSpec& tensor, std::string_view kind) {
-  auto [it, inserted] = tensors.emplace(value_id, tensor);
-  if (!inserted && !(it->second == tensor)) {
-    return make_error(ErrorCode::kInvalidExecutionPlan,
-                      "explicit {} tensor `{}` differs from model semantics "
-                      "(model: {}, explicit: {})",
-                      kind, value_id.str(), tensor.to_string(), it->second.to_string())
-        .with_field("value_id", value_id.str());
-  }
-  return {};
-}
-
 // unify_tensor without the fields that name the slot (`slot` names it in
 // the message).
 Result<void> unify_slot(const TensorContract& contract, const ResolvedTensorSpec& tensor,
@@ -186,17 +174,11 @@ Result<void> unify_slot(const TensorContract& contract, const ResolvedTensorSpec
 Result<void> validate_compile_options(const PreparedModelFamily& family,
                                       const ProgramPlanCompileOptions& options) {
   const ModelProgram& program = family.program();
-  std::set<NodeId> node_ids;
-  std::set<ProgramValueId> produced;
-  for (const ProgramNode* node : program.nodes()) {
-    node_ids.insert(node->id);
-    produced.insert(node->outputs.begin(), node->outputs.end());
-  }
   std::vector<NodeId> referenced;  // in the order they are checked
   for (const auto& [node_id, _] : options.required_capabilities()) referenced.push_back(node_id);
   for (const auto& [node_id, _] : options.preferred_providers()) referenced.push_back(node_id);
   for (const NodeId& node_id : referenced) {
-    if (!node_ids.contains(node_id)) {
+    if (program.find_node(node_id) == nullptr) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "program compile options reference an unknown node `{}`", node_id.str())
           .with_field("node_id", node_id.str());
@@ -211,7 +193,8 @@ Result<void> validate_compile_options(const PreparedModelFamily& family,
     }
   }
   for (const auto& value_id : options.completion_retention().values()) {
-    if (!produced.contains(value_id)) {
+    const ModelProgram::ValueInfo* info = program.find_value(value_id);
+    if (info == nullptr || info->kind != ProgramValueKind::kNodeOutput) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "completion retention must reference a semantic node "
                         "output; `{}` is not one",
@@ -285,18 +268,48 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
                                          const OperationCatalog& operations,
                                          const ProgramPlanCompileOptions& options) {
   const ModelProgram& program = family.program();
-  ValueTensors tensors;
+  // Worked out in a table by the values' ranks in id order (one hash of the
+  // id's address per look-up, not a search of an ordered map), and handed
+  // back as the ordered map, filled in id order. An explicit tensor of a
+  // value the program does not define (validate_compile_options refuses
+  // one; a caller may not have asked it) is kept beside the table.
+  ValueRankTable<ResolvedTensorSpec> table(program);
+  ValueTensors foreign;
+  const auto find = [&](const ProgramValueId& id) -> const ResolvedTensorSpec* {
+    if (const ResolvedTensorSpec* found = table.find(id)) return found;
+    auto it = foreign.find(id);
+    return it == foreign.end() ? nullptr : &it->second;
+  };
+  // Inserts unless present; the tensor the value has either way.
+  const auto emplace = [&](const ProgramValueId& id,
+                           ResolvedTensorSpec tensor) -> std::pair<const ResolvedTensorSpec*, bool> {
+    if (const ResolvedTensorSpec* present = find(id)) return {present, false};
+    if (table.insert_or_assign(id, tensor)) return {table.find(id), true};
+    return {&foreign.emplace(id, std::move(tensor)).first->second, true};
+  };
+  const auto insert_exact = [&](const ProgramValueId& id, const ResolvedTensorSpec& tensor,
+                                std::string_view kind) -> Result<void> {
+    auto [present, inserted] = emplace(id, tensor);
+    if (!inserted && !(*present == tensor)) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "explicit {} tensor `{}` differs from model semantics "
+                        "(model: {}, explicit: {})",
+                        kind, id.str(), tensor.to_string(), present->to_string())
+          .with_field("value_id", id.str());
+    }
+    return {};
+  };
   for (const auto& [value_id, spec] : options.tensor_specs()) {
     FERRITE_ASSIGN_OR_RETURN(auto tensor, spec.resolve());
-    tensors.emplace(value_id, std::move(tensor));
+    emplace(value_id, std::move(tensor));
   }
   for (const auto& weight : program.weights()) {
     FERRITE_ASSIGN_OR_RETURN(auto tensor, weight.tensor.resolve());
-    FERRITE_RETURN_IF_ERROR(insert_exact_tensor(tensors, weight.value_id, tensor, "weight"));
+    FERRITE_RETURN_IF_ERROR(insert_exact(weight.value_id, tensor, "weight"));
   }
   for (const auto& state : program.states()) {
     FERRITE_ASSIGN_OR_RETURN(auto tensor, state.tensor.resolve());
-    FERRITE_RETURN_IF_ERROR(insert_exact_tensor(tensors, state.value_id, tensor, "state"));
+    FERRITE_RETURN_IF_ERROR(insert_exact(state.value_id, tensor, "state"));
   }
   for (const ProgramNode* node : program.nodes()) {
     FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
@@ -314,27 +327,27 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
     TensorSymbols symbols;
     for (size_t ordinal = 0; ordinal < node->inputs.size(); ++ordinal) {
       const auto& value_id = node->inputs[ordinal];
-      auto it = tensors.find(value_id);
-      if (it == tensors.end()) {
+      const ResolvedTensorSpec* tensor = find(value_id);
+      if (tensor == nullptr) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
                           "node `{}` input `{}` has no concrete tensor", node->id.str(),
                           value_id.str())
             .with_field("node_id", node->id.str())
             .with_field("value_id", value_id.str());
       }
-      FERRITE_RETURN_IF_ERROR(unify_tensor(op->inputs[ordinal], it->second, symbols, node->id,
+      FERRITE_RETURN_IF_ERROR(unify_tensor(op->inputs[ordinal], *tensor, symbols, node->id,
                                            "input", ordinal, value_id));
     }
     for (size_t ordinal = 0; ordinal < node->outputs.size(); ++ordinal) {
       const auto& value_id = node->outputs[ordinal];
-      if (auto it = tensors.find(value_id); it != tensors.end()) {
-        FERRITE_RETURN_IF_ERROR(unify_tensor(op->outputs[ordinal], it->second, symbols, node->id,
+      if (const ResolvedTensorSpec* tensor = find(value_id)) {
+        FERRITE_RETURN_IF_ERROR(unify_tensor(op->outputs[ordinal], *tensor, symbols, node->id,
                                              "output", ordinal, value_id));
       }
     }
     for (size_t ordinal = 0; ordinal < node->outputs.size(); ++ordinal) {
       const auto& value_id = node->outputs[ordinal];
-      if (tensors.contains(value_id)) continue;
+      if (find(value_id) != nullptr) continue;
       auto tensor = infer_tensor(op->outputs[ordinal], symbols, node->id);
       if (!tensor) {
         Status status = std::move(tensor).error();
@@ -344,15 +357,17 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
             .with_field("value_id", value_id.str());
         return make_error(std::move(status));
       }
-      tensors.emplace(value_id, std::move(*tensor));
+      emplace(value_id, std::move(*tensor));
     }
   }
   for (const auto& output : program.outputs()) {
-    if (!tensors.contains(output)) {
+    if (find(output) == nullptr) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "program compilation did not resolve every semantic output");
     }
   }
+  ValueTensors tensors = std::move(table).to_map();
+  tensors.merge(foreign);
   return tensors;
 }
 

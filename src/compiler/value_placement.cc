@@ -10,6 +10,7 @@
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/fingerprint.h"
 #include "ferrite/core/parallel_indices.h"
+#include "ferrite/program/value_rank_table.h"
 
 namespace ferrite {
 namespace {
@@ -33,16 +34,16 @@ Result<std::vector<const WeightComponentSpec*>> referenced_components(
 }
 
 Result<ResolvedValueStorage> activation_storage(const ProgramValueId& value,
-                                                const ValueTensors& tensors,
+                                                const ValueRankTable<const ResolvedTensorSpec*>& tensors,
                                                 const std::string& family_fingerprint) {
-  auto it = tensors.find(value);
-  if (it == tensors.end()) {
+  const ResolvedTensorSpec* tensor = tensors.value_or(value, nullptr);
+  if (tensor == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "activation `{}` has no resolved tensor",
                       value.str());
   }
   FERRITE_ASSIGN_OR_RETURN(auto id, hashed_resource_id("activation", family_fingerprint, value.str()));
-  return ResolvedValueStorage::single(std::move(id), 0, it->second.minimum_storage_bytes(),
-                                      it->second.element_type());
+  return ResolvedValueStorage::single(std::move(id), 0, tensor->minimum_storage_bytes(),
+                                      tensor->element_type());
 }
 
 }  // namespace
@@ -111,7 +112,22 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
     const std::map<ProgramValueId, ResolvedValueStorage>* earlier, unsigned threads) {
   const ModelProgram& program = family.program();
   const std::string& family_fp = family.fingerprint();
-  std::map<ProgramValueId, ResolvedValueStorage> storages;
+  // Looked up and filled by the values' ranks in id order (one hash of an
+  // id's address per look-up, no search of an ordered map); handed back as
+  // the ordered map, filled in id order.
+  const auto tensor_of = index_by_rank(program, tensors);
+  const auto earlier_of =
+      earlier != nullptr ? index_by_rank(program, *earlier)
+                         : ValueRankTable<const ResolvedValueStorage*>(program);
+  ValueRankTable<ResolvedValueStorage> storages(program);
+  // Every value stored below is one the program defines.
+  const auto store = [&](const ProgramValueId& value, ResolvedValueStorage storage) -> Result<void> {
+    if (!storages.insert_or_assign(value, std::move(storage))) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` is not in the program",
+                        value.str());
+    }
+    return {};
+  };
   // The node outputs that get storage of their own (not must-alias), in the
   // order the walk below meets them: without `earlier`, each one's storage
   // (a hashed resource id) is derived on `threads` threads first and kept,
@@ -131,21 +147,19 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
     }
     derived.resize(own.size());
     for_each_index(own.size(), threads, kValuesPerChunk, [&](size_t i) {
-      derived[i] = activation_storage(*own[i], tensors, family_fp);
+      derived[i] = activation_storage(*own[i], tensor_of, family_fp);
       return true;
     });
   }
   size_t next_derived = 0;
   // An input's or activation's storage, from `earlier` when it has one.
   auto own_storage = [&](const ProgramValueId& value) -> Result<ResolvedValueStorage> {
-    if (earlier != nullptr) {
-      if (auto it = earlier->find(value); it != earlier->end()) return it->second;
-    }
-    return activation_storage(value, tensors, family_fp);
+    if (const ResolvedValueStorage* kept = earlier_of.value_or(value, nullptr)) return *kept;
+    return activation_storage(value, tensor_of, family_fp);
   };
   for (const auto& input : program.inputs()) {
     FERRITE_ASSIGN_OR_RETURN(auto storage, own_storage(input));
-    storages.insert_or_assign(input, std::move(storage));
+    FERRITE_RETURN_IF_ERROR(store(input, std::move(storage)));
   }
   for (const auto& weight : program.weights()) {
     FERRITE_ASSIGN_OR_RETURN(auto refs, weights.schema().physical_component_refs(weight.weight_id));
@@ -163,21 +177,19 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
       components.push_back(std::move(placed));
     }
     FERRITE_ASSIGN_OR_RETURN(auto storage, ResolvedValueStorage::composite(std::move(components)));
-    storages.insert_or_assign(weight.value_id, std::move(storage));
+    FERRITE_RETURN_IF_ERROR(store(weight.value_id, std::move(storage)));
   }
   for (const auto& state : program.states()) {
-    if (earlier != nullptr) {
-      if (auto it = earlier->find(state.value_id); it != earlier->end()) {
-        storages.insert_or_assign(state.value_id, it->second);
-        continue;
-      }
+    if (const ResolvedValueStorage* kept = earlier_of.value_or(state.value_id, nullptr)) {
+      FERRITE_RETURN_IF_ERROR(store(state.value_id, *kept));
+      continue;
     }
-    auto it = tensors.find(state.value_id);
-    if (it == tensors.end()) {
+    const ResolvedTensorSpec* found = tensor_of.value_or(state.value_id, nullptr);
+    if (found == nullptr) {
       return make_error(ErrorCode::kInvalidExecutionPlan, "state `{}` has no resolved tensor",
                         state.id.str());
     }
-    const auto& tensor = it->second;
+    const auto& tensor = *found;
     FERRITE_ASSIGN_OR_RETURN(uint64_t demand, capacity_minimum_bytes(state.capacity_demand,
                                                                       tensor.minimum_storage_bytes()));
     auto length = checked_round_up(demand, element_type_size_bytes(tensor.element_type()));
@@ -188,7 +200,7 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
     FERRITE_ASSIGN_OR_RETURN(auto id, hashed_resource_id("state", family_fp, state.id.str()));
     FERRITE_ASSIGN_OR_RETURN(auto storage, ResolvedValueStorage::single(std::move(id), 0, *length,
                                                                          tensor.element_type()));
-    storages.insert_or_assign(state.value_id, std::move(storage));
+    FERRITE_RETURN_IF_ERROR(store(state.value_id, std::move(storage)));
   }
   for (const ProgramNode* node : program.nodes()) {
     FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
@@ -202,22 +214,22 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
                             node->id.str());
         }
         const auto& input = node->inputs[must->tensor_index];
-        auto it = storages.find(input);
-        if (it == storages.end()) {
+        const ResolvedValueStorage* aliased = storages.find(input);
+        if (aliased == nullptr) {
           return make_error(ErrorCode::kInvalidExecutionPlan,
                             "node `{}` alias input `{}` has no storage", node->id.str(),
                             input.str());
         }
-        storages.insert_or_assign(value, it->second);
+        FERRITE_RETURN_IF_ERROR(store(value, ResolvedValueStorage(*aliased)));
       } else {
         FERRITE_ASSIGN_OR_RETURN(auto storage, next_derived < derived.size()
                                                    ? std::move(*derived[next_derived++])
                                                    : own_storage(value));
-        storages.insert_or_assign(value, std::move(storage));
+        FERRITE_RETURN_IF_ERROR(store(value, std::move(storage)));
       }
     }
   }
-  return storages;
+  return std::move(storages).to_map();
 }
 
 }  // namespace ferrite

@@ -1,0 +1,94 @@
+// ferrite/program/value_rank_table.h — per-value data by rank in id order.
+//
+// Contract: a `ValueRankTable<T>` holds at most one T per value a program
+// defines, at the value's ModelProgram::ValueInfo::rank (its position in
+// values_in_id_order()). A look-up is one hash of the id's address and an
+// index; walking the table walks the values in id order. It converts to and
+// from the id-ordered maps the compiler's interfaces carry in O(n): a map
+// is indexed by walking it once, and built by appending in id order (each
+// entry goes in at the end, with no search). Ids the program does not define
+// have no slot: `find` answers null, `insert` refuses them, `index` leaves
+// them out.
+//
+// Hazards: the table refers to the program, which must outlive it, and its
+// slots are valid only for that program (or a copy, which shares the ranks).
+//
+// Example:
+//   ValueRankTable<ResolvedValueStorage> storages(program);
+//   storages.insert(value, std::move(storage));          // false if not a program value
+//   if (const auto* s = storages.find(value)) use(*s);
+//   auto tensors_by_rank = index_by_rank(program, tensors);  // ValueRankTable<const ResolvedTensorSpec*>
+//   const ResolvedTensorSpec* tensor = tensors_by_rank.value_or(value, nullptr);
+//   std::map<ProgramValueId, ResolvedValueStorage> map = std::move(storages).to_map();
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "ferrite/program/model_program.h"
+
+namespace ferrite {
+
+template <class T>
+class ValueRankTable {
+ public:
+  explicit ValueRankTable(const ModelProgram& program)
+      : program_(&program), slots_(program.values_in_id_order().size()) {}
+
+  const T* find(const ProgramValueId& id) const {
+    const auto* slot = slot_of(id);
+    return slot != nullptr && *slot ? &**slot : nullptr;
+  }
+  // The value's entry, or `fallback` when it has none (for tables of
+  // pointers: `value_or(id, nullptr)`).
+  T value_or(const ProgramValueId& id, T fallback) const {
+    const T* found = find(id);
+    return found != nullptr ? *found : std::move(fallback);
+  }
+  // Sets the value's slot; false (and nothing stored) when the program does
+  // not define `id`.
+  bool insert_or_assign(const ProgramValueId& id, T value) {
+    auto* slot = slot_of(id);
+    if (slot == nullptr) return false;
+    *slot = std::move(value);
+    return true;
+  }
+
+  // Every filled slot, as the id-ordered map.
+  std::map<ProgramValueId, T> to_map() && {
+    std::map<ProgramValueId, T> out;
+    const auto& ids = program_->values_in_id_order();
+    for (size_t rank = 0; rank < slots_.size(); ++rank) {
+      if (slots_[rank]) out.emplace_hint(out.end(), ids[rank], std::move(*slots_[rank]));
+    }
+    return out;
+  }
+
+ private:
+  std::optional<T>* slot_of(const ProgramValueId& id) {
+    const ModelProgram::ValueInfo* info = program_->find_value(id);
+    return info == nullptr ? nullptr : &slots_[info->rank];
+  }
+  const std::optional<T>* slot_of(const ProgramValueId& id) const {
+    const ModelProgram::ValueInfo* info = program_->find_value(id);
+    return info == nullptr ? nullptr : &slots_[info->rank];
+  }
+
+  const ModelProgram* program_;
+  std::vector<std::optional<T>> slots_;
+};
+
+// Pointers to a map's entries by rank (the map must outlive the table):
+// one walk of the map, no copies.
+template <class T>
+ValueRankTable<const T*> index_by_rank(const ModelProgram& program,
+                                       const std::map<ProgramValueId, T>& map) {
+  ValueRankTable<const T*> table(program);
+  for (const auto& [id, value] : map) table.insert_or_assign(id, &value);
+  return table;
+}
+
+}  // namespace ferrite
