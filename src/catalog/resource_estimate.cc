@@ -173,8 +173,8 @@ Result<void> ProviderResourcePlan::validate_fields() const {
 
 std::string ProviderResourcePlan::estimate_fingerprint() const {
   if (estimate_digest_ == nullptr) return estimate_fingerprint_of(*this);
-  std::call_once(estimate_digest_->once,
-                 [this] { estimate_digest_->hex = estimate_fingerprint_of(*this); });
+  run_once(estimate_digest_->once,
+           [this] { estimate_digest_->hex = estimate_fingerprint_of(*this); });
   return estimate_digest_->hex;
 }
 

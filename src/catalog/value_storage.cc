@@ -202,8 +202,8 @@ Result<ResolvedValueStorage> ResolvedValueStorage::create(
 
 std::string_view ResolvedValueStorage::canonical() const {
   const State& state = *state_;
-  std::call_once(state.canonical_once,
-                 [&state] { state.canonical = canonical_components(state.components); });
+  run_once(state.canonical_once,
+           [&state] { state.canonical = canonical_components(state.components); });
   return state.canonical;
 }
 

@@ -31,7 +31,7 @@ const std::string& DeferredSha256::hex() const {
   if (source_ == nullptr) return kEmpty;
   Source& source = *source_;
   if (source.computed_.load(std::memory_order_acquire)) return source.hex_;
-  std::call_once(source.once_, [&source] {
+  run_once(source.once_, [&source] {
     thread_local CanonicalSha256 out;
     out.reset();
     source.write(out);

@@ -43,7 +43,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -54,6 +53,7 @@
 #include "ferrite/core/contract_version.h"
 #include "ferrite/core/deferred_sha256.h"
 #include "ferrite/core/identity.h"
+#include "ferrite/core/once.h"
 #include "ferrite/core/status.h"
 
 namespace ferrite {
@@ -112,7 +112,7 @@ class ProviderResourcePlan {
 
  private:
   struct EstimateDigest {
-    std::once_flag once;
+    OnceFlag once;
     std::string hex;
   };
   explicit ProviderResourcePlan(ProviderId provider_id)

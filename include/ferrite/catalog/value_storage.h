@@ -40,7 +40,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -51,6 +50,7 @@
 
 #include "ferrite/core/element_type.h"
 #include "ferrite/core/identity.h"
+#include "ferrite/core/once.h"
 #include "ferrite/core/status.h"
 
 namespace ferrite {
@@ -123,7 +123,7 @@ class ResolvedValueStorage {
   struct State {
     std::vector<ResolvedStorageComponent> components;
     uint64_t total_physical_bytes = 0;
-    mutable std::once_flag canonical_once;
+    mutable OnceFlag canonical_once;
     mutable std::string canonical;  // written once, under canonical_once
   };
   explicit ResolvedValueStorage(std::shared_ptr<const State> state) : state_(std::move(state)) {}

@@ -4,7 +4,7 @@
 // Contract: a `DeferredSha256` is either empty (hex() is ""), a digest given
 // as text (any text: `is_canonical_sha256()` checks it), or a digest of the
 // bytes a `Source` writes. A Source's digest is computed at most once, by the
-// first hex() call from any thread (std::call_once), and the Source then
+// first hex() call from any thread (run_once, core/once.h), and the Source then
 // releases what it held to write them (`release()`); copies share the one
 // Source, so they share the one computation. Equality: two copies of one
 // Source are equal without hashing anything (their bytes are the same bytes);
@@ -36,11 +36,11 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "ferrite/core/canonical_encoder.h"
+#include "ferrite/core/once.h"
 
 namespace ferrite {
 
@@ -62,7 +62,7 @@ class DeferredSha256 {
 
    private:
     friend class DeferredSha256;
-    std::once_flag once_;
+    OnceFlag once_;
     std::atomic<bool> computed_{false};
     bool given_ = false;  // hex_ was given as text, not computed
     std::string hex_;
