@@ -19,6 +19,7 @@
 #include "ferrite/catalog/canonical_encoding.h"
 #include "ferrite/plan/plan_node_builder.h"
 #include "ferrite/plan/storage_sharing.h"
+#include "ferrite/program/value_rank_table.h"
 
 namespace ferrite {
 namespace {
@@ -48,16 +49,26 @@ bool same_weight(const ResolvedWeightBinding* a, const ResolvedWeightBinding* b)
   return a == b || (a != nullptr && b != nullptr && *a == *b);
 }
 
-// Every value must look the same wherever it is bound.
+// Every value must look the same wherever it is bound: its first binding,
+// by value id. Collected by the values' ranks in id order and handed back
+// as the ordered map, filled in id order (no search per binding).
 Result<std::map<ProgramValueId, const ResolvedValueBinding*>> bound_values(
-    const std::vector<PlanNode>& nodes) {
-  std::map<ProgramValueId, const ResolvedValueBinding*> out;
+    const ModelProgram& program, const std::vector<PlanNode>& nodes) {
+  ValueRankTable<const ResolvedValueBinding*> first(program);
   for (const auto& node : nodes) {
     for (const auto& b : node.values) {
-      auto [it, inserted] = out.emplace(b.value_id(), &b);
-      if (!inserted && (!(it->second->tensor() == b.tensor()) || it->second->usage() != b.usage() ||
-                        !(it->second->storage() == b.storage()) ||
-                        !same_weight(it->second->weight(), b.weight()))) {
+      const ResolvedValueBinding* seen = first.value_or(b.value_id(), nullptr);
+      if (seen == nullptr) {
+        if (!first.insert_or_assign(b.value_id(), &b)) {
+          return make_error(ErrorCode::kInvalidExecutionPlan,
+                            "node `{}` binds `{}`, which is not in the program", node.id.str(),
+                            b.value_id().str())
+              .with_field("value_id", b.value_id().str());
+        }
+        continue;
+      }
+      if (!(seen->tensor() == b.tensor()) || seen->usage() != b.usage() ||
+          !(seen->storage() == b.storage()) || !same_weight(seen->weight(), b.weight())) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
                           "value `{}` has different tensor, usage, storage or weight at node `{}`",
                           b.value_id().str(), node.id.str())
@@ -65,7 +76,7 @@ Result<std::map<ProgramValueId, const ResolvedValueBinding*>> bound_values(
       }
     }
   }
-  return out;
+  return std::move(first).to_map();
 }
 
 Result<void> check_coverage(const ModelProgram& program,
@@ -178,7 +189,7 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   for (size_t i = 0; i < plan.nodes_.size(); ++i) {
     add_state_dependencies(context, i, plan.nodes_[i], hazards);
   }
-  FERRITE_ASSIGN_OR_RETURN(auto bound, bound_values(plan.nodes_));
+  FERRITE_ASSIGN_OR_RETURN(auto bound, bound_values(program, plan.nodes_));
   FERRITE_RETURN_IF_ERROR(check_coverage(program, bound));
   // The storage-sharing check only reads the nodes and bindings, which
   // nothing below writes: with more than one thread it runs beside the rest

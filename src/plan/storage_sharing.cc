@@ -12,6 +12,7 @@
 #include "ferrite/memory/activation_liveness.h"
 #include "ferrite/memory/value_classes.h"
 #include "ferrite/memory/interval_packing.h"
+#include "ferrite/program/value_rank_table.h"
 
 namespace ferrite {
 namespace {
@@ -110,13 +111,21 @@ Result<void> check_storage_sharing(const ModelProgram& program, const std::vecto
       edges.emplace_back(alias.output_value_id, alias.input_value_id);
     }
   }
-  // Members of one alias class share one storage.
-  std::map<ProgramValueId, const ResolvedValueBinding*> class_storage;
+  // Members of one alias class share one storage: the first member's (in id
+  // order), kept at the class root's rank.
+  ValueRankTable<const ResolvedValueBinding*> class_storage(program);
   for (const auto& [id, binding] : bound) {
-    auto [it, inserted] = class_storage.emplace(classes.find(id), binding);
-    if (!inserted && !(it->second->storage() == binding->storage()) &&
-        it->second->storage().overlaps(binding->storage())) {
-      const auto& [first, second] = std::minmax(it->second->value_id(), id);
+    const ProgramValueId& root = classes.find(id);
+    const ResolvedValueBinding* seen = class_storage.value_or(root, nullptr);
+    if (seen == nullptr) {
+      if (!class_storage.insert_or_assign(root, binding)) {
+        return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` is not in the program",
+                          root.str());
+      }
+      continue;
+    }
+    if (!(seen->storage() == binding->storage()) && seen->storage().overlaps(binding->storage())) {
+      const auto& [first, second] = std::minmax(seen->value_id(), id);
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "values `{}` and `{}` overlap in storage without an exact alias",
                         first.str(), second.str())

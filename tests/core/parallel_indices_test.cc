@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -72,6 +73,52 @@ TEST(ParallelIndicesTest, EveryIndexBelowTheLowestStopIsVisited) {
                                      << first_stop << " was skipped";
     }
   }
+}
+
+// results_in_order: the values in index order, or the lowest failing
+// index's error, whatever the threads and chunks; a value type needs no
+// default constructor.
+struct Boxed {
+  explicit Boxed(size_t v) : value(v) {}
+  size_t value;
+};
+static_assert(!std::is_default_constructible_v<Boxed>);
+
+template <class T>
+void expect_results_in_order_like_a_serial_loop(T (*make)(size_t),
+                                                 size_t (*value_of)(const T&)) {
+  std::mt19937 random(11);
+  for (int run = 0; run < 100; ++run) {
+    const size_t count = 50 + random() % 400;
+    const size_t chunk = 1 + random() % 20;
+    const size_t first_failure = random() % (2 * count);  // past the end: none
+    const size_t second_failure = first_failure + random() % count;
+    auto result = results_in_order<T>(count, 4, chunk, [&](size_t i) -> Result<T> {
+      if (i == first_failure || i == second_failure) {
+        return make_error(ErrorCode::kInvalidExecutionPlan, "failed at {}", i);
+      }
+      return make(i * 3);
+    });
+    if (first_failure < count) {
+      ASSERT_FALSE(result) << "run " << run;
+      EXPECT_EQ(result.error().message(), "failed at " + std::to_string(first_failure));
+      continue;
+    }
+    ASSERT_TRUE(result) << "run " << run << ": " << result.error().to_string();
+    ASSERT_EQ(result->size(), count);
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(value_of((*result)[i]), i * 3) << i;
+  }
+}
+
+TEST(ParallelIndicesTest, ResultsInOrderAreWhatASerialLoopReturns) {
+  expect_results_in_order_like_a_serial_loop<std::string>(
+      [](size_t v) { return std::to_string(v); },
+      [](const std::string& s) -> size_t { return std::stoul(s); });
+}
+
+TEST(ParallelIndicesTest, ResultsInOrderNeedNoDefaultConstructor) {
+  expect_results_in_order_like_a_serial_loop<Boxed>([](size_t v) { return Boxed(v); },
+                                                    [](const Boxed& b) { return b.value; });
 }
 
 // Several threads calling at once share the kept workers: every call sees
