@@ -9,6 +9,7 @@
 #include "ferrite/core/identity_hash_map.h"
 #include "ferrite/memory/activation_liveness.h"
 #include "ferrite/memory/interval_packing.h"
+#include "ferrite/program/value_rank_table.h"
 
 namespace ferrite {
 namespace {
@@ -98,15 +99,18 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
     std::vector<ClassMember> members;
   };
   std::vector<ArenaClass> found;
+  // The dedicated storages by the values' ranks in id order (one walk of the
+  // map, then a look-up per buffer without a search).
+  const auto dedicated_of = index_by_rank(input.family.program(), input.dedicated_storages);
   for (const auto& buffer : buffers) {
     const ProgramValueId& representative = buffer.values.front();
-    auto storage = input.dedicated_storages.find(representative);
-    if (storage == input.dedicated_storages.end() || storage->second.components().size() != 1) {
+    const ResolvedValueStorage* storage = dedicated_of.value_or(representative, nullptr);
+    if (storage == nullptr || storage->components().size() != 1) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "activation `{}` has no single dedicated storage component",
                         representative.str());
     }
-    const ResolvedStorageComponent& component = storage->second.components().front();
+    const ResolvedStorageComponent& component = storage->components().front();
     auto profile = profile_of.find(component.resource_id);
     if (profile == profile_of.end()) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
