@@ -344,15 +344,47 @@ TwoProfileSetup two_profile_setup(const Harness& h, const DynamicStorageProfile&
       unwrap(EstimatorRegistry::create(list))};
 }
 
-TEST(JointSelectionTest, Case26ProfileRankBeatsProviderIdTieBreak) {
-  Harness h;
-  auto paged = unwrap(DynamicStorageProfile::parse("fixed_block:65536/paged:65536"));
-  DynamicStorageRequirement paged_only{{paged}};
-  // "provider.a..." sorts first but only takes the second-ranked profile.
+// A provider that takes `paged` storage only, for every binding of the
+// synthetic operation; "provider.a.paged" sorts before the reference.
+void add_paged_provider(Harness& h, const DynamicStorageProfile& paged) {
+  const DynamicStorageRequirement paged_only{{paged}};
   h.providers.push_back(provider("provider.a.paged", h.op,
                                  {{ValueBindingRole::kInput, 0, paged_only},
                                   {ValueBindingRole::kInput, 2, paged_only},
                                   {ValueBindingRole::kOutput, 0, paged_only}}));
+}
+
+// The reference and the paged provider, on a device offering both profiles
+// and a policy ranking contiguous first, paged second.
+TwoProfileSetup paged_provider_setup(const DynamicStorageProfile& paged) {
+  Harness h;
+  add_paged_provider(h, paged);
+  return two_profile_setup(h, paged, Behaviour::kCorrect);
+}
+
+// Appends distinct valid profiles nobody offers (power-of-two blocks,
+// contiguous or paged, none already in `order` nor `except`) until `order`
+// holds `size`.
+void append_unoffered_profiles(std::vector<DynamicStorageProfile>& order, size_t size,
+                               const DynamicStorageProfile& except) {
+  for (int block = 12; block < 50 && order.size() < size; ++block) {
+    const uint64_t bytes = uint64_t{1} << block;
+    for (const auto& text : {fmt::format("fixed_block:{}/contiguous", bytes),
+                             fmt::format("fixed_block:{}/paged:{}", bytes, bytes)}) {
+      auto extra = unwrap(DynamicStorageProfile::parse(text));
+      if (order.size() < size && extra != except &&
+          std::find(order.begin(), order.end(), extra) == order.end()) {
+        order.push_back(extra);
+      }
+    }
+  }
+}
+
+TEST(JointSelectionTest, Case26ProfileRankBeatsProviderIdTieBreak) {
+  Harness h;
+  auto paged = unwrap(DynamicStorageProfile::parse("fixed_block:65536/paged:65536"));
+  // "provider.a..." sorts first but only takes the second-ranked profile.
+  add_paged_provider(h, paged);
   auto [both_policy, catalog, registry] = two_profile_setup(h, paged, Behaviour::kCorrect);
   auto r = ProgramPlanCompiler::resolve(testing::synthetic_family(), catalog, both_policy, registry,
                                         WeightMaterializerRegistry::identity_only(),
@@ -454,26 +486,11 @@ TEST(JointSelectionTest, WorkspaceProfileRanksCountAndOnlyTheChosenAreNamed) {
 // to 64 profiles, more beyond. The same problem gives the same selection
 // either way (64 extra profiles nobody offers rank last and change nothing).
 TEST(JointSelectionTest, PoliciesOfMoreThanSixtyFourProfilesChooseAlike) {
-  Harness h;
   auto paged = unwrap(DynamicStorageProfile::parse("fixed_block:65536/paged:65536"));
-  DynamicStorageRequirement paged_only{{paged}};
-  h.providers.push_back(provider("provider.a.paged", h.op,
-                                 {{ValueBindingRole::kInput, 0, paged_only},
-                                  {ValueBindingRole::kInput, 2, paged_only},
-                                  {ValueBindingRole::kOutput, 0, paged_only}}));
-  auto [both_policy, catalog, registry] = two_profile_setup(h, paged, Behaviour::kCorrect);
+  auto [both_policy, catalog, registry] = paged_provider_setup(paged);
   auto long_policy = both_policy;
-  // Distinct valid profiles: power-of-two blocks, contiguous or paged.
-  for (int block = 12; block < 50 && long_policy.storage_profile_order.size() <= 64; ++block) {
-    const uint64_t bytes = uint64_t{1} << block;
-    long_policy.storage_profile_order.push_back(
-        unwrap(DynamicStorageProfile::parse(fmt::format("fixed_block:{}/contiguous", bytes))));
-    if (block != 16) {  // fixed_block:65536/paged:65536 is already there
-      long_policy.storage_profile_order.push_back(unwrap(
-          DynamicStorageProfile::parse(fmt::format("fixed_block:{}/paged:{}", bytes, bytes))));
-    }
-  }
-  ASSERT_GT(long_policy.storage_profile_order.size(), 64u);
+  append_unoffered_profiles(long_policy.storage_profile_order, 66, paged);
+  ASSERT_EQ(long_policy.storage_profile_order.size(), 66u);
   for (const char* preferred : {"", "provider.a.paged", "provider.operation.reference"}) {
     SCOPED_TRACE(preferred);
     auto r = resolve_preferring(catalog, both_policy, registry, preferred);
@@ -491,28 +508,12 @@ TEST(JointSelectionTest, PoliciesOfMoreThanSixtyFourProfilesChooseAlike) {
 // A profile ranked past 64 lives in a rank set's second word: it is allowed,
 // intersected, chosen and named like the first.
 TEST(JointSelectionTest, ProfilesRankedPastSixtyFourAreChosen) {
-  Harness h;
   auto paged = unwrap(DynamicStorageProfile::parse("fixed_block:65536/paged:65536"));
-  DynamicStorageRequirement paged_only{{paged}};
-  h.providers.push_back(provider("provider.a.paged", h.op,
-                                 {{ValueBindingRole::kInput, 0, paged_only},
-                                  {ValueBindingRole::kInput, 2, paged_only},
-                                  {ValueBindingRole::kOutput, 0, paged_only}}));
-  auto [both_policy, catalog, registry] = two_profile_setup(h, paged, Behaviour::kCorrect);
+  auto [both_policy, catalog, registry] = paged_provider_setup(paged);
   RuntimePolicy late = both_policy;
   auto& order = late.storage_profile_order;
   order.erase(std::find(order.begin(), order.end(), paged));
-  // None of these is offered: power-of-two blocks, contiguous or paged.
-  for (int block = 12; block < 50 && order.size() < 70; ++block) {
-    const uint64_t bytes = uint64_t{1} << block;
-    for (const auto& text : {fmt::format("fixed_block:{}/contiguous", bytes),
-                             fmt::format("fixed_block:{}/paged:{}", bytes, bytes)}) {
-      auto extra = unwrap(DynamicStorageProfile::parse(text));
-      if (extra != paged && std::find(order.begin(), order.end(), extra) == order.end()) {
-        order.push_back(extra);
-      }
-    }
-  }
+  append_unoffered_profiles(order, 70, paged);
   order.push_back(paged);
   ASSERT_EQ(order.size(), 71u);
   for (const char* preferred : {"", "provider.a.paged"}) {
