@@ -18,7 +18,7 @@ namespace {
 // A set of storage profiles as their ranks in policy order (bit r stands for
 // storage_profile_order[r]). Every set the selection builds is a subset of
 // the policy order (available_storage_profiles), so this is exact. Ranks
-// 0..63 live in `low`; a policy of more profiles spills into `high`, which
+// 0..63 live in `low_`; a policy of more profiles spills into `high_`, which
 // is sized alike for every set of one selection.
 class RankSet {
  public:
@@ -73,7 +73,8 @@ class ProfileRanks {
   size_t size() const { return order_.size(); }
   const DynamicStorageProfile& profile(size_t rank) const { return order_[rank]; }
   RankSet none() const { return RankSet(order_.size()); }
-  // available_storage_profiles(policy, device, requirement), as ranks.
+  // available_storage_profiles(policy, device, requirement) as ranks —
+  // the same test, without building a set of profiles per binding.
   RankSet available(const DynamicStorageRequirement& requirement) const {
     RankSet out = none();
     for (size_t rank = 0; rank < order_.size(); ++rank) {

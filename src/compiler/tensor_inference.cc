@@ -284,8 +284,11 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
   const auto emplace = [&](const ProgramValueId& id,
                            ResolvedTensorSpec tensor) -> std::pair<const ResolvedTensorSpec*, bool> {
     if (const ResolvedTensorSpec* present = find(id)) return {present, false};
-    if (table.insert_or_assign(id, tensor)) return {table.find(id), true};
-    return {&foreign.emplace(id, std::move(tensor)).first->second, true};
+    if (program.find_value(id) == nullptr) {
+      return {&foreign.emplace(id, std::move(tensor)).first->second, true};
+    }
+    table.insert_or_assign(id, std::move(tensor));
+    return {table.find(id), true};
   };
   const auto insert_exact = [&](const ProgramValueId& id, const ResolvedTensorSpec& tensor,
                                 std::string_view kind) -> Result<void> {

@@ -10,7 +10,7 @@ class DeferredSha256::Known : public DeferredSha256::Source {
   explicit Known(std::string hex) {
     hex_ = std::move(hex);
     given_ = true;
-    computed_.store(true, std::memory_order_release);
+    run_once(once_, [] {});  // nothing to compute
   }
 
  protected:
@@ -30,20 +30,18 @@ const std::string& DeferredSha256::hex() const {
   static const std::string kEmpty;
   if (source_ == nullptr) return kEmpty;
   Source& source = *source_;
-  if (source.computed_.load(std::memory_order_acquire)) return source.hex_;
-  run_once(source.once_, [&source] {
+  run_once(source.once_, [&source] {  // returns at once when done
     thread_local CanonicalSha256 out;
     out.reset();
     source.write(out);
     source.hex_ = out.hex();
     source.release();
-    source.computed_.store(true, std::memory_order_release);
   });
   return source.hex_;
 }
 
 bool DeferredSha256::computed() const {
-  return source_ == nullptr || source_->computed_.load(std::memory_order_acquire);
+  return source_ == nullptr || source_->once_.done();
 }
 
 bool DeferredSha256::is_canonical_sha256() const {

@@ -34,7 +34,6 @@
 //   const std::string& hex = digest.hex();  // sha256_hex("hello"), computed now
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -62,8 +61,7 @@ class DeferredSha256 {
 
    private:
     friend class DeferredSha256;
-    OnceFlag once_;
-    std::atomic<bool> computed_{false};
+    OnceFlag once_;  // done once hex_ holds the digest
     bool given_ = false;  // hex_ was given as text, not computed
     std::string hex_;
   };

@@ -118,7 +118,7 @@ class Identity {
   ~Identity() { identity_internal::release(text_); }
 
   const std::string& str() const { return text_->text; }
-  std::string_view view() const { return text_->text; }
+  std::string_view view() const { return text_->inline_view(); }  // no second allocation read
 
   // Interned: equal texts are one object, so equality is a pointer compare;
   // order is the texts' byte-wise order.

@@ -7,15 +7,15 @@
 // from the id-ordered maps the compiler's interfaces carry in O(n): a map
 // is indexed by walking it once, and built by appending in id order (each
 // entry goes in at the end, with no search). Ids the program does not define
-// have no slot: `find` answers null, `insert` refuses them, `index` leaves
-// them out.
+// have no slot: `find` answers null, `insert_or_assign` refuses them,
+// `index_by_rank` leaves them out.
 //
 // Hazards: the table refers to the program, which must outlive it, and its
 // slots are valid only for that program (or a copy, which shares the ranks).
 //
 // Example:
 //   ValueRankTable<ResolvedValueStorage> storages(program);
-//   storages.insert(value, std::move(storage));          // false if not a program value
+//   storages.insert_or_assign(value, std::move(storage));  // false if not a program value
 //   if (const auto* s = storages.find(value)) use(*s);
 //   auto tensors_by_rank = index_by_rank(program, tensors);  // ValueRankTable<const ResolvedTensorSpec*>
 //   const ResolvedTensorSpec* tensor = tensors_by_rank.value_or(value, nullptr);
@@ -39,8 +39,8 @@ class ValueRankTable {
       : program_(&program), slots_(program.values_in_id_order().size()) {}
 
   const T* find(const ProgramValueId& id) const {
-    const auto* slot = slot_of(id);
-    return slot != nullptr && *slot ? &**slot : nullptr;
+    const ModelProgram::ValueInfo* info = program_->find_value(id);
+    return info != nullptr && slots_[info->rank] ? &*slots_[info->rank] : nullptr;
   }
   // The value's entry, or `fallback` when it has none (for tables of
   // pointers: `value_or(id, nullptr)`).
@@ -51,9 +51,9 @@ class ValueRankTable {
   // Sets the value's slot; false (and nothing stored) when the program does
   // not define `id`.
   bool insert_or_assign(const ProgramValueId& id, T value) {
-    auto* slot = slot_of(id);
-    if (slot == nullptr) return false;
-    *slot = std::move(value);
+    const ModelProgram::ValueInfo* info = program_->find_value(id);
+    if (info == nullptr) return false;
+    slots_[info->rank] = std::move(value);
     return true;
   }
 
@@ -68,15 +68,6 @@ class ValueRankTable {
   }
 
  private:
-  std::optional<T>* slot_of(const ProgramValueId& id) {
-    const ModelProgram::ValueInfo* info = program_->find_value(id);
-    return info == nullptr ? nullptr : &slots_[info->rank];
-  }
-  const std::optional<T>* slot_of(const ProgramValueId& id) const {
-    const ModelProgram::ValueInfo* info = program_->find_value(id);
-    return info == nullptr ? nullptr : &slots_[info->rank];
-  }
-
   const ModelProgram* program_;
   std::vector<std::optional<T>> slots_;
 };
