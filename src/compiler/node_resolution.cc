@@ -308,25 +308,24 @@ Result<PlanNodeResolution> PlanNodeResolution::create(
           .with_field("node_id", node_id.str());
     }
   }
-  PlanNodeResolution resolution(std::move(node_id), std::move(operation_id));
-  resolution.values_ = std::move(values);
-  resolution.required_capabilities_ = std::move(required_capabilities);
-  resolution.preferred_provider_ = std::move(preferred_provider);
-  resolution.candidates_ = std::move(candidates);
-  resolution.rejections_ = std::move(rejections);
-  resolution.estimator_input_ = std::move(estimator_input);
-  return resolution;
+  return PlanNodeResolution(std::make_shared<const State>(State{
+      std::move(node_id), std::move(operation_id), std::move(values),
+      std::move(required_capabilities), std::move(preferred_provider), std::move(candidates),
+      std::move(rejections), std::move(estimator_input)}));
 }
 
 bool operator==(const PlanNodeResolution& a, const PlanNodeResolution& b) {
-  return a.node_id_ == b.node_id_ && a.operation_id_ == b.operation_id_ &&
-         *a.values_ == *b.values_ && a.required_capabilities_ == b.required_capabilities_ &&
-         a.preferred_provider_ == b.preferred_provider_ && a.candidates_ == b.candidates_ &&
-         a.rejections_ == b.rejections_;
+  if (a.state_ == b.state_) return true;
+  const auto& x = *a.state_;
+  const auto& y = *b.state_;
+  return x.node_id == y.node_id && x.operation_id == y.operation_id && *x.values == *y.values &&
+         x.required_capabilities == y.required_capabilities &&
+         x.preferred_provider == y.preferred_provider && x.candidates == y.candidates &&
+         x.rejections == y.rejections;
 }
 
 const ProviderResourcePlan* PlanNodeResolution::candidate(const ProviderId& provider) const {
-  for (const auto& plan : candidates_) {
+  for (const auto& plan : state_->candidates) {
     if (plan.provider_id() == provider) return &plan;
   }
   return nullptr;
@@ -334,7 +333,7 @@ const ProviderResourcePlan* PlanNodeResolution::candidate(const ProviderId& prov
 
 uint64_t PlanNodeResolution::maximum_value_alignment() const {
   uint64_t out = 0;
-  for (const auto& plan : candidates_) out = std::max(out, plan.value_alignment_bytes());
+  for (const auto& plan : state_->candidates) out = std::max(out, plan.value_alignment_bytes());
   return out;
 }
 

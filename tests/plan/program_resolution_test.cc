@@ -255,6 +255,32 @@ TEST(ProgramResolutionTest, ResolutionHashesNoEstimatorInputUntilOneIsRead) {
   EXPECT_GT(candidates, 0u);
 }
 
+// A copy of a resolution (a round that keeps an earlier one, a compilation
+// that keeps the last round) shares the original's immutable state: equal,
+// and the same candidates, bindings and rejections, not copies of them.
+TEST(ProgramResolutionTest, CopiesOfAResolutionShareItsState) {
+  Harness h;
+  auto r = h.run(testing::synthetic_family(), testing::synthetic_options());
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_FALSE(r->node_resolutions.empty());
+  const PlanNodeResolution& original = r->node_resolutions[0];
+  const PlanNodeResolution copy = original;
+  EXPECT_EQ(copy, original);
+  EXPECT_EQ(&copy.candidates(), &original.candidates());
+  EXPECT_EQ(&copy.values(), &original.values());
+  EXPECT_EQ(&copy.rejections(), &original.rejections());
+  EXPECT_EQ(&copy.node_id(), &original.node_id());
+  PlanNodeResolution assigned = r->node_resolutions.back();
+  assigned = original;
+  EXPECT_EQ(&assigned.candidates(), &original.candidates());
+  // Equal content made twice compares equal though nothing is shared.
+  Harness again;
+  auto r2 = again.run(testing::synthetic_family(), testing::synthetic_options());
+  ASSERT_TRUE(r2) << r2.error().to_string();
+  EXPECT_NE(&r2->node_resolutions[0].candidates(), &original.candidates());
+  EXPECT_EQ(r2->node_resolutions[0], original);
+}
+
 }  // namespace program_resolution_test
 }  // namespace ferrite
 

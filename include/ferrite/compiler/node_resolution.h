@@ -111,14 +111,20 @@ class PlanNodeResolution {
       std::map<ProviderId, PlanProviderRejectReason> rejections,
       std::shared_ptr<const NodeEstimatorInput> estimator_input);
 
-  const NodeId& node_id() const { return node_id_; }
-  const OperationId& operation_id() const { return operation_id_; }
-  const std::vector<ResolvedValueBinding>& values() const { return *values_; }
-  const std::set<CapabilityId>& required_capabilities() const { return required_capabilities_; }
-  const std::optional<ProviderId>& preferred_provider() const { return preferred_provider_; }
+  const NodeId& node_id() const { return state_->node_id; }
+  const OperationId& operation_id() const { return state_->operation_id; }
+  const std::vector<ResolvedValueBinding>& values() const { return *state_->values; }
+  const std::set<CapabilityId>& required_capabilities() const {
+    return state_->required_capabilities;
+  }
+  const std::optional<ProviderId>& preferred_provider() const {
+    return state_->preferred_provider;
+  }
   // Sorted by provider id; never empty.
-  const std::vector<ProviderResourcePlan>& candidates() const { return candidates_; }
-  const std::map<ProviderId, PlanProviderRejectReason>& rejections() const { return rejections_; }
+  const std::vector<ProviderResourcePlan>& candidates() const { return state_->candidates; }
+  const std::map<ProviderId, PlanProviderRejectReason>& rejections() const {
+    return state_->rejections;
+  }
   const ProviderResourcePlan* candidate(const ProviderId& provider) const;
   // The largest value alignment any candidate asks for.
   uint64_t maximum_value_alignment() const;
@@ -126,25 +132,34 @@ class PlanNodeResolution {
   // null for a resolution put together elsewhere): a later round of the same
   // node reuses its encoded head.
   const std::shared_ptr<const NodeEstimatorInput>& estimator_input() const {
-    return estimator_input_;
+    return state_->estimator_input;
   }
 
   // Field by field, less the estimator input (the candidates name it).
   friend bool operator==(const PlanNodeResolution& a, const PlanNodeResolution& b);
 
  private:
-  PlanNodeResolution(NodeId node_id, OperationId operation_id)
-      : node_id_(std::move(node_id)), operation_id_(std::move(operation_id)) {}
-  NodeId node_id_;
-  OperationId operation_id_;
-  // Never null; immutable, so copies of a resolution (a round that keeps
-  // an earlier one) and its estimator input share one vector.
-  std::shared_ptr<const std::vector<ResolvedValueBinding>> values_;
-  std::set<CapabilityId> required_capabilities_;
-  std::optional<ProviderId> preferred_provider_;
-  std::vector<ProviderResourcePlan> candidates_;
-  std::map<ProviderId, PlanProviderRejectReason> rejections_;
-  std::shared_ptr<const NodeEstimatorInput> estimator_input_;
+  // Immutable once made, and shared: a copy of a resolution (a round that
+  // keeps an earlier one, a compilation that keeps the last round) is one
+  // reference count, not a copy of its candidates, bindings and maps — on a
+  // program of 100,000 nodes those copies were fresh memory and a cache miss
+  // per identity they retained (docs/performance.md, step 22). Hazard: a
+  // moved-from resolution holds no state and may only be destroyed or
+  // assigned to.
+  struct State {
+    NodeId node_id;
+    OperationId operation_id;
+    // Never null; shared with the estimator input, which encodes the
+    // bindings only if a digest is read.
+    std::shared_ptr<const std::vector<ResolvedValueBinding>> values;
+    std::set<CapabilityId> required_capabilities;
+    std::optional<ProviderId> preferred_provider;
+    std::vector<ProviderResourcePlan> candidates;
+    std::map<ProviderId, PlanProviderRejectReason> rejections;
+    std::shared_ptr<const NodeEstimatorInput> estimator_input;
+  };
+  explicit PlanNodeResolution(std::shared_ptr<const State> state) : state_(std::move(state)) {}
+  std::shared_ptr<const State> state_;  // never null but when moved from
 };
 
 // One weight's execution-schema contract and its canonical bytes
