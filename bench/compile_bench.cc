@@ -8,6 +8,11 @@
 // `threads` is the compile threads (compile_options.h): 1, and the default
 // (this machine's concurrency) beside it; times are wall-clock.
 //
+// The compiles run on the `ferrite` executable's heap: mimalloc on 2 MiB
+// pages (cli/large_page_heap.h), as `ferrite compile` runs them. Set
+// MIMALLOC_LARGE_OS_PAGES (0 or 1) to decide instead: then the benchmarks run
+// on the main thread's heap with mimalloc's options from the environment.
+//
 // Usage: compile_bench [--benchmark_filter=...] [--benchmark_repetitions=N]
 #include <benchmark/benchmark.h>
 
@@ -20,6 +25,10 @@
 #include "ferrite/format/program_file.h"
 #include "ferrite/plan/program_plan_compiler.h"
 #include "synthetic_programs.h"
+
+#if FERRITE_WITH_MIMALLOC
+#include "cli/large_page_heap.h"
+#endif
 
 namespace ferrite::bench {
 namespace {
@@ -102,4 +111,18 @@ BENCHMARK(BM_CompileChain)->ArgNames({"nodes", "threads"})
 }  // namespace
 }  // namespace ferrite::bench
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  const auto run_all = [] {
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+  };
+#if FERRITE_WITH_MIMALLOC
+  if (std::getenv("MIMALLOC_LARGE_OS_PAGES") == nullptr) {
+    return ferrite::cli::run_on_large_page_heap(run_all);
+  }
+#endif
+  return run_all();
+}
