@@ -53,7 +53,7 @@ bool same_weight(const ResolvedWeightBinding* a, const ResolvedWeightBinding* b)
 // by value id. Collected by the values' ranks in id order and handed back
 // as the ordered map, filled in id order (no search per binding).
 Result<std::map<ProgramValueId, const ResolvedValueBinding*>> bound_values(
-    const ModelProgram& program, const std::vector<PlanNode>& nodes) {
+    const ModelProgram& program, std::span<const PlanNode> nodes) {
   ValueRankTable<const ResolvedValueBinding*> first(program);
   for (const auto& node : nodes) {
     for (const auto& b : node.values) {
@@ -180,7 +180,7 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   // hazards are then added in program order, and the first failing node's
   // error is the one returned, as serially (plan_node_builder.h).
   FERRITE_ASSIGN_OR_RETURN(
-      plan.nodes_, results_in_order<PlanNode>(program_nodes.size(), threads, kNodesPerChunk,
+      plan.nodes_, results_in_place<PlanNode>(program_nodes.size(), threads, kNodesPerChunk,
                                               [&](size_t i) {
                                                 return build_plan_node_alone(
                                                     context, i, resolution.node_resolutions[i]);

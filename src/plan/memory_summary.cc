@@ -147,7 +147,7 @@ Result<void> record_shared_profile(const PlanNode& node, const JointProviderSele
 }  // namespace
 
 Result<PlanMemorySummary> build_memory_summary(
-    const std::vector<PlanNode>& nodes, const JointProviderSelection& selection,
+    std::span<const PlanNode> nodes, const JointProviderSelection& selection,
     const RuntimePolicy& policy,
     const std::map<ResourceId, StateCapacityTokenScaled>& token_scaled_states,
     const std::vector<uint64_t>& node_tokens) {

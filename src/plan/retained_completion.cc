@@ -86,7 +86,7 @@ Result<CompletionReadback> RetainedCompletionValue::readback_for_work(
 }
 
 Result<std::vector<RetainedCompletionValue>> resolve_retained_completion_values(
-    const PreparedModelFamily& family, const std::vector<PlanNode>& nodes,
+    const PreparedModelFamily& family, std::span<const PlanNode> nodes,
     const CompletionRetentionSpec& retention) {
   std::vector<RetainedCompletionValue> out;
   for (const ProgramValueId& value : retention.values()) {

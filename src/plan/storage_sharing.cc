@@ -100,7 +100,7 @@ Result<void> check_state_resource(const ModelProgram& program, const ResourceId&
 
 }  // namespace
 
-Result<void> check_storage_sharing(const ModelProgram& program, const std::vector<PlanNode>& nodes,
+Result<void> check_storage_sharing(const ModelProgram& program, std::span<const PlanNode> nodes,
                                    const std::map<ProgramValueId, const ResolvedValueBinding*>& bound,
                                    const std::set<ProgramValueId>& retained) {
   ValueClasses classes;

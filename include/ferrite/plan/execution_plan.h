@@ -45,6 +45,7 @@
 
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,7 @@
 #include "ferrite/compiler/compile_options.h"
 #include "ferrite/compiler/joint_selection.h"
 #include "ferrite/compiler/runtime_policy.h"
+#include "ferrite/core/in_place_array.h"
 #include "ferrite/plan/memory_summary.h"
 #include "ferrite/plan/plan_node.h"
 #include "ferrite/plan/program_resolution.h"
@@ -88,7 +90,7 @@ class ExecutionPlan {
 
   const std::string& plan_id() const { return plan_id_; }
   const std::string& plan_hash() const { return plan_hash_; }
-  const std::vector<PlanNode>& nodes() const { return nodes_; }
+  std::span<const PlanNode> nodes() const { return nodes_.span(); }
   const PlanMemorySummary& memory() const { return memory_; }
   const std::vector<RetainedCompletionValue>& retained_completion_values() const {
     return retained_;
@@ -158,7 +160,7 @@ class ExecutionPlan {
   std::string plan_id_;
   std::string plan_hash_;
   std::shared_ptr<const std::string> canonical_text_;
-  std::vector<PlanNode> nodes_;
+  InPlaceArray<PlanNode> nodes_;  // built in place (results_in_place)
   PlanMemorySummary memory_;
   std::vector<RetainedCompletionValue> retained_;
   std::map<OperationId, OperationIdentity> operations_;

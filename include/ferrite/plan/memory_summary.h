@@ -42,6 +42,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <span>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -98,7 +99,7 @@ Result<std::vector<uint64_t>> workspace_tokens(const ModelProgram& program,
 // `token_scaled_states`: the demand of each token-scaled state resource;
 // `node_tokens`: workspace_tokens(), one entry per node.
 Result<PlanMemorySummary> build_memory_summary(
-    const std::vector<PlanNode>& nodes, const JointProviderSelection& selection,
+    std::span<const PlanNode> nodes, const JointProviderSelection& selection,
     const RuntimePolicy& policy,
     const std::map<ResourceId, StateCapacityTokenScaled>& token_scaled_states,
     const std::vector<uint64_t>& node_tokens);

@@ -25,6 +25,7 @@
 //   read.length_bytes;
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -63,7 +64,7 @@ struct RetainedCompletionValue {
 };
 
 Result<std::vector<RetainedCompletionValue>> resolve_retained_completion_values(
-    const PreparedModelFamily& family, const std::vector<PlanNode>& nodes,
+    const PreparedModelFamily& family, std::span<const PlanNode> nodes,
     const CompletionRetentionSpec& retention);
 
 }  // namespace ferrite

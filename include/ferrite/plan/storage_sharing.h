@@ -24,6 +24,7 @@
 
 #include <map>
 #include <set>
+#include <span>
 #include <vector>
 
 #include "ferrite/catalog/value_binding.h"
@@ -32,7 +33,7 @@
 
 namespace ferrite {
 
-Result<void> check_storage_sharing(const ModelProgram& program, const std::vector<PlanNode>& nodes,
+Result<void> check_storage_sharing(const ModelProgram& program, std::span<const PlanNode> nodes,
                                    const std::map<ProgramValueId, const ResolvedValueBinding*>& bound,
                                    const std::set<ProgramValueId>& retained);
 
