@@ -120,9 +120,8 @@ int main(int argc, char** argv) {
     return 0;
   };
 #if FERRITE_WITH_MIMALLOC
-  if (std::getenv("MIMALLOC_LARGE_OS_PAGES") == nullptr) {
-    return ferrite::cli::run_on_large_page_heap(run_all);
-  }
-#endif
+  return ferrite::cli::run_on_large_page_heap(run_all);
+#else
   return run_all();
+#endif
 }

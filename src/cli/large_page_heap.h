@@ -3,7 +3,10 @@
 // shared with bench/compile_bench so that the compile it times is the one
 // the executable runs.
 //
-// Contract: `run_on_large_page_heap(body)` sets mimalloc's large_os_pages
+// Contract: `run_on_large_page_heap(body)` runs `body` where it is called
+// when MIMALLOC_LARGE_OS_PAGES is set in the environment (then mimalloc's
+// own reading of it decides: 0 keeps 4 KiB pages). Otherwise it sets
+// mimalloc's large_os_pages
 // (transparent huge pages asked for with madvise) and eager_commit_delay 0,
 // runs `body` on a new thread with every asynchronous signal blocked on the
 // calling thread (so signals reach the body's threads as if it ran on the
@@ -36,6 +39,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <cstdlib>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -46,6 +50,7 @@ namespace ferrite::cli {
 
 template <class Body>
 int run_on_large_page_heap(Body&& body) {
+  if (std::getenv("MIMALLOC_LARGE_OS_PAGES") != nullptr) return std::forward<Body>(body)();
   mi_option_set_enabled(mi_option_large_os_pages, true);
   mi_option_set(mi_option_eager_commit_delay, 0);
   sigset_t all, previous;
