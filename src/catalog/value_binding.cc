@@ -98,11 +98,23 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
                         "value binding {} has {} storage components but weight `{}` declares {}",
                         slot_name(), components.size(), weight_id, weight->components.size());
     }
+    // The declared component of each stored one: usually the one at the same
+    // index (storages list a weight's components in its order); otherwise
+    // found in a map built once, so a long list is never searched per item.
     std::map<WeightId, const ResolvedWeightComponentLayout*> declared;
-    for (const ResolvedWeightComponentLayout& layout : weight->components) {
-      declared.emplace(layout.component_id, &layout);
-    }
-    for (const ResolvedStorageComponent& stored : components) {
+    const auto declared_layout = [&](size_t index,
+                                     const WeightId& id) -> const ResolvedWeightComponentLayout* {
+      if (weight->components[index].component_id == id) return &weight->components[index];
+      if (declared.empty()) {
+        for (const ResolvedWeightComponentLayout& layout : weight->components) {
+          declared.emplace(layout.component_id, &layout);
+        }
+      }
+      auto it = declared.find(id);
+      return it == declared.end() ? nullptr : it->second;
+    };
+    for (size_t index = 0; index < components.size(); ++index) {
+      const ResolvedStorageComponent& stored = components[index];
       if (!stored.component_id) {
         return make_error(
             ErrorCode::kInvalidExecutionPlan,
@@ -110,21 +122,21 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
             weight_id, stored.resource_id.str());
       }
       const std::string& component_id = stored.component_id->str();
-      auto it = declared.find(*stored.component_id);
-      if (it == declared.end()) {
+      const ResolvedWeightComponentLayout* layout = declared_layout(index, *stored.component_id);
+      if (layout == nullptr) {
         return make_error(
             ErrorCode::kInvalidExecutionPlan,
             "value binding {} stores component `{}` that weight `{}` does not declare", slot_name(),
             component_id, weight_id);
       }
-      FERRITE_ASSIGN_OR_RETURN(uint64_t physical_bytes, it->second->physical_bytes());
+      FERRITE_ASSIGN_OR_RETURN(uint64_t physical_bytes, layout->physical_bytes());
       if (stored.length_bytes != physical_bytes) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
                           "value binding {} stores component `{}` of weight `{}` in {} bytes but "
                           "it has {} physical bytes",
                           slot_name(), component_id, weight_id, stored.length_bytes, physical_bytes);
       }
-      const ElementType physical_type = it->second->physical_element_type();
+      const ElementType physical_type = layout->physical_element_type();
       if (stored.element_type != physical_type) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
                           "value binding {} stores component `{}` of weight `{}` as {} but its "

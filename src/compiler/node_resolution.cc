@@ -68,12 +68,14 @@ Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
     const ModelProgram::ValueInfo* info = program.find_value(binding.value_id());
     if (const WeightReference* weight = info != nullptr ? info->weight : nullptr) {
       weights[i] = weight;
-      FERRITE_ASSIGN_OR_RETURN(auto tensor, weight->tensor.resolve());
+      // The program's tensor built only when it differs (for its error).
+      const bool same_tensor = resolves_to(weight->tensor, binding.tensor());
+      if (!same_tensor) FERRITE_RETURN_IF_ERROR(weight->tensor.resolve());
       std::optional<ResolvedWeightBinding> derived;
       FERRITE_ASSIGN_OR_RETURN(const ResolvedWeightBinding* contract,
                                weight_contract_for(context, weight->weight_id, derived));
       if (binding.usage() != BufferUsage::kWeights || binding.access() != TensorAccess::kRead ||
-          !(binding.tensor() == tensor) || !binding.weight() ||
+          !same_tensor || !binding.weight() ||
           (binding.weight() != contract && *binding.weight() != *contract)) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
                           "node `{}` {} differs from weight `{}` semantics", node.id.str(),
@@ -88,8 +90,9 @@ Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
       }
     } else if (const StateSpec* state = info != nullptr ? info->state : nullptr) {
       states[i] = state;
-      FERRITE_ASSIGN_OR_RETURN(auto tensor, state->tensor.resolve());
-      if (binding.usage() != BufferUsage::kState || !(binding.tensor() == tensor)) {
+      const bool same_tensor = resolves_to(state->tensor, binding.tensor());
+      if (!same_tensor) FERRITE_RETURN_IF_ERROR(state->tensor.resolve());
+      if (binding.usage() != BufferUsage::kState || !same_tensor) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
                           "node `{}` {} differs from state `{}` semantics", node.id.str(),
                           binding.describe(), state->id.str())

@@ -40,10 +40,18 @@ ValueSourceIndex index_value_sources(const ValueTensors& tensors,
   return index;
 }
 
+// The binding of `value` to a slot. `earlier`, when given, is the same
+// slot's binding in an earlier round of this compilation: when every input of
+// ResolvedValueBinding::create equals what it was created from (value, role,
+// ordinal, tensor, storage, access, alias, usage, the same shared weight
+// contract), it is returned as it is and `reused` is set — create is a
+// function of exactly those, so the binding is the one it would build, and
+// its checks (a weight contract's among them) passed when it was built.
 Result<ResolvedValueBinding> make_binding(
     const NodeResolutionContext& context, const ProgramValueId& value,
     ValueBindingRole role, uint32_t ordinal, const TensorContract& contract,
-    const ValueSourceIndex& sources) {
+    const ValueSourceIndex& sources, const ResolvedValueBinding* earlier, bool& reused) {
+  reused = false;
   const ModelProgram& program = context.family.program();
   auto found = sources.find(value);
   if (found == sources.end() || found->second.tensor == nullptr) {
@@ -57,10 +65,26 @@ Result<ResolvedValueBinding> make_binding(
   const ModelProgram::ValueInfo* info = program.find_value(value);
   const std::optional<ProgramValueKind> kind =
       info != nullptr ? std::optional(info->kind) : std::nullopt;
-  ResolvedValueBinding::SharedWeight weight;
   const WeightReference* ref = kind == ProgramValueKind::kWeight ? info->weight : nullptr;
+  // The context's own contract for this weight, when it has one.
+  const std::shared_ptr<const SharedWeightContract>* shared =
+      ref != nullptr ? find_shared_weight_contract(context, ref->weight_id) : nullptr;
+  const AliasPolicy alias = role == ValueBindingRole::kInput ? AliasPolicy(NoAlias{}) : contract.alias();
+  const BufferUsage usage = usage_of(kind);
+  if (earlier != nullptr && (ref == nullptr || shared != nullptr)) {
+    const ResolvedWeightBinding* weight = shared != nullptr ? &(*shared)->contract : nullptr;
+    if (earlier->value_id() == value && earlier->role() == role && earlier->ordinal() == ordinal &&
+        earlier->weight() == weight && earlier->usage() == usage &&
+        earlier->access() == contract.access() && earlier->alias() == alias &&
+        earlier->tensor() == *found->second.tensor &&
+        earlier->storage() == *found->second.storage) {
+      reused = true;
+      return *earlier;
+    }
+  }
+  ResolvedValueBinding::SharedWeight weight;
   if (ref != nullptr) {
-    if (const auto* shared = find_shared_weight_contract(context, ref->weight_id)) {
+    if (shared != nullptr) {
       // The context's own contract: a reference to this weight's object alone.
       weight = ResolvedValueBinding::SharedWeight(*shared, &(*shared)->contract);
     } else {
@@ -69,10 +93,9 @@ Result<ResolvedValueBinding> make_binding(
       weight = std::make_shared<const ResolvedWeightBinding>(std::move(derived));
     }
   }
-  const AliasPolicy alias = role == ValueBindingRole::kInput ? AliasPolicy(NoAlias{}) : contract.alias();
   return ResolvedValueBinding::create(value, role, ordinal, *found->second.tensor,
-                                      contract.access(), alias, usage_of(kind),
-                                      std::move(weight), *found->second.storage);
+                                      contract.access(), alias, usage, std::move(weight),
+                                      *found->second.storage);
 }
 
 }  // namespace
@@ -131,18 +154,37 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     const ProgramNode* node = nodes[index];
     FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
                              context.catalog.operation_for_node(node->id, node->operation_id));
+    // The same node's resolution in the earlier call, if there is one.
+    const PlanNodeResolution* earlier = nullptr;
+    if (previous != nullptr && (*previous)[index].node_id() == node->id) {
+      earlier = &(*previous)[index];
+    }
+    const std::vector<ResolvedValueBinding>* earlier_bindings =
+        earlier != nullptr ? &earlier->values() : nullptr;
+    const auto earlier_binding = [&](size_t slot) -> const ResolvedValueBinding* {
+      return earlier_bindings != nullptr && slot < earlier_bindings->size()
+                 ? &(*earlier_bindings)[slot]
+                 : nullptr;
+    };
     std::vector<ResolvedValueBinding> bindings;
     bindings.reserve(node->inputs.size() + node->outputs.size());
+    bool all_reused = earlier != nullptr;
+    bool reused = false;
     for (size_t i = 0; i < node->inputs.size() && i < op->inputs.size(); ++i) {
-      FERRITE_ASSIGN_OR_RETURN(auto binding,
-                               make_binding(context, node->inputs[i], ValueBindingRole::kInput,
-                                            static_cast<uint32_t>(i), op->inputs[i], sources));
+      FERRITE_ASSIGN_OR_RETURN(
+          auto binding,
+          make_binding(context, node->inputs[i], ValueBindingRole::kInput, static_cast<uint32_t>(i),
+                       op->inputs[i], sources, earlier_binding(bindings.size()), reused));
+      all_reused = all_reused && reused;
       bindings.push_back(std::move(binding));
     }
     for (size_t i = 0; i < node->outputs.size() && i < op->outputs.size(); ++i) {
-      FERRITE_ASSIGN_OR_RETURN(auto binding,
-                               make_binding(context, node->outputs[i], ValueBindingRole::kOutput,
-                                            static_cast<uint32_t>(i), op->outputs[i], sources));
+      FERRITE_ASSIGN_OR_RETURN(
+          auto binding,
+          make_binding(context, node->outputs[i], ValueBindingRole::kOutput,
+                       static_cast<uint32_t>(i), op->outputs[i], sources,
+                       earlier_binding(bindings.size()), reused));
+      all_reused = all_reused && reused;
       bindings.push_back(std::move(binding));
     }
     std::set<CapabilityId> requested;
@@ -155,11 +197,12 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
         it != options.preferred_providers().end()) {
       preferred = it->second;
     }
-    const PlanNodeResolution* earlier = nullptr;
-    if (previous != nullptr) {
-      earlier = &(*previous)[index];
-      if (earlier->node_id() == node->id && earlier->values() == bindings &&
-          earlier->required_capabilities() == requested &&
+    if (earlier != nullptr) {
+      // Every binding the earlier one (checked slot by slot above), or equal
+      // to it field by field (a weight contract derived again, not shared).
+      const bool same_bindings = all_reused ? bindings.size() == earlier_bindings->size()
+                                            : earlier->values() == bindings;
+      if (same_bindings && earlier->required_capabilities() == requested &&
           earlier->preferred_provider() == preferred) {
         return *earlier;
       }

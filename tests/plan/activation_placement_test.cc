@@ -384,6 +384,44 @@ TEST(ActivationPlacementTest, ReusedResolutionsEqualFreshOnes) {
             fresh[3].candidates()[0].estimator_input_fingerprint());
 }
 
+// With the compilation's shared weight contracts in the context (as the
+// compiler resolves), a later round takes each unchanged slot's binding from
+// the earlier round instead of building it again: the result is still what
+// resolving afresh gives, and a weight binding still holds the context's own
+// contract (not a copy), in the re-resolved node too.
+TEST(ActivationPlacementTest, BindingsTakenFromAnEarlierRoundEqualFreshOnes) {
+  const ResolvedFourNodes p;
+  const auto contracts = ProgramWeightContracts::derive(p.family.program(),
+                                                        p.resolved.execution_weights.schema());
+  const NodeResolutionContext context{p.family,      p.resolved.execution_weights.schema(),
+                                      p.t.catalog,   p.runtime_policy,
+                                      p.t.estimators, &contracts->contracts};
+  auto resolve = [&](const std::map<ProgramValueId, ResolvedValueStorage>& storages,
+                     const std::vector<PlanNodeResolution>* previous) {
+    return unwrap(resolve_program_nodes(context, p.options, p.resolved.value_tensors, storages,
+                                        previous));
+  };
+  const auto first = resolve(p.resolved.value_storages, nullptr);
+  // value.a moves: node 0 produces it (with the weight as its second input)
+  // and node 3 reads it; nodes 1 and 2 keep their resolutions.
+  auto moved = p.resolved.value_storages;
+  moved.insert_or_assign(value("value.a"), moved.at(value("value.x")));
+  const auto fresh = resolve(moved, nullptr);
+  const auto reused = resolve(moved, &first);
+  EXPECT_EQ(reused, fresh);
+  EXPECT_NE(reused[0], first[0]);
+  EXPECT_EQ(reused[1], first[1]);
+  EXPECT_EQ(reused[2], first[2]);
+  EXPECT_NE(reused[3], first[3]);
+  const ResolvedWeightBinding& shared =
+      contracts->contracts.at(WeightId::literal("weight.w"))->contract;
+  ASSERT_EQ(reused[0].values().size(), 3u);
+  EXPECT_EQ(reused[0].values()[1].value_id(), value("value.w"));
+  EXPECT_EQ(reused[0].values()[1].weight(), &shared);
+  EXPECT_EQ(reused[0].values()[2].storage(), moved.at(value("value.a")));
+  EXPECT_EQ(reused[3].values()[1].storage(), moved.at(value("value.a")));
+}
+
 // InputDigests::kSoleCandidateNow computes, right after resolving, the
 // digest of every re-resolved node with one candidate — the same digest a
 // reader computes later — and nothing when reading is left to the reader;

@@ -130,7 +130,7 @@ class InPlaceArray<T>::Building {
     for (size_t i = 0; i < count_; ++i) {
       if (built_[i]) std::destroy_at(data_ + i);
     }
-    if (count_ > 0) std::allocator<T>().deallocate(data_, count_);
+    std::allocator<T>().deallocate(data_, count_);  // non-null: count_ > 0
   }
 
   size_t size() const noexcept { return count_; }

@@ -79,35 +79,13 @@ void for_each_index(size_t count, unsigned threads, size_t chunk,
 void run_beside(unsigned threads, const std::function<void()>& beside,
                 const std::function<void()>& here);
 
-// fn(i) for every i of [0, count) through for_each_index, each result in its
-// own slot: the results in index order, or the lowest failing index's error —
-// what a serial loop would return.
-template <class T, class Fn>
-Result<std::vector<T>> results_in_order(size_t count, unsigned threads, size_t chunk, Fn fn) {
-  std::vector<std::optional<Result<T>>> slots(count);
-  for_each_index(count, threads, chunk, [&](size_t i) {
-    slots[i] = fn(i);
-    return slots[i]->has_value();
-  });
-  std::vector<T> out;
-  out.reserve(count);
-  for (auto& slot : slots) {
-    // Every slot below the lowest failure is filled (for_each_index).
-    if (!slot) {
-      return make_error(ErrorCode::kInvalidExecutionPlan, "index {} of {} was not computed",
-                        out.size(), count);
-    }
-    if (!*slot) return Error(std::move(slot->error()));
-    out.push_back(std::move(**slot));
-  }
-  return out;
-}
-
-// The same, each result moved straight into its place in one array
-// (core/in_place_array.h): no per-index slots, no second array. For large
-// results (plan nodes) on large programs, where the slots were as much fresh
-// memory again as the results. An error is kept only for the lowest index
-// that failed, under a lock (errors are rare and end the loop).
+// fn(i) for every i of [0, count) through for_each_index, each result moved
+// straight into its place in one array (core/in_place_array.h): the results
+// in index order, or the lowest failing index's error — what a serial loop
+// would return. No per-index slots, no second array (for plan nodes of a
+// large program the slots were as much fresh memory again as the results).
+// An error is kept only for the lowest index that failed, under a lock
+// (errors are rare and end the loop).
 template <class T, class Fn>
 Result<InPlaceArray<T>> results_in_place(size_t count, unsigned threads, size_t chunk, Fn fn) {
   typename InPlaceArray<T>::Building building(count);
@@ -129,6 +107,18 @@ Result<InPlaceArray<T>> results_in_place(size_t count, unsigned threads, size_t 
                       building.first_missing(), count);
   }
   return std::move(building).release();
+}
+
+// The same results in a vector: built in place, then moved into it (one move
+// per result; for small results such as shared resolutions).
+template <class T, class Fn>
+Result<std::vector<T>> results_in_order(size_t count, unsigned threads, size_t chunk, Fn fn) {
+  auto built = results_in_place<T>(count, threads, chunk, std::move(fn));
+  if (!built) return Error(std::move(built.error()));
+  std::vector<T> out;
+  out.reserve(count);
+  for (T& result : *built) out.push_back(std::move(result));
+  return out;
 }
 
 }  // namespace ferrite

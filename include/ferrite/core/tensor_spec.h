@@ -118,4 +118,12 @@ struct ProgramTensorSpec {
   friend bool operator==(const ProgramTensorSpec&, const ProgramTensorSpec&) = default;
 };
 
+// True when `spec.resolve()` would give a tensor equal to `tensor` (same
+// dimensions, element type and layout; `tensor` being valid, so would the
+// spec be): the check without building a tensor.
+inline bool resolves_to(const ProgramTensorSpec& spec, const ResolvedTensorSpec& tensor) {
+  return spec.element_type == tensor.element_type() && spec.dimensions == tensor.dimensions() &&
+         spec.layout == tensor.layout();
+}
+
 }  // namespace ferrite
