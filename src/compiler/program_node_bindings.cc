@@ -4,7 +4,6 @@
 
 #include "ferrite/catalog/canonical_encoding.h"
 #include "ferrite/core/canonical_encoder.h"
-#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/core/parallel_indices.h"
 
 namespace ferrite {
@@ -22,23 +21,56 @@ BufferUsage usage_of(std::optional<ProgramValueKind> kind) {
   }
 }
 
-// A pass's tensor and storage of each value, found by one hash of the id's
-// address (the maps are ordered by id, which costs a string comparison per
-// level). Looked up only, never iterated.
+// A pass's tensor and storage of each value. A program value's are found by
+// its rank (ModelProgram::node_value_infos has it for every binding: no
+// look-up per binding); filled by walking the two id-ordered maps beside the
+// program's values in id order (the same order: a pointer compare per entry
+// while they agree). An id the program does not define is looked up in the
+// maps themselves when it is bound.
 struct ValueSources {
   const ResolvedTensorSpec* tensor = nullptr;
   const ResolvedValueStorage* storage = nullptr;
 };
-using ValueSourceIndex = IdentityHashMap<ProgramValueId, ValueSources>;
 
-ValueSourceIndex index_value_sources(const ValueTensors& tensors,
-                                     const std::map<ProgramValueId, ResolvedValueStorage>& storages) {
-  ValueSourceIndex index;
-  index.reserve(tensors.size() + storages.size());
-  for (const auto& [id, tensor] : tensors) index[id].tensor = &tensor;
-  for (const auto& [id, storage] : storages) index[id].storage = &storage;
-  return index;
-}
+class ValueSourceIndex {
+ public:
+  ValueSourceIndex(const ModelProgram& program, const ValueTensors& tensors,
+                   const std::map<ProgramValueId, ResolvedValueStorage>& storages)
+      : tensors_(&tensors), storages_(&storages), by_rank_(program.values_in_id_order().size()) {
+    fill(program, tensors, [&](size_t rank, const ResolvedTensorSpec* t) { by_rank_[rank].tensor = t; });
+    fill(program, storages,
+         [&](size_t rank, const ResolvedValueStorage* s) { by_rank_[rank].storage = s; });
+  }
+
+  ValueSources find(const ProgramValueId& id, const ModelProgram::ValueInfo* info) const {
+    if (info != nullptr) return by_rank_[info->rank];
+    ValueSources out;
+    if (auto it = tensors_->find(id); it != tensors_->end()) out.tensor = &it->second;
+    if (auto it = storages_->find(id); it != storages_->end()) out.storage = &it->second;
+    return out;
+  }
+
+ private:
+  template <class T, class Set>
+  static void fill(const ModelProgram& program, const std::map<ProgramValueId, T>& map, Set set) {
+    const auto& ids = program.values_in_id_order();
+    size_t next = 0;  // the rank the next entry has if the two still agree
+    for (const auto& [id, value] : map) {
+      if (next < ids.size() && ids[next] == id) {
+        set(next++, &value);
+        continue;
+      }
+      const ModelProgram::ValueInfo* info = program.find_value(id);
+      if (info == nullptr) continue;  // not the program's (find looks it up in the map)
+      set(info->rank, &value);
+      next = size_t{info->rank} + 1;
+    }
+  }
+
+  const ValueTensors* tensors_;
+  const std::map<ProgramValueId, ResolvedValueStorage>* storages_;
+  std::vector<ValueSources> by_rank_;
+};
 
 // The binding of `value` to a slot. `earlier`, when given, is the same
 // slot's binding in an earlier round of this compilation: when every input of
@@ -50,19 +82,18 @@ ValueSourceIndex index_value_sources(const ValueTensors& tensors,
 Result<ResolvedValueBinding> make_binding(
     const NodeResolutionContext& context, const ProgramValueId& value,
     ValueBindingRole role, uint32_t ordinal, const TensorContract& contract,
-    const ValueSourceIndex& sources, const ResolvedValueBinding* earlier, bool& reused) {
+    const ModelProgram::ValueInfo* info, const ValueSourceIndex& sources,
+    const ResolvedValueBinding* earlier, bool& reused) {
   reused = false;
-  const ModelProgram& program = context.family.program();
-  auto found = sources.find(value);
-  if (found == sources.end() || found->second.tensor == nullptr) {
+  const ValueSources found = sources.find(value, info);
+  if (found.tensor == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` has no resolved tensor",
                       value.str());
   }
-  if (found->second.storage == nullptr) {
+  if (found.storage == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` has no resolved storage",
                       value.str());
   }
-  const ModelProgram::ValueInfo* info = program.find_value(value);
   const std::optional<ProgramValueKind> kind =
       info != nullptr ? std::optional(info->kind) : std::nullopt;
   const WeightReference* ref = kind == ProgramValueKind::kWeight ? info->weight : nullptr;
@@ -76,8 +107,7 @@ Result<ResolvedValueBinding> make_binding(
     if (earlier->value_id() == value && earlier->role() == role && earlier->ordinal() == ordinal &&
         earlier->weight() == weight && earlier->usage() == usage &&
         earlier->access() == contract.access() && earlier->alias() == alias &&
-        earlier->tensor() == *found->second.tensor &&
-        earlier->storage() == *found->second.storage) {
+        earlier->tensor() == *found.tensor && earlier->storage() == *found.storage) {
       reused = true;
       return *earlier;
     }
@@ -93,9 +123,8 @@ Result<ResolvedValueBinding> make_binding(
       weight = std::make_shared<const ResolvedWeightBinding>(std::move(derived));
     }
   }
-  return ResolvedValueBinding::create(value, role, ordinal, *found->second.tensor,
-                                      contract.access(), alias, usage, std::move(weight),
-                                      *found->second.storage);
+  return ResolvedValueBinding::create(value, role, ordinal, *found.tensor, contract.access(),
+                                      alias, usage, std::move(weight), *found.storage);
 }
 
 }  // namespace
@@ -145,13 +174,16 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     }
   }
   const auto& nodes = context.family.program().nodes();
-  const ValueSourceIndex sources = index_value_sources(tensors, storages);
+  const ModelProgram& program = context.family.program();
+  const ValueSourceIndex sources(program, tensors, storages);
   if (previous != nullptr && previous->size() != nodes.size()) previous = nullptr;
   // Each node is resolved on its own (a function of the context and its
   // bindings), into its own slot; several threads take nodes in chunks in
   // order, and the lowest failing node's error is returned, as serially.
   auto resolve_one = [&](size_t index) -> Result<PlanNodeResolution> {
     const ProgramNode* node = nodes[index];
+    // The program's info of each value bound, inputs then outputs.
+    const std::span<const ModelProgram::ValueInfo* const> infos = program.node_value_infos(index);
     FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
                              context.catalog.operation_for_node(node->id, node->operation_id));
     // The same node's resolution in the earlier call, if there is one.
@@ -174,7 +206,7 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
       FERRITE_ASSIGN_OR_RETURN(
           auto binding,
           make_binding(context, node->inputs[i], ValueBindingRole::kInput, static_cast<uint32_t>(i),
-                       op->inputs[i], sources, earlier_binding(bindings.size()), reused));
+                       op->inputs[i], infos[i], sources, earlier_binding(bindings.size()), reused));
       all_reused = all_reused && reused;
       bindings.push_back(std::move(binding));
     }
@@ -182,8 +214,8 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
       FERRITE_ASSIGN_OR_RETURN(
           auto binding,
           make_binding(context, node->outputs[i], ValueBindingRole::kOutput,
-                       static_cast<uint32_t>(i), op->outputs[i], sources,
-                       earlier_binding(bindings.size()), reused));
+                       static_cast<uint32_t>(i), op->outputs[i], infos[node->inputs.size() + i],
+                       sources, earlier_binding(bindings.size()), reused));
       all_reused = all_reused && reused;
       bindings.push_back(std::move(binding));
     }

@@ -28,6 +28,22 @@ Result<uint64_t> maximum_value_alignment(const std::vector<PlanNodeResolution>& 
   return alignment;
 }
 
+// Resolutions one thread drops at a time: each is a few frees and reference
+// counts, so chunks larger than resolution's.
+constexpr size_t kDiscardedPerChunk = 64;
+
+// Drops a round's resolutions on the compile threads instead of in the
+// caller's vector destructor: the nodes a later round resolved again own their
+// state alone, and freeing it (bindings, candidates, estimator inputs) one
+// node after another was serial work between parallel phases.
+void discard(std::vector<PlanNodeResolution>&& resolutions, unsigned threads) {
+  std::vector<PlanNodeResolution> dying = std::move(resolutions);
+  for_each_index(dying.size(), threads, kDiscardedPerChunk, [&](size_t i) {
+    const PlanNodeResolution gone = std::move(dying[i]);
+    return true;
+  });
+}
+
 }  // namespace
 
 Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily& family,
@@ -95,9 +111,11 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
                              resolve_program_nodes(context, options, tensors, storages, &probe));
     FERRITE_ASSIGN_OR_RETURN(uint64_t observed, maximum_value_alignment(resolutions));
     if (observed <= alignment) {
-      return ProgramResolution{std::move(weights),     std::move(tensors), std::move(storages),
-                               std::move(resolutions), alignment,          round,
-                               {},                     0,                  std::move(contracts)};
+      ProgramResolution resolved{std::move(weights),     std::move(tensors), std::move(storages),
+                                 std::move(resolutions), alignment,          round,
+                                 {},                     0,                  std::move(contracts)};
+      discard(std::move(probe), options.compile_threads());
+      return resolved;
     }
     alignment = observed;
   }
@@ -182,6 +200,7 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
     }
     if (!raised) {
       resolution.value_storages = std::move(placement.value_storages);
+      discard(std::move(resolution.node_resolutions), options.compile_threads());
       resolution.node_resolutions = std::move(resolutions);
       resolution.activation_arenas = std::move(placement.arenas);
       resolution.activation_rounds = round;

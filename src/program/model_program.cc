@@ -212,49 +212,73 @@ Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
 
 void ModelProgram::index() {
   nodes_.clear();
-  values_by_id_.clear();
+  rank_by_id_.clear();
+  value_infos_.clear();
   nodes_by_id_.clear();
+  node_value_infos_.clear();
+  node_value_offsets_.clear();
   size_t nodes = 0;
   size_t outputs = 0;
+  size_t bindings = 0;
   for (const auto& block : blocks_) {
     nodes += block.nodes.size();
-    for (const auto& node : block.nodes) outputs += node.outputs.size();
+    for (const auto& node : block.nodes) {
+      outputs += node.outputs.size();
+      bindings += node.inputs.size() + node.outputs.size();
+    }
   }
   nodes_.reserve(nodes);
   nodes_by_id_.reserve(nodes);
-  values_by_id_.reserve(inputs_.size() + states_.size() + weights_.size() + outputs);
-  // The first kind recorded for a value wins (create refuses a program that
-  // defines a value twice).
-  for (const auto& input : inputs_) {
-    values_by_id_.emplace(input, ValueInfo{ProgramValueKind::kInput});
-  }
+  const size_t values = inputs_.size() + states_.size() + weights_.size() + outputs;
+  rank_by_id_.reserve(values);
+  // Each value's info in the order first recorded (the first kind recorded
+  // for a value wins: create refuses a program that defines a value twice),
+  // its index in rank_by_id_ until the ranks are known.
+  std::vector<ValueInfo> recorded;
+  recorded.reserve(values);
+  const auto record = [&](const ProgramValueId& id, ValueInfo info) {
+    if (rank_by_id_.emplace(id, static_cast<uint32_t>(recorded.size())).second) {
+      recorded.push_back(info);
+    }
+  };
+  for (const auto& input : inputs_) record(input, ValueInfo{ProgramValueKind::kInput});
   for (const auto& state : states_) {
-    values_by_id_.emplace(state.value_id,
-                          ValueInfo{ProgramValueKind::kState, nullptr, &state});
+    record(state.value_id, ValueInfo{ProgramValueKind::kState, nullptr, &state});
   }
   for (const auto& weight : weights_) {
-    values_by_id_.emplace(weight.value_id, ValueInfo{ProgramValueKind::kWeight, &weight});
+    record(weight.value_id, ValueInfo{ProgramValueKind::kWeight, &weight});
   }
   for (const auto& block : blocks_) {
     for (const auto& node : block.nodes) {
       nodes_.push_back(&node);
       nodes_by_id_.emplace(node.id, &node);
-      for (const auto& output : node.outputs) {
-        values_by_id_.emplace(output, ValueInfo{ProgramValueKind::kNodeOutput});
-      }
+      for (const auto& output : node.outputs) record(output, ValueInfo{ProgramValueKind::kNodeOutput});
     }
   }
   // Ranks in id order: sorted once (create), shared by copies.
   if (values_in_id_order_ == nullptr) {
     std::vector<ProgramValueId> order;
-    order.reserve(values_by_id_.size());
-    for (const auto& [id, info] : values_by_id_) order.push_back(id);
+    order.reserve(rank_by_id_.size());
+    for (const auto& [id, index] : rank_by_id_) order.push_back(id);
     std::sort(order.begin(), order.end());
     values_in_id_order_ = std::make_shared<const std::vector<ProgramValueId>>(std::move(order));
   }
   const auto& order = *values_in_id_order_;
+  value_infos_.resize(order.size());
   for (size_t rank = 0; rank < order.size(); ++rank) {
-    values_by_id_.find(order[rank])->second.rank = static_cast<uint32_t>(rank);
+    uint32_t& slot = rank_by_id_.find(order[rank])->second;
+    value_infos_[rank] = recorded[slot];
+    value_infos_[rank].rank = static_cast<uint32_t>(rank);
+    slot = static_cast<uint32_t>(rank);
+  }
+  // Every node's bindings, looked up once here rather than per pass.
+  node_value_infos_.reserve(bindings);
+  node_value_offsets_.reserve(nodes + 1);
+  node_value_offsets_.push_back(0);
+  for (const ProgramNode* node : nodes_) {
+    for (const auto& input : node->inputs) node_value_infos_.push_back(find_value(input));
+    for (const auto& output : node->outputs) node_value_infos_.push_back(find_value(output));
+    node_value_offsets_.push_back(node_value_infos_.size());
   }
 }
 
@@ -291,8 +315,15 @@ const ProgramNode* ModelProgram::find_node(const NodeId& id) const {
 }
 
 const ModelProgram::ValueInfo* ModelProgram::find_value(const ProgramValueId& id) const {
-  auto it = values_by_id_.find(id);
-  return it == values_by_id_.end() ? nullptr : &it->second;
+  auto it = rank_by_id_.find(id);
+  return it == rank_by_id_.end() ? nullptr : &value_infos_[it->second];
+}
+
+std::span<const ModelProgram::ValueInfo* const> ModelProgram::node_value_infos(
+    size_t node_index) const {
+  if (node_index + 1 >= node_value_offsets_.size()) return {};
+  const size_t begin = node_value_offsets_[node_index];
+  return {node_value_infos_.data() + begin, node_value_offsets_[node_index + 1] - begin};
 }
 
 std::optional<ProgramValueKind> ModelProgram::value_kind(const ProgramValueId& id) const {

@@ -85,6 +85,39 @@ TEST(ModelProgramTest, ValuesInIdOrderRankEveryDefinedValue) {
   }
 }
 
+// node_value_infos(i) is find_value of node i's inputs, then its outputs,
+// in a copy and after a move too (the infos live where the program keeps
+// them); past the last node it is empty.
+TEST(ModelProgramTest, NodeValueInfosAreEachBindingsFindValue) {
+  ProgramParts parts;
+  parts.blocks[0].nodes.push_back(
+      extra_node("node.after", {value("value.output"), value("value.weight")},
+                 {value("value.a.first")}));
+  auto built = parts.build();
+  ASSERT_TRUE(built) << built.error().to_string();
+  const ModelProgram copy = *built;
+  const ModelProgram moved = std::move(*built);
+  for (const ModelProgram* p : {&copy, &moved}) {
+    ASSERT_GE(p->nodes().size(), 2u);
+    for (size_t i = 0; i < p->nodes().size(); ++i) {
+      const ProgramNode& node = *p->nodes()[i];
+      const auto infos = p->node_value_infos(i);
+      ASSERT_EQ(infos.size(), node.inputs.size() + node.outputs.size()) << node.id.str();
+      for (size_t k = 0; k < infos.size(); ++k) {
+        const ProgramValueId& id =
+            k < node.inputs.size() ? node.inputs[k] : node.outputs[k - node.inputs.size()];
+        EXPECT_EQ(infos[k], p->find_value(id)) << node.id.str() << " " << id.str();
+        ASSERT_NE(infos[k], nullptr) << id.str();
+      }
+    }
+    const auto after = p->node_value_infos(p->nodes().size() - 1);
+    ASSERT_EQ(after.size(), 3u);
+    EXPECT_EQ(after[1]->kind, ProgramValueKind::kWeight);
+    EXPECT_EQ(after[2]->kind, ProgramValueKind::kNodeOutput);
+    EXPECT_TRUE(p->node_value_infos(p->nodes().size()).empty());
+  }
+}
+
 TEST(ModelProgramTest, Rule1RejectsNoBlocks) {
   ProgramParts parts;
   parts.blocks.clear();
