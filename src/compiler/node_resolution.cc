@@ -53,19 +53,25 @@ Result<void> check_weight_requirements(const ProgramNode& node,
 // context has none). `weights[i]` and `states[i]` become the program weight
 // and state binding i names (nullptr for none): one look-up per binding for
 // every later step of the resolution.
+// `infos`, when not empty, is the program's node_value_infos for this very
+// node (one per binding, the bindings being in the node's order: checked by
+// validate_program_bindings first); otherwise each binding's value is looked up.
 Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
                                         const ProgramNode& node,
                                         const std::vector<ResolvedValueBinding>& bindings,
+                                        std::span<const ModelProgram::ValueInfo* const> infos,
                                         std::vector<std::string_view>& weight_canonical,
                                         std::vector<const WeightReference*>& weights,
                                         std::vector<const StateSpec*>& states) {
   const ModelProgram& program = context.family.program();
+  const bool by_position = infos.size() == bindings.size();
   weight_canonical.assign(bindings.size(), std::string_view());
   weights.assign(bindings.size(), nullptr);
   states.assign(bindings.size(), nullptr);
   for (size_t i = 0; i < bindings.size(); ++i) {
     const ResolvedValueBinding& binding = bindings[i];
-    const ModelProgram::ValueInfo* info = program.find_value(binding.value_id());
+    const ModelProgram::ValueInfo* info =
+        by_position ? infos[i] : program.find_value(binding.value_id());
     if (const WeightReference* weight = info != nullptr ? info->weight : nullptr) {
       weights[i] = weight;
       // The program's tensor built only when it differs (for its error).
@@ -470,10 +476,17 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   if (bindings.empty())
     return make_error(ErrorCode::kInvalidExecutionPlan, "node resolution requires bindings")
         .with_field("node_id", node.id.str());
-  if (!context.family.program().find_node(node.id)) {
+  const ModelProgram& program = context.family.program();
+  const std::optional<size_t> node_index = program.find_node_index(node.id);
+  if (!node_index) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "program has no node `{}`", node.id.str())
         .with_field("node_id", node.id.str());
   }
+  // The program's infos of the node's values when `node` is the program's
+  // own node object (the usual case), so the checks below need no look-ups.
+  const std::span<const ModelProgram::ValueInfo* const> infos =
+      program.nodes()[*node_index] == &node ? program.node_value_infos(*node_index)
+                                            : std::span<const ModelProgram::ValueInfo* const>{};
   FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
                            context.catalog.operation_for_node(node.id, node.operation_id));
   // 2. Attributes and bindings.
@@ -484,7 +497,7 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   std::vector<const WeightReference*> weights;
   std::vector<const StateSpec*> states;
   FERRITE_RETURN_IF_ERROR(
-      validate_semantic_bindings(context, node, bindings, weight_canonical, weights, states));
+      validate_semantic_bindings(context, node, bindings, infos, weight_canonical, weights, states));
   // 3. Compatibility, before any estimator runs.
   std::set<WeightFormatId> weight_formats;
   std::set<QuantizationFormatId> quantization_formats;

@@ -250,8 +250,8 @@ void ModelProgram::index() {
   }
   for (const auto& block : blocks_) {
     for (const auto& node : block.nodes) {
+      nodes_by_id_.emplace(node.id, nodes_.size());
       nodes_.push_back(&node);
-      nodes_by_id_.emplace(node.id, &node);
       for (const auto& output : node.outputs) record(output, ValueInfo{ProgramValueKind::kNodeOutput});
     }
   }
@@ -311,7 +311,13 @@ ModelProgram::~ModelProgram() = default;
 
 const ProgramNode* ModelProgram::find_node(const NodeId& id) const {
   auto it = nodes_by_id_.find(id);
-  return it == nodes_by_id_.end() ? nullptr : it->second;
+  return it == nodes_by_id_.end() ? nullptr : nodes_[it->second];
+}
+
+std::optional<size_t> ModelProgram::find_node_index(const NodeId& id) const {
+  auto it = nodes_by_id_.find(id);
+  if (it == nodes_by_id_.end()) return std::nullopt;
+  return it->second;
 }
 
 const ModelProgram::ValueInfo* ModelProgram::find_value(const ProgramValueId& id) const {

@@ -105,6 +105,8 @@ class ModelProgram {
   // lifetime of this object).
   const std::vector<const ProgramNode*>& nodes() const { return nodes_; }
   const ProgramNode* find_node(const NodeId& id) const;
+  // The position of node `id` in nodes() (for node_value_infos), if any.
+  std::optional<size_t> find_node_index(const NodeId& id) const;
   std::optional<ProgramValueKind> value_kind(const ProgramValueId& id) const;
   const WeightReference* find_weight_by_value(const ProgramValueId& id) const;
   const StateSpec* find_state_by_value(const ProgramValueId& id) const;
@@ -174,7 +176,7 @@ class ModelProgram {
   // program keeps the infos where they are, so the pointers below hold).
   IdentityHashMap<ProgramValueId, uint32_t> rank_by_id_;
   std::vector<ValueInfo> value_infos_;
-  IdentityHashMap<NodeId, const ProgramNode*> nodes_by_id_;
+  IdentityHashMap<NodeId, size_t> nodes_by_id_;  // position in nodes_
   // node_value_infos: every node's entries in one array (pointers into
   // value_infos_), node i's from offset i to offset i + 1.
   std::vector<const ValueInfo*> node_value_infos_;
