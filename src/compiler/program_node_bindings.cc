@@ -5,6 +5,7 @@
 #include "ferrite/catalog/canonical_encoding.h"
 #include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/parallel_indices.h"
+#include "ferrite/program/value_rank_table.h"
 
 namespace ferrite {
 namespace {
@@ -21,11 +22,10 @@ BufferUsage usage_of(std::optional<ProgramValueKind> kind) {
   }
 }
 
-// A pass's tensor and storage of each value. A program value's are found by
-// its rank (ModelProgram::node_value_infos has it for every binding: no
-// look-up per binding); filled by walking the two id-ordered maps beside the
-// program's values in id order (the same order: a pointer compare per entry
-// while they agree). An id the program does not define is looked up in the
+// A pass's tensor and storage of each value. A program value's are read by
+// its rank (ModelProgram::node_value_infos has its info for every binding:
+// no look-up per binding), from tables indexed by one walk of each map
+// (index_by_rank). An id the program does not define is looked up in the
 // maps themselves when it is bound.
 struct ValueSources {
   const ResolvedTensorSpec* tensor = nullptr;
@@ -36,14 +36,16 @@ class ValueSourceIndex {
  public:
   ValueSourceIndex(const ModelProgram& program, const ValueTensors& tensors,
                    const std::map<ProgramValueId, ResolvedValueStorage>& storages)
-      : tensors_(&tensors), storages_(&storages), by_rank_(program.values_in_id_order().size()) {
-    fill(program, tensors, [&](size_t rank, const ResolvedTensorSpec* t) { by_rank_[rank].tensor = t; });
-    fill(program, storages,
-         [&](size_t rank, const ResolvedValueStorage* s) { by_rank_[rank].storage = s; });
-  }
+      : tensors_(&tensors),
+        storages_(&storages),
+        tensor_by_rank_(index_by_rank(program, tensors)),
+        storage_by_rank_(index_by_rank(program, storages)) {}
 
   ValueSources find(const ProgramValueId& id, const ModelProgram::ValueInfo* info) const {
-    if (info != nullptr) return by_rank_[info->rank];
+    if (info != nullptr) {
+      return {tensor_by_rank_.value_at_rank(info->rank, nullptr),
+              storage_by_rank_.value_at_rank(info->rank, nullptr)};
+    }
     ValueSources out;
     if (auto it = tensors_->find(id); it != tensors_->end()) out.tensor = &it->second;
     if (auto it = storages_->find(id); it != storages_->end()) out.storage = &it->second;
@@ -51,25 +53,10 @@ class ValueSourceIndex {
   }
 
  private:
-  template <class T, class Set>
-  static void fill(const ModelProgram& program, const std::map<ProgramValueId, T>& map, Set set) {
-    const auto& ids = program.values_in_id_order();
-    size_t next = 0;  // the rank the next entry has if the two still agree
-    for (const auto& [id, value] : map) {
-      if (next < ids.size() && ids[next] == id) {
-        set(next++, &value);
-        continue;
-      }
-      const ModelProgram::ValueInfo* info = program.find_value(id);
-      if (info == nullptr) continue;  // not the program's (find looks it up in the map)
-      set(info->rank, &value);
-      next = size_t{info->rank} + 1;
-    }
-  }
-
   const ValueTensors* tensors_;
   const std::map<ProgramValueId, ResolvedValueStorage>* storages_;
-  std::vector<ValueSources> by_rank_;
+  ValueRankTable<const ResolvedTensorSpec*> tensor_by_rank_;
+  ValueRankTable<const ResolvedValueStorage*> storage_by_rank_;
 };
 
 // The binding of `value` to a slot. `earlier`, when given, is the same

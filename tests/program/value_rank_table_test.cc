@@ -51,5 +51,40 @@ TEST(ValueRankTableTest, MapsComeOutInIdOrderAndIndexWithoutCopies) {
   EXPECT_EQ(index.value_or(value("value.unknown"), nullptr), nullptr);  // left out
 }
 
+// index_by_rank walks the map beside the program's ids; whatever the map
+// skips or adds (a gap, a foreign id before, between or after the program's),
+// every slot must be what a look-up per entry gives, and at_rank must read the
+// same slot as find.
+TEST(ValueRankTableTest, IndexByRankEqualsALookUpPerEntryWhateverTheMapSkipsOrAdds) {
+  const auto family = synthetic_family();
+  const ModelProgram& program = family.program();
+  const auto& ids = program.values_in_id_order();
+  ASSERT_GE(ids.size(), 3u);
+  const std::vector<ProgramValueId> foreign{value("a.before.everything"), value("value.inz"),
+                                            value("zzz.after.everything")};
+  // Every subset of the program's values, with and without the foreign ids.
+  for (uint32_t mask = 0; mask < (1u << ids.size()); ++mask) {
+    for (bool with_foreign : {false, true}) {
+      std::map<ProgramValueId, int> map;
+      for (size_t rank = 0; rank < ids.size(); ++rank) {
+        if (mask & (1u << rank)) map.emplace(ids[rank], static_cast<int>(rank));
+      }
+      if (with_foreign) {
+        for (const auto& id : foreign) map.emplace(id, -1);
+      }
+      const auto index = index_by_rank(program, map);
+      for (size_t rank = 0; rank < ids.size(); ++rank) {
+        const auto it = map.find(ids[rank]);
+        const int* expected = it != map.end() ? &it->second : nullptr;
+        EXPECT_EQ(index.value_or(ids[rank], nullptr), expected) << "mask " << mask;
+        EXPECT_EQ(index.value_at_rank(rank, nullptr), expected) << "mask " << mask;
+        EXPECT_EQ(index.value_at_rank(program.find_value(ids[rank])->rank, nullptr), expected);
+      }
+      for (const auto& id : foreign) EXPECT_EQ(index.value_or(id, nullptr), nullptr);
+      EXPECT_EQ(index.at_rank(ids.size()), nullptr);  // past the last value
+    }
+  }
+}
+
 }  // namespace value_rank_table_test
 }  // namespace ferrite

@@ -19,6 +19,7 @@
 //   if (const auto* s = storages.find(value)) use(*s);
 //   auto tensors_by_rank = index_by_rank(program, tensors);  // ValueRankTable<const ResolvedTensorSpec*>
 //   const ResolvedTensorSpec* tensor = tensors_by_rank.value_or(value, nullptr);
+//   const ResolvedTensorSpec* same = tensors_by_rank.value_at_rank(info->rank, nullptr);
 //   std::map<ProgramValueId, ResolvedValueStorage> map = std::move(storages).to_map();
 #pragma once
 
@@ -48,6 +49,15 @@ class ValueRankTable {
     const T* found = find(id);
     return found != nullptr ? *found : std::move(fallback);
   }
+  // The entry at `rank` (a ValueInfo::rank of this program), or null when
+  // that slot is empty or past the program's values.
+  const T* at_rank(size_t rank) const {
+    return rank < slots_.size() && slots_[rank] ? &*slots_[rank] : nullptr;
+  }
+  T value_at_rank(size_t rank, T fallback) const {
+    const T* found = at_rank(rank);
+    return found != nullptr ? *found : std::move(fallback);
+  }
   // Sets the value's slot; false (and nothing stored) when the program does
   // not define `id`.
   bool insert_or_assign(const ProgramValueId& id, T value) {
@@ -68,17 +78,35 @@ class ValueRankTable {
   }
 
  private:
+  template <class U>
+  friend ValueRankTable<const U*> index_by_rank(const ModelProgram& program,
+                                                const std::map<ProgramValueId, U>& map);
+
   const ModelProgram* program_;
   std::vector<std::optional<T>> slots_;
 };
 
 // Pointers to a map's entries by rank (the map must outlive the table):
-// one walk of the map, no copies.
+// one walk of the map beside values_in_id_order() (the same order, so while
+// the two agree an entry costs one id compare and no look-up), no copies.
+// An entry the program does not define is skipped; after it, or after a
+// value the map lacks, the walk finds its place again with one look-up.
 template <class T>
 ValueRankTable<const T*> index_by_rank(const ModelProgram& program,
                                        const std::map<ProgramValueId, T>& map) {
   ValueRankTable<const T*> table(program);
-  for (const auto& [id, value] : map) table.insert_or_assign(id, &value);
+  const auto& ids = program.values_in_id_order();
+  size_t next = 0;  // the rank the next entry has while the two agree
+  for (const auto& [id, value] : map) {
+    if (next < ids.size() && ids[next] == id) {
+      table.slots_[next++] = &value;
+      continue;
+    }
+    const ModelProgram::ValueInfo* info = program.find_value(id);
+    if (info == nullptr) continue;
+    table.slots_[info->rank] = &value;
+    next = size_t{info->rank} + 1;
+  }
   return table;
 }
 
