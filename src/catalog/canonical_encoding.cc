@@ -73,7 +73,7 @@ void encode_canonical(const ResolvedWeightBinding& weight, CanonicalEncoder& out
     out.key("component_id");
     out.string(component.component_id.str());
     out.key("encoding");
-    out.json(weight_encoding_to_json(component.encoding));
+    encode_weight_encoding(component.encoding, out);
     out.key("physical_dimensions");
     out.begin_array();
     for (uint64_t d : component.physical_dimensions) out.unsigned_integer(d);
@@ -88,7 +88,7 @@ void encode_canonical(const ResolvedWeightBinding& weight, CanonicalEncoder& out
   out.key("layout_id");
   out.string(weight.layout_id.str());
   out.key("physical_layout");
-  out.json(physical_layout_to_json(weight.physical_layout));
+  encode_physical_layout(weight.physical_layout, out);
   out.key("schema_version");
   out.begin_object();
   out.key("major");

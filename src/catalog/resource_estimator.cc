@@ -240,7 +240,7 @@ void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& o
   text.begin_object();
   for (const auto& [id, value] : head.attributes) {
     text.key(id.str());
-    text.json(semantic_value_to_json(value));
+    encode_semantic_value(value, text);
   }
   text.end_object();
   text.key("node_id");

@@ -105,7 +105,7 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
     out.begin_object();
     for (const auto& [attribute, value] : attributes) {
       out.key(attribute.str());
-      out.json(semantic_value_to_json(value));
+      encode_semantic_value(value, out);
     }
     out.end_object();
   }
@@ -206,7 +206,7 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
     out.end_array();
   }
   out.key("work");
-  out.json(work_spec_to_json(work));
+  encode_work_spec(work, out);
   out.end_object();
 }
 

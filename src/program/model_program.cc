@@ -375,6 +375,54 @@ json work_spec_to_json(const ProgramNodeWorkSpec& work) {
   return json{{"tokens", {{"value", tokens.value_id.str()}, {"axis", tokens.axis}}}};
 }
 
+void encode_semantic_value(const SemanticValue& value, CanonicalEncoder& out) {
+  out.begin_object();
+  std::visit(
+      [&out](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, SemanticBool>) {
+          out.key("bool");
+          out.boolean(v.value);
+        } else if constexpr (std::is_same_v<T, SemanticInteger>) {
+          out.key("integer");
+          out.integer(v.value);
+        } else if constexpr (std::is_same_v<T, SemanticUnsigned>) {
+          out.key("unsigned");
+          out.unsigned_integer(v.value);
+        } else if constexpr (std::is_same_v<T, SemanticRational>) {
+          out.key("rational");
+          out.string(v.value.to_string());
+        } else if constexpr (std::is_same_v<T, SemanticText>) {
+          out.key("text");
+          out.string(v.value);
+        } else {
+          out.key("integers");
+          out.begin_array();
+          for (int64_t element : v.value) out.integer(element);
+          out.end_array();
+        }
+      },
+      value);
+  out.end_object();
+}
+
+void encode_work_spec(const ProgramNodeWorkSpec& work, CanonicalEncoder& out) {
+  const auto* tokens = std::get_if<WorkTokens>(&work);
+  if (tokens == nullptr) {
+    out.string("fixed");
+    return;
+  }
+  out.begin_object();
+  out.key("tokens");
+  out.begin_object();
+  out.key("axis");
+  out.unsigned_integer(tokens->axis);
+  out.key("value");
+  out.string(tokens->value_id.str());
+  out.end_object();
+  out.end_object();
+}
+
 json state_spec_to_json(const StateSpec& state) {
   json demand;
   if (std::holds_alternative<StateCapacityFixedPerScope>(state.capacity_demand)) {
@@ -451,7 +499,7 @@ void ModelProgram::encode_canonical(CanonicalEncoder& out) const {
       out.begin_object();
       for (const auto& [id, value] : node.attributes) {
         out.key(id.str());
-        out.json(semantic_value_to_json(value));
+        encode_semantic_value(value, out);
       }
       out.end_object();
       out.key("id");
@@ -465,19 +513,7 @@ void ModelProgram::encode_canonical(CanonicalEncoder& out) const {
       out.key("version");
       out.string(node.required_version.to_string());
       out.key("work");
-      if (const auto* tokens = std::get_if<WorkTokens>(&node.work)) {
-        out.begin_object();
-        out.key("tokens");
-        out.begin_object();
-        out.key("axis");
-        out.unsigned_integer(tokens->axis);
-        out.key("value");
-        out.string(tokens->value_id.str());
-        out.end_object();
-        out.end_object();
-      } else {
-        out.string("fixed");
-      }
+      encode_work_spec(node.work, out);
       out.end_object();
     }
     out.end_array();

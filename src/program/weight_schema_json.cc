@@ -108,7 +108,8 @@ json WeightSchema::to_json() const {
 }
 
 
-// ---- the canonical text, streamed (weight_schema_canonical.h) -------------
+// ---- the canonical text, streamed (weight_schema_canonical.h, and
+// encode_weight_encoding / encode_physical_layout in weight_schema.h) --------
 // Every object's keys in byte order, as canonical_json sorts to_json()'s.
 namespace {
 
@@ -127,7 +128,9 @@ void encode_extents(const std::vector<uint64_t>& values, CanonicalEncoder& out) 
   out.end_array();
 }
 
-void encode_encoding(const WeightEncoding& encoding, CanonicalEncoder& out) {
+}  // namespace
+
+void encode_weight_encoding(const WeightEncoding& encoding, CanonicalEncoder& out) {
   const std::string_view kind = weight_encoding_kind(encoding);
   out.begin_object();
   if (const auto* dense = std::get_if<DenseEncoding>(&encoding)) {
@@ -178,7 +181,7 @@ void encode_encoding(const WeightEncoding& encoding, CanonicalEncoder& out) {
   out.end_object();
 }
 
-void encode_layout(const PhysicalWeightLayout& layout, CanonicalEncoder& out) {
+void encode_physical_layout(const PhysicalWeightLayout& layout, CanonicalEncoder& out) {
   const std::string_view kind = physical_layout_kind(layout);
   out.begin_object();
   if (const auto* dense = std::get_if<DenseLayout>(&layout.node)) {
@@ -218,7 +221,7 @@ void encode_layout(const PhysicalWeightLayout& layout, CanonicalEncoder& out) {
       out.key("extents");
       encode_extents(part.extents, out);
       out.key("layout");
-      encode_layout(*part.layout, out);
+      encode_physical_layout(*part.layout, out);
       out.key("logical_offsets");
       encode_extents(part.logical_offsets, out);
       out.end_object();
@@ -227,8 +230,6 @@ void encode_layout(const PhysicalWeightLayout& layout, CanonicalEncoder& out) {
   }
   out.end_object();
 }
-
-}  // namespace
 
 void encode_weight_schema_canonical(const WeightSchema& normalized, CanonicalEncoder& out) {
   out.begin_object();
@@ -239,7 +240,7 @@ void encode_weight_schema_canonical(const WeightSchema& normalized, CanonicalEnc
     out.key("dimensions");
     encode_extents(component.dimensions, out);
     out.key("encoding");
-    encode_encoding(component.encoding, out);
+    encode_weight_encoding(component.encoding, out);
     out.key("external_names");
     out.begin_array();
     for (const std::string& name : component.external_names) out.string(name);
@@ -268,7 +269,7 @@ void encode_weight_schema_canonical(const WeightSchema& normalized, CanonicalEnc
     out.key("logical_element_type");
     out.string(element_type_name(tensor.logical_element_type));
     out.key("physical_layout");
-    encode_layout(tensor.physical_layout, out);
+    encode_physical_layout(tensor.physical_layout, out);
     out.key("required");
     out.boolean(tensor.required);
     out.end_object();

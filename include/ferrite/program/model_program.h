@@ -191,4 +191,11 @@ nlohmann::json semantic_value_to_json(const SemanticValue& value);
 nlohmann::json work_spec_to_json(const ProgramNodeWorkSpec& work);
 nlohmann::json state_spec_to_json(const StateSpec& state);
 
+// The canonical encodings of semantic_value_to_json(value) and
+// work_spec_to_json(work) (the same bytes as out.json(...) of them), written
+// straight to `out`: no document is built (what plan nodes and estimator
+// inputs hash, once per node and round).
+void encode_semantic_value(const SemanticValue& value, CanonicalEncoder& out);
+void encode_work_spec(const ProgramNodeWorkSpec& work, CanonicalEncoder& out);
+
 }  // namespace ferrite

@@ -89,6 +89,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/contract_version.h"
 #include "ferrite/core/element_type.h"
 #include "ferrite/core/identity.h"
@@ -151,5 +152,9 @@ struct WeightSchema {
 // JSON renderings shared with ResolvedWeightBinding (shapes documented above).
 nlohmann::json weight_encoding_to_json(const WeightEncoding& encoding);
 nlohmann::json physical_layout_to_json(const PhysicalWeightLayout& layout);
+// Their canonical encodings (the bytes out.json(...) of them writes), written
+// straight to `out` with no document built.
+void encode_weight_encoding(const WeightEncoding& encoding, CanonicalEncoder& out);
+void encode_physical_layout(const PhysicalWeightLayout& layout, CanonicalEncoder& out);
 
 }  // namespace ferrite
