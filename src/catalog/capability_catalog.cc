@@ -198,9 +198,20 @@ ProviderCompatibilityReport CapabilityCatalog::provider_compatibility(
   auto rows = providers_.find(request.operation_id);
   if (op == nullptr || rows == providers_.end()) return report;
 
-  std::set<CapabilityId> required_capabilities = request.required_capabilities;
-  required_capabilities.insert(op->provider.required_capabilities.begin(),
-                               op->provider.required_capabilities.end());
+  // The request's capabilities and the operation's: the request's own set
+  // when it already names the operation's (the compiler's requests do), a
+  // union otherwise.
+  const std::set<CapabilityId>& operation_capabilities = op->provider.required_capabilities;
+  std::set<CapabilityId> merged;
+  const std::set<CapabilityId>* required = &request.required_capabilities;
+  if (!std::includes(request.required_capabilities.begin(), request.required_capabilities.end(),
+                     operation_capabilities.begin(), operation_capabilities.end())) {
+    merged = request.required_capabilities;
+    merged.insert(operation_capabilities.begin(), operation_capabilities.end());
+    required = &merged;
+  }
+  const std::set<CapabilityId>& required_capabilities = *required;
+  report.compatible.reserve(rows->second.size());
   for (const auto& provider : rows->second) {
     std::vector<ProviderCompatibilityRejectReason> reasons;
     if (!op->version.satisfies(request.required_version)) {
@@ -242,8 +253,9 @@ Result<std::vector<ProviderId>> CapabilityCatalog::require_compatible_for_node(
   FERRITE_RETURN_IF_ERROR(operation_for_node(node_id, request.operation_id));
   FERRITE_RETURN_IF_ERROR(providers_for_node(node_id, request.operation_id));
 
-  return provider_compatibility(request).require_compatible_for_node(device_.id, node_id,
-                                                                     request.operation_id);
+  ProviderCompatibilityReport report = provider_compatibility(request);
+  if (!report.compatible.empty()) return std::move(report.compatible);
+  return report.require_compatible_for_node(device_.id, node_id, request.operation_id);
 }
 
 json CapabilityCatalog::to_json() const {

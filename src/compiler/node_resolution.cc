@@ -230,9 +230,15 @@ std::set<DynamicStorageProfile> available_storage_profiles(
   return out;
 }
 
+// available_storage_profiles(...) is not empty: the same test, stopping at
+// the first profile and building no set (it runs for every binding of every
+// candidate in every round).
 bool profile_available(const RuntimePolicy& policy, const DeviceDescriptor& device,
                        const DynamicStorageRequirement& requirement) {
-  return !available_storage_profiles(policy, device, requirement).empty();
+  return std::any_of(policy.storage_profile_order.begin(), policy.storage_profile_order.end(),
+                     [&](const DynamicStorageProfile& p) {
+                       return device.dynamic_storage_profiles.contains(p) && requirement.accepts(p);
+                     });
 }
 
 Result<std::vector<NodeWorkspace>> node_workspaces(const NodeId& node,
@@ -509,13 +515,19 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   const auto shared_bindings =
       std::make_shared<const std::vector<ResolvedValueBinding>>(std::move(bindings));
   const std::vector<ResolvedValueBinding>& values = *shared_bindings;
-  std::set<CapabilityId> capabilities = op->provider.required_capabilities;
-  capabilities.insert(requested_capabilities.begin(), requested_capabilities.end());
-  ProviderCompatibilityRequest request{.operation_id = node.operation_id,
-                                       .required_version = node.required_version,
-                                       .required_capabilities = capabilities,
-                                       .required_weight_formats = weight_formats,
-                                       .required_quantization_formats = quantization_formats};
+  std::set<CapabilityId> required_capabilities = op->provider.required_capabilities;
+  required_capabilities.insert(requested_capabilities.begin(), requested_capabilities.end());
+  // The request owns the sets from here on; what follows reads them there.
+  const ProviderCompatibilityRequest request{
+      .operation_id = node.operation_id,
+      .required_version = node.required_version,
+      .required_capabilities = std::move(required_capabilities),
+      .required_weight_formats = std::move(weight_formats),
+      .required_quantization_formats = std::move(quantization_formats)};
+  const std::set<CapabilityId>& capabilities = request.required_capabilities;
+  const std::set<WeightFormatId>& required_weight_formats = request.required_weight_formats;
+  const std::set<QuantizationFormatId>& required_quantization_formats =
+      request.required_quantization_formats;
   FERRITE_ASSIGN_OR_RETURN(auto compatible,
                            context.catalog.require_compatible_for_node(node.id, request));
   const std::string* cached_fingerprint = context.catalog.operation_fingerprint(op->id);
@@ -571,7 +583,8 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
       FERRITE_ASSIGN_OR_RETURN(
           node_input,
           estimator_input_of(context, node, operation_fingerprint, shared_bindings,
-                             weight_canonical, capabilities, weight_formats, quantization_formats,
+                             weight_canonical, capabilities, required_weight_formats,
+                             required_quantization_formats,
                              earlier != nullptr && earlier->node_id() == node.id
                                  ? earlier->estimator_input().get()
                                  : nullptr));
@@ -586,8 +599,8 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
         .provider_id = provider_id,
         .values = values,
         .required_capabilities = capabilities,
-        .required_weight_formats = weight_formats,
-        .required_quantization_formats = quantization_formats,
+        .required_weight_formats = required_weight_formats,
+        .required_quantization_formats = required_quantization_formats,
         .input_fingerprint = input_fingerprint,
         .token_rows = token_rows};
     FERRITE_RETURN_IF_ERROR(estimate_request.validate());

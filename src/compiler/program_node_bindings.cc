@@ -129,11 +129,13 @@ std::map<WeightId, ResolvedWeightBinding> program_weight_contracts(const ModelPr
 std::shared_ptr<const ProgramWeightContracts> ProgramWeightContracts::derive(
     const ModelProgram& program, const WeightSchema& schema) {
   auto out = std::make_shared<ProgramWeightContracts>();
-  for (auto& [id, contract] : program_weight_contracts(program, schema)) {
+  auto contracts = program_weight_contracts(program, schema);
+  out->contracts.reserve(contracts.size());
+  for (auto& [id, contract] : contracts) {
     CanonicalText text;
     encode_canonical(contract, text);
-    out->contracts.emplace_hint(
-        out->contracts.end(), id,
+    out->contracts.emplace(
+        id,
         std::make_shared<const SharedWeightContract>(
             SharedWeightContract{std::move(contract), text.text()}));
   }

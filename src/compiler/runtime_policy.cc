@@ -39,12 +39,25 @@ std::optional<PolicyViolation> first_violation(const RuntimePolicy& policy) {
   if (policy.storage_profile_order.empty()) {
     return PolicyViolation{"memory.storage_profile_order", "must not be empty"};
   }
-  std::set<DynamicStorageProfile> seen;
-  for (const auto& profile : policy.storage_profile_order) {
-    if (!seen.insert(profile).second) {
-      return PolicyViolation{"memory.storage_profile_order",
-                             fmt::format("repeats profile `{}`", profile.to_string())};
+  // Every resolution checks its policy: a short order (the usual) is
+  // compared pairwise with no allocation, a long one through a set.
+  const auto& order = policy.storage_profile_order;
+  const auto repeated = [](const DynamicStorageProfile& profile) {
+    return PolicyViolation{"memory.storage_profile_order",
+                           fmt::format("repeats profile `{}`", profile.to_string())};
+  };
+  constexpr size_t kPairwiseLimit = 16;
+  if (order.size() <= kPairwiseLimit) {
+    for (size_t i = 1; i < order.size(); ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        if (order[j] == order[i]) return repeated(order[i]);
+      }
     }
+    return std::nullopt;
+  }
+  std::set<DynamicStorageProfile> seen;
+  for (const auto& profile : order) {
+    if (!seen.insert(profile).second) return repeated(profile);
   }
   return std::nullopt;
 }

@@ -18,11 +18,8 @@ std::string describe_element_types(const std::set<ElementType>& types) {
 }
 
 // Binds `symbol` to `value` or checks an existing binding. Zero never binds.
-bool bind_symbol(std::map<std::string, uint64_t>& table, const std::string& symbol,
-                 uint64_t value) {
-  if (value == 0) return false;
-  auto [it, inserted] = table.emplace(symbol, value);
-  return inserted || it->second == value;
+bool bind_symbol(SymbolTable& table, std::string_view symbol, uint64_t value) {
+  return value != 0 && table.bind(symbol, value);
 }
 
 // What names a slot in an error ("node `n` input[0] `value.x`"), formatted
@@ -41,7 +38,7 @@ struct SlotName {
 
 Result<void> unify_dimensions(const std::vector<DimensionConstraint>& constraints,
                               const std::vector<uint64_t>& dimensions,
-                              std::map<std::string, uint64_t>& symbols, const SlotName& slot) {
+                              SymbolTable& symbols, const SlotName& slot) {
   for (size_t axis = 0; axis < constraints.size(); ++axis) {
     const uint64_t extent = dimensions[axis];
     const auto& constraint = constraints[axis];
@@ -65,7 +62,7 @@ Result<void> unify_dimensions(const std::vector<DimensionConstraint>& constraint
 // Tries each allowed layout in order against a copy of the stride table; the
 // first match commits its bindings.
 bool layout_matches(const std::vector<LayoutConstraint>& constraints,
-                    const ResolvedTensorLayout& layout, std::map<std::string, uint64_t>& symbols) {
+                    const ResolvedTensorLayout& layout, SymbolTable& symbols) {
   for (const auto& constraint : constraints) {
     bool matches = false;
     if (std::holds_alternative<ContiguousLayoutConstraint>(constraint)) {
@@ -99,7 +96,7 @@ bool layout_matches(const std::vector<LayoutConstraint>& constraints,
 
 Result<ResolvedTensorLayout> infer_layout(const std::vector<LayoutConstraint>& layouts,
                                           const std::vector<uint64_t>& dimensions,
-                                          const std::map<std::string, uint64_t>& stride_symbols,
+                                          const SymbolTable& stride_symbols,
                                           const NodeId& node_id) {
   if (layouts.size() != 1) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
@@ -116,13 +113,13 @@ Result<ResolvedTensorLayout> infer_layout(const std::vector<LayoutConstraint>& l
         continue;
       }
       const auto& symbol = std::get<StrideSymbol>(s).name;
-      auto it = stride_symbols.find(symbol);
-      if (it == stride_symbols.end()) {
+      const uint64_t* bound = stride_symbols.find(symbol);
+      if (bound == nullptr) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
                           "node `{}` stride symbol `{}` is unresolved; provide an explicit tensor",
                           node_id.str(), symbol);
       }
-      out.byte_strides.push_back(it->second);
+      out.byte_strides.push_back(*bound);
     }
     return out;
   }
@@ -250,13 +247,13 @@ Result<ResolvedTensorSpec> infer_tensor(const TensorContract& contract,
       dimensions.push_back(range->minimum);
     } else {
       const auto& symbol = std::get<DimensionSymbol>(constraint).name;
-      auto it = symbols.dimensions.find(symbol);
-      if (it == symbols.dimensions.end()) {
+      const uint64_t* bound = symbols.dimensions.find(symbol);
+      if (bound == nullptr) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
                           "node `{}` output symbol `{}` is unresolved; provide an explicit tensor",
                           node_id.str(), symbol);
       }
-      dimensions.push_back(it->second);
+      dimensions.push_back(*bound);
     }
   }
   FERRITE_ASSIGN_OR_RETURN(auto layout,

@@ -2,6 +2,9 @@
 // acceptance cases 3 and 7–9 at the inference level).
 #include "ferrite/compiler/tensor_inference.h"
 
+#include <string>
+#include <vector>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -30,8 +33,30 @@ TEST(TensorInferenceTest, DimensionAndStrideSymbolsAreIndependentDomains) {
   auto result = unify_tensor(c, tensor, symbols, node_id("node.symbol-domains"), "input", 0,
                              value("value.symbol-domains"));
   ASSERT_TRUE(result) << result.error().to_string();
-  EXPECT_EQ(symbols.dimensions.at("shared"), 4u);
-  EXPECT_EQ(symbols.strides.at("shared"), 16u);
+  ASSERT_NE(symbols.dimensions.find("shared"), nullptr);
+  ASSERT_NE(symbols.strides.find("shared"), nullptr);
+  EXPECT_EQ(*symbols.dimensions.find("shared"), 4u);
+  EXPECT_EQ(*symbols.strides.find("shared"), 16u);
+}
+
+// A symbol table binds once and then checks; past its inline capacity it
+// behaves the same.
+TEST(TensorInferenceTest, SymbolTablesBindOnceThenCheckBeyondTheirInlineCapacity) {
+  SymbolTable table;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < 3 * SymbolTable::kInline; ++i) names.push_back("s" + std::to_string(i));
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(table.find(names[i]), nullptr);
+    EXPECT_TRUE(table.bind(names[i], i + 1));
+    EXPECT_TRUE(table.bind(names[i], i + 1));   // the same value again
+    EXPECT_FALSE(table.bind(names[i], i + 2));  // a different one
+  }
+  EXPECT_EQ(table.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    ASSERT_NE(table.find(names[i]), nullptr) << names[i];
+    EXPECT_EQ(*table.find(names[i]), i + 1);
+  }
+  EXPECT_EQ(table.find("s"), nullptr);  // a prefix is another name
 }
 
 TEST(TensorInferenceTest, AmbiguousOutputRangeOrLayoutRequiresAnExplicitTensor) {

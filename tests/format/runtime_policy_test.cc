@@ -159,5 +159,27 @@ TEST(FormatStorageProfileTest, TotalOrder) {
   }
 }
 
+// A long profile order (past the pairwise comparison's limit) is checked
+// through a set: distinct profiles pass, a repeat anywhere fails.
+TEST(FormatRuntimePolicyTest, LongProfileOrdersAreCheckedForRepeatsToo) {
+  RuntimePolicy policy = valid_policy();
+  for (int shift = 0; shift < 24; ++shift) {
+    const uint64_t bytes = uint64_t{4096} << shift;
+    auto profile = DynamicStorageProfile::parse(
+        "fixed_block:" + std::to_string(bytes) + "/paged:" + std::to_string(bytes));
+    ASSERT_TRUE(profile) << profile.error().to_string();
+    policy.storage_profile_order.push_back(*profile);
+  }
+  FERRITE_ASSERT_OK(policy.validate());
+  for (size_t repeat : {size_t{0}, size_t{7}, policy.storage_profile_order.size() - 1}) {
+    RuntimePolicy repeated = policy;
+    repeated.storage_profile_order.push_back(policy.storage_profile_order[repeat]);
+    auto result = repeated.validate();
+    EXPECT_TRUE(FailsWith(result, ErrorCode::kInvalidExecutionPlan,
+                          "policy.memory.storage_profile_order"))
+        << repeat;
+  }
+}
+
 }  // namespace runtime_policy_test
 }  // namespace ferrite

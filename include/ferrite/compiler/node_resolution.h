@@ -49,6 +49,7 @@
 #include "ferrite/catalog/value_binding.h"
 #include "ferrite/compiler/estimator_registry.h"
 #include "ferrite/compiler/runtime_policy.h"
+#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/program/prepared_model_family.h"
 
 namespace ferrite {
@@ -174,7 +175,9 @@ struct SharedWeightContract {
   ResolvedWeightBinding contract;
   std::string canonical;
 };
-using WeightContracts = std::map<WeightId, std::shared_ptr<const SharedWeightContract>>;
+// Looked up by every weight binding of every round, never iterated: a table
+// hashed by the weight id's address (a look-up reads no id text).
+using WeightContracts = IdentityHashMap<WeightId, std::shared_ptr<const SharedWeightContract>>;
 
 // Everything resolution reads besides the node itself.
 struct NodeResolutionContext {

@@ -27,9 +27,14 @@
 //   tensors.at(ProgramValueId::literal("value.logits")).to_string();  // "f32[32,512]"
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
+
+#include <absl/container/inlined_vector.h>
 
 #include "ferrite/catalog/operation_catalog.h"
 #include "ferrite/compiler/compile_options.h"
@@ -39,11 +44,42 @@
 
 namespace ferrite {
 
+// One namespace of a node's symbol bindings, name → value. A node binds a
+// handful of symbols, so the table is a linear scan over an inline array: no
+// allocation until more than kInline names are bound (unification runs for
+// every binding of every node in every resolution round).
+// HAZARD: names are borrowed from the tensor contracts they were bound
+// from, which must outlive the table (the compiler's tables live for one
+// node's unification; its contracts belong to the catalog).
+class SymbolTable {
+ public:
+  static constexpr size_t kInline = 8;
+
+  // Binds `name` to `value`, or checks its binding: true when it was unbound
+  // (and is now `value`) or was already `value`.
+  bool bind(std::string_view name, uint64_t value) {
+    if (const uint64_t* bound = find(name)) return *bound == value;
+    entries_.emplace_back(name, value);
+    return true;
+  }
+  // The value bound to `name`; null when it is unbound.
+  const uint64_t* find(std::string_view name) const {
+    for (const auto& [bound, value] : entries_) {
+      if (bound == name) return &value;
+    }
+    return nullptr;
+  }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  absl::InlinedVector<std::pair<std::string_view, uint64_t>, kInline> entries_;
+};
+
 // Per-node symbol tables. Two namespaces: a dimension symbol never constrains a
 // stride symbol of the same name.
 struct TensorSymbols {
-  std::map<std::string, uint64_t> dimensions;
-  std::map<std::string, uint64_t> strides;
+  SymbolTable dimensions;
+  SymbolTable strides;
 };
 
 using ValueTensors = std::map<ProgramValueId, ResolvedTensorSpec>;
