@@ -6,6 +6,7 @@
 #include <memory>
 #include <memory_resource>
 
+#include <absl/container/inlined_vector.h>
 #include <fmt/format.h>
 
 #include "ferrite/core/disjoint_indices.h"
@@ -104,14 +105,14 @@ struct JointCandidate {
   bool preferred;
   // One entry per distinct resource, in binding order: a resource bound
   // twice allows what both of its bindings allow.
-  std::vector<Allowed> allowed;
+  absl::InlinedVector<Allowed, 4> allowed;
   // Per workspace (node_workspaces order): the policy rank of its profile.
   // A workspace's resource is the candidate's own — its id names the node
   // and digests the estimate, which names the provider — so it constrains
   // no other node and no other candidate: its profile (the first available
   // in policy order) and its penalty are final here, and its id, a digest,
   // is derived only for the candidate chosen (add_workspace_profiles).
-  std::vector<size_t> workspace_ranks;
+  absl::InlinedVector<size_t, 3> workspace_ranks;  // at most scratch, binding, persistent
 };
 
 // A chosen candidate's workspace penalties, added to a partial selection's.
@@ -128,7 +129,8 @@ struct NodeCandidates {
   std::map<ProviderId, std::set<ResourceId>> dropped;
 };
 
-void constrain(std::vector<Allowed>& allowed, const ResourceId& id, const RankSet& ranks) {
+void constrain(absl::InlinedVector<Allowed, 4>& allowed, const ResourceId& id,
+               const RankSet& ranks) {
   for (auto& entry : allowed) {  // a few bindings per node: a linear search
     if (*entry.id == id) {
       entry.ranks &= ranks;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include <absl/container/inlined_vector.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -21,11 +22,16 @@ bool storages_overlap(const ResolvedValueStorage& a, const ResolvedValueStorage&
   return a.overlaps(b);
 }
 
+// One entry per binding of a node (a handful): inline, no allocation per
+// resolution.
+template <class T>
+using PerBinding = absl::InlinedVector<T, 8>;
+
 // `weights[i]` is the program weight binding i names (nullptr for none), as
 // validate_semantic_bindings found it.
 Result<void> check_weight_requirements(const ProgramNode& node,
                                        const std::vector<ResolvedValueBinding>& bindings,
-                                       const std::vector<const WeightReference*>& weights,
+                                       const PerBinding<const WeightReference*>& weights,
                                        std::set<WeightFormatId>& weight_formats,
                                        std::set<QuantizationFormatId>& quantization_formats) {
   for (size_t i = 0; i < bindings.size(); ++i) {
@@ -61,8 +67,8 @@ Result<void> validate_semantic_bindings(const NodeResolutionContext& context,
                                         const std::vector<ResolvedValueBinding>& bindings,
                                         std::span<const ModelProgram::ValueInfo* const> infos,
                                         std::vector<std::string_view>& weight_canonical,
-                                        std::vector<const WeightReference*>& weights,
-                                        std::vector<const StateSpec*>& states) {
+                                        PerBinding<const WeightReference*>& weights,
+                                        PerBinding<const StateSpec*>& states) {
   const ModelProgram& program = context.family.program();
   const bool by_position = infos.size() == bindings.size();
   weight_canonical.assign(bindings.size(), std::string_view());
@@ -500,8 +506,8 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   FERRITE_RETURN_IF_ERROR(validate_resolved_bindings(node.id, *op, bindings));
   FERRITE_RETURN_IF_ERROR(validate_program_bindings(node, bindings));
   std::vector<std::string_view> weight_canonical;
-  std::vector<const WeightReference*> weights;
-  std::vector<const StateSpec*> states;
+  PerBinding<const WeightReference*> weights;
+  PerBinding<const StateSpec*> states;
   FERRITE_RETURN_IF_ERROR(
       validate_semantic_bindings(context, node, bindings, infos, weight_canonical, weights, states));
   // 3. Compatibility, before any estimator runs.
