@@ -204,10 +204,11 @@ Result<uint64_t> evaluate_workspace_shape(const WorkspaceShape& shape, const Nod
 Result<std::optional<ProviderWorkspaceRequirement>> resolve_workspace_shape(
     const ProviderWorkspaceRequirement& workspace, const NodeId& node,
     const std::map<AttributeId, SemanticValue>& attributes,
-    std::span<const ResolvedValueBinding> values, const std::vector<uint64_t>& token_rows) {
+    std::span<const ResolvedValueBinding> values, std::span<const uint64_t> token_rows) {
   const auto* shape = std::get_if<WorkspaceShape>(&workspace.formula);
   if (shape == nullptr) return std::optional(workspace);
   std::vector<WorkspaceShapeSlot> slots;
+  slots.reserve(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
     slots.push_back(WorkspaceShapeSlot{values[i].role(), values[i].ordinal(),
                                        values[i].tensor().dimensions(),

@@ -78,7 +78,8 @@ struct OperationResourceEstimateRequest {
   // (for example a K cache's context), 0 for every other binding; empty when
   // the caller knows of none. Not a separate fingerprint input: the prepared
   // family fingerprint covers the program's state capacities.
-  std::vector<uint64_t> token_rows;
+  // Borrowed, like `values`.
+  std::span<const uint64_t> token_rows;
 
   Result<void> validate() const;
 };

@@ -191,6 +191,6 @@ Result<uint64_t> evaluate_workspace_shape(const WorkspaceShape& shape, const Nod
 Result<std::optional<ProviderWorkspaceRequirement>> resolve_workspace_shape(
     const ProviderWorkspaceRequirement& workspace, const NodeId& node,
     const std::map<AttributeId, SemanticValue>& attributes,
-    std::span<const ResolvedValueBinding> values, const std::vector<uint64_t>& token_rows);
+    std::span<const ResolvedValueBinding> values, std::span<const uint64_t> token_rows);
 
 }  // namespace ferrite
