@@ -226,12 +226,20 @@ Result<ResourceId> workspace_base_id(const NodeId& node, std::string_view kind,
   return ResourceId::create(fmt::format("resource/{}/sha256/{}", kind, sha256_hex(material)));
 }
 
+namespace {
+// The one test both functions below apply to each policy profile.
+bool profile_usable(const DeviceDescriptor& device, const DynamicStorageRequirement& requirement,
+                    const DynamicStorageProfile& profile) {
+  return device.dynamic_storage_profiles.contains(profile) && requirement.accepts(profile);
+}
+}  // namespace
+
 std::set<DynamicStorageProfile> available_storage_profiles(
     const RuntimePolicy& policy, const DeviceDescriptor& device,
     const DynamicStorageRequirement& requirement) {
   std::set<DynamicStorageProfile> out;
   for (const auto& p : policy.storage_profile_order) {
-    if (device.dynamic_storage_profiles.contains(p) && requirement.accepts(p)) out.insert(p);
+    if (profile_usable(device, requirement, p)) out.insert(p);
   }
   return out;
 }
@@ -241,10 +249,9 @@ std::set<DynamicStorageProfile> available_storage_profiles(
 // candidate in every round).
 bool profile_available(const RuntimePolicy& policy, const DeviceDescriptor& device,
                        const DynamicStorageRequirement& requirement) {
-  return std::any_of(policy.storage_profile_order.begin(), policy.storage_profile_order.end(),
-                     [&](const DynamicStorageProfile& p) {
-                       return device.dynamic_storage_profiles.contains(p) && requirement.accepts(p);
-                     });
+  return std::any_of(
+      policy.storage_profile_order.begin(), policy.storage_profile_order.end(),
+      [&](const DynamicStorageProfile& p) { return profile_usable(device, requirement, p); });
 }
 
 Result<std::vector<NodeWorkspace>> node_workspaces(const NodeId& node,
