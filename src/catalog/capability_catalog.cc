@@ -107,22 +107,20 @@ Result<CapabilityCatalog> CapabilityCatalog::create(
     fingerprints.emplace(op_id, std::move(fingerprint));
   }
 
-  CapabilityCatalog catalog(std::move(device), std::move(operations));
-  catalog.operation_fingerprints_ = fingerprints;
+  auto tables = std::make_shared<Tables>();
   for (auto& provider : providers) {
     provider.normalize();
     if (auto valid = provider.validate(); !valid) {
       return make_error(std::move(valid.error()).with_field("device_id", device_id.str()));
     }
-    FERRITE_RETURN_IF_ERROR(
-        check_provider(catalog.device_, catalog.operations_, fingerprints, provider));
+    FERRITE_RETURN_IF_ERROR(check_provider(device, operations, fingerprints, provider));
     const OperationId op_id = provider.operation_id;
-    catalog.providers_[op_id].push_back(std::move(provider));
+    tables->providers[op_id].push_back(std::move(provider));
   }
 
-  for (const auto& [op_id, op] : catalog.operations_.operations()) {
-    auto rows = catalog.providers_.find(op_id);
-    if (rows == catalog.providers_.end()) {
+  for (const auto& [op_id, op] : operations.operations()) {
+    auto rows = tables->providers.find(op_id);
+    if (rows == tables->providers.end()) {
       return make_error(ErrorCode::kUnsupportedOperation,
                         "operation `{}` is unsupported on device `{}`: no provider is registered",
                         op_id.str(), device_id.str())
@@ -146,6 +144,13 @@ Result<CapabilityCatalog> CapabilityCatalog::create(
       }
     }
   }
+  tables->operation_fingerprints = std::move(fingerprints);
+  // Every operation has its fingerprint and (checked above) its providers.
+  tables->by_address.reserve(tables->operation_fingerprints.size());
+  for (const auto& [op_id, fingerprint] : tables->operation_fingerprints) {
+    tables->by_address.emplace(op_id, Tables::Row{&tables->providers.at(op_id), &fingerprint});
+  }
+  CapabilityCatalog catalog(std::move(device), std::move(operations), std::move(tables));
   catalog.fingerprint_ = canonical_fingerprint(catalog.to_json());
   return catalog;
 }
@@ -161,7 +166,7 @@ Result<const OperationDescriptor*> CapabilityCatalog::operation_for_node(
 
 Result<const std::vector<OperationProviderDescriptor>*> CapabilityCatalog::providers_for(
     const OperationId& id) const {
-  if (auto it = providers_.find(id); it != providers_.end()) return &it->second;
+  if (const Tables::Row* rows = row(id)) return rows->providers;
   return make_error(ErrorCode::kUnsupportedOperation,
                     "operation `{}` is unsupported on device `{}`: no provider is registered",
                     id.str(), device_.id.str())
@@ -171,7 +176,7 @@ Result<const std::vector<OperationProviderDescriptor>*> CapabilityCatalog::provi
 
 Result<const std::vector<OperationProviderDescriptor>*> CapabilityCatalog::providers_for_node(
     const NodeId& node_id, const OperationId& id) const {
-  if (auto it = providers_.find(id); it != providers_.end()) return &it->second;
+  if (const Tables::Row* rows = row(id)) return rows->providers;
   return make_error(ErrorCode::kUnsupportedOperation,
                     "node `{}` operation `{}` is unsupported on device `{}`: no provider is "
                     "registered",
@@ -181,11 +186,16 @@ Result<const std::vector<OperationProviderDescriptor>*> CapabilityCatalog::provi
       .with_field("device_id", device_.id.str());
 }
 
+const CapabilityCatalog::Tables::Row* CapabilityCatalog::row(const OperationId& id) const {
+  auto it = tables_->by_address.find(id);
+  return it == tables_->by_address.end() ? nullptr : &it->second;
+}
+
 const OperationProviderDescriptor* CapabilityCatalog::find_provider(
     const OperationId& operation_id, const ProviderId& provider_id) const {
-  auto rows = providers_.find(operation_id);
-  if (rows == providers_.end()) return nullptr;
-  for (const auto& provider : rows->second) {
+  const Tables::Row* rows = row(operation_id);
+  if (rows == nullptr) return nullptr;
+  for (const auto& provider : *rows->providers) {
     if (provider.provider_id == provider_id) return &provider;
   }
   return nullptr;
@@ -195,8 +205,8 @@ ProviderCompatibilityReport CapabilityCatalog::provider_compatibility(
     const ProviderCompatibilityRequest& request) const {
   ProviderCompatibilityReport report;
   const OperationDescriptor* op = operations_.find(request.operation_id);
-  auto rows = providers_.find(request.operation_id);
-  if (op == nullptr || rows == providers_.end()) return report;
+  const Tables::Row* rows = row(request.operation_id);
+  if (op == nullptr || rows == nullptr) return report;
 
   // The request's capabilities and the operation's: the request's own set
   // when it already names the operation's (the compiler's requests do), a
@@ -211,8 +221,8 @@ ProviderCompatibilityReport CapabilityCatalog::provider_compatibility(
     required = &merged;
   }
   const std::set<CapabilityId>& required_capabilities = *required;
-  report.compatible.reserve(rows->second.size());
-  for (const auto& provider : rows->second) {
+  report.compatible.reserve(rows->providers->size());
+  for (const auto& provider : *rows->providers) {
     std::vector<ProviderCompatibilityRejectReason> reasons;
     if (!op->version.satisfies(request.required_version)) {
       reasons.emplace_back(OperationVersionMismatch{request.required_version, op->version});
@@ -243,6 +253,14 @@ ProviderCompatibilityReport CapabilityCatalog::provider_compatibility(
   return report;
 }
 
+bool operator==(const CapabilityCatalog& a, const CapabilityCatalog& b) {
+  return a.device_ == b.device_ && a.operations_ == b.operations_ &&
+         (a.tables_ == b.tables_ ||
+          (a.tables_->providers == b.tables_->providers &&
+           a.tables_->operation_fingerprints == b.tables_->operation_fingerprints)) &&
+         a.fingerprint_ == b.fingerprint_;
+}
+
 Result<std::vector<ProviderId>> CapabilityCatalog::require_compatible_for_node(
     const NodeId& node_id, const ProviderCompatibilityRequest& request) const {
   if (auto valid = request.validate(); !valid) {
@@ -260,7 +278,7 @@ Result<std::vector<ProviderId>> CapabilityCatalog::require_compatible_for_node(
 
 json CapabilityCatalog::to_json() const {
   json providers = json::array();
-  for (const auto& [op_id, rows] : providers_) {
+  for (const auto& [op_id, rows] : tables_->providers) {
     for (const auto& provider : rows) providers.push_back(provider.to_json());
   }
   return json{{"device", device_.to_json()},
@@ -273,8 +291,8 @@ json CapabilityCatalog::to_json() const {
 namespace ferrite {
 
 const std::string* CapabilityCatalog::operation_fingerprint(const OperationId& id) const {
-  auto it = operation_fingerprints_.find(id);
-  return it == operation_fingerprints_.end() ? nullptr : &it->second;
+  const Tables::Row* rows = row(id);
+  return rows == nullptr ? nullptr : rows->fingerprint;
 }
 
 }  // namespace ferrite

@@ -15,21 +15,23 @@ Result<OperationCatalog> OperationCatalog::create(std::vector<OperationDescripto
                       "operation catalog has {} operations; the limit is {}", operations.size(),
                       kMaxCatalogOperations);
   }
-  OperationCatalog catalog;
+  auto state = std::make_shared<State>();
   for (auto& op : operations) {
     FERRITE_RETURN_IF_ERROR(op.validate());
     const OperationId id = op.id;
-    if (!catalog.operations_.emplace(id, std::move(op)).second) {
+    if (!state->operations.emplace(id, std::move(op)).second) {
       return make_error(ErrorCode::kInvalidExecutionPlan, "operation `{}` is registered twice",
                         id.str());
     }
   }
-  return catalog;
+  state->by_address.reserve(state->operations.size());
+  for (const auto& [id, op] : state->operations) state->by_address.emplace(id, &op);
+  return OperationCatalog(std::move(state));
 }
 
 const OperationDescriptor* OperationCatalog::find(const OperationId& id) const {
-  auto it = operations_.find(id);
-  return it == operations_.end() ? nullptr : &it->second;
+  auto it = state_->by_address.find(id);
+  return it == state_->by_address.end() ? nullptr : it->second;
 }
 
 Result<const OperationDescriptor*> OperationCatalog::operation(const OperationId& id) const {
@@ -53,7 +55,7 @@ Result<const OperationDescriptor*> OperationCatalog::operation_for_node(
 
 nlohmann::json OperationCatalog::to_json() const {
   nlohmann::json ops = nlohmann::json::array();
-  for (const auto& [id, op] : operations_) ops.push_back(op.to_json());
+  for (const auto& [id, op] : state_->operations) ops.push_back(op.to_json());
   return nlohmann::json{{"operations", ops}};
 }
 

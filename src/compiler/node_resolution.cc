@@ -2,6 +2,7 @@
 
 #include "ferrite/core/json_array.h"
 #include <algorithm>
+#include <cassert>
 #include <tuple>
 
 #include <absl/container/inlined_vector.h>
@@ -366,7 +367,8 @@ uint64_t PlanNodeResolution::maximum_value_alignment() const {
 }
 
 Result<void> validate_resolved_bindings(const NodeId& node_id, const OperationDescriptor& op,
-                                        const std::vector<ResolvedValueBinding>& bindings) {
+                                        const std::vector<ResolvedValueBinding>& bindings,
+                                        const std::vector<ResolvedValueBinding>* unified_before) {
   const size_t inputs = op.inputs.size();
   if (bindings.size() != inputs + op.outputs.size()) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
@@ -374,6 +376,12 @@ Result<void> validate_resolved_bindings(const NodeId& node_id, const OperationDe
                       bindings.size(), op.id.str(), inputs + op.outputs.size())
         .with_field("node_id", node_id.str());
   }
+  // Unification is a function of the contracts and the tensors alone.
+  const bool unified = unified_before != nullptr &&
+                       std::equal(bindings.begin(), bindings.end(), unified_before->begin(),
+                                  unified_before->end(), [](const auto& now, const auto& then) {
+                                    return now.tensor() == then.tensor();
+                                  });
   TensorSymbols symbols;
   for (size_t i = 0; i < bindings.size(); ++i) {
     const auto& b = bindings[i];
@@ -394,6 +402,7 @@ Result<void> validate_resolved_bindings(const NodeId& node_id, const OperationDe
                         b.describe(), op.id.str())
           .with_field("node_id", node_id.str());
     }
+    if (unified) continue;
     FERRITE_RETURN_IF_ERROR(unify_tensor(contract, b.tensor(), symbols, node_id,
                                          is_input ? "input" : "output", ordinal, b.value_id()));
   }
@@ -510,7 +519,13 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                            context.catalog.operation_for_node(node.id, node.operation_id));
   // 2. Attributes and bindings.
   FERRITE_RETURN_IF_ERROR(op->validate_attributes(node.id, node.attributes));
-  FERRITE_RETURN_IF_ERROR(validate_resolved_bindings(node.id, *op, bindings));
+  // An earlier round of this node unified these same tensors with `op`.
+  const std::vector<ResolvedValueBinding>* unified_before =
+      earlier != nullptr && earlier->node_id() == node.id &&
+              earlier->operation_id() == node.operation_id
+          ? &earlier->values()
+          : nullptr;
+  FERRITE_RETURN_IF_ERROR(validate_resolved_bindings(node.id, *op, bindings, unified_before));
   FERRITE_RETURN_IF_ERROR(validate_program_bindings(node, bindings));
   std::vector<std::string_view> weight_canonical;
   PerBinding<const WeightReference*> weights;
@@ -530,17 +545,12 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   const std::vector<ResolvedValueBinding>& values = *shared_bindings;
   std::set<CapabilityId> required_capabilities = op->provider.required_capabilities;
   required_capabilities.insert(requested_capabilities.begin(), requested_capabilities.end());
-  // The request owns the sets from here on; what follows reads them there.
-  const ProviderCompatibilityRequest request{
+  ProviderCompatibilityRequest request{
       .operation_id = node.operation_id,
       .required_version = node.required_version,
       .required_capabilities = std::move(required_capabilities),
       .required_weight_formats = std::move(weight_formats),
       .required_quantization_formats = std::move(quantization_formats)};
-  const std::set<CapabilityId>& capabilities = request.required_capabilities;
-  const std::set<WeightFormatId>& required_weight_formats = request.required_weight_formats;
-  const std::set<QuantizationFormatId>& required_quantization_formats =
-      request.required_quantization_formats;
   FERRITE_ASSIGN_OR_RETURN(auto compatible,
                            context.catalog.require_compatible_for_node(node.id, request));
   const std::string* cached_fingerprint = context.catalog.operation_fingerprint(op->id);
@@ -563,6 +573,29 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
         state == nullptr ? nullptr : std::get_if<StateCapacityTokenScaled>(&state->capacity_demand);
     token_rows.push_back(scaled == nullptr ? 0 : scaled->maximum_tokens);
   }
+  // One estimate request for every provider, which owns the compatibility
+  // request's sets from here on (what follows reads them there); only the
+  // provider and its input fingerprint change from one provider to the next.
+  // It is valid by construction (OperationResourceEstimateRequest::validate):
+  // the catalog validated `op`, step 2 the attributes and the bindings' slot
+  // order, `token_rows` has a row per binding, and the fingerprint is the
+  // core's own deferred digest.
+  OperationResourceEstimateRequest estimate_request{
+      .node_id = node.id,
+      .operation = op,
+      .attributes = node.attributes,
+      .provider_id = compatible.front(),  // set per provider below; never empty
+      .values = values,
+      .required_capabilities = std::move(request.required_capabilities),
+      .required_weight_formats = std::move(request.required_weight_formats),
+      .required_quantization_formats = std::move(request.required_quantization_formats),
+      .input_fingerprint = {},
+      .token_rows = token_rows};
+  const std::set<CapabilityId>& capabilities = estimate_request.required_capabilities;
+  const std::set<WeightFormatId>& required_weight_formats =
+      estimate_request.required_weight_formats;
+  const std::set<QuantizationFormatId>& required_quantization_formats =
+      estimate_request.required_quantization_formats;
   for (const ProviderId& provider_id : compatible) {
     const OperationProviderDescriptor* descriptor =
         context.catalog.find_provider(node.operation_id, provider_id);
@@ -604,22 +637,13 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
     }
     // Deferred: hashed only if this provider's plan is read (chosen, or a
     // blocked workspace named below).
-    DeferredSha256 input_fingerprint = node_input->fingerprint_for(provider_id);
-    OperationResourceEstimateRequest estimate_request{
-        .node_id = node.id,
-        .operation = op,
-        .attributes = node.attributes,
-        .provider_id = provider_id,
-        .values = values,
-        .required_capabilities = capabilities,
-        .required_weight_formats = required_weight_formats,
-        .required_quantization_formats = required_quantization_formats,
-        .input_fingerprint = input_fingerprint,
-        .token_rows = token_rows};
-    FERRITE_RETURN_IF_ERROR(estimate_request.validate());
+    estimate_request.provider_id = provider_id;
+    estimate_request.input_fingerprint = node_input->fingerprint_for(provider_id);
+    assert(estimate_request.validate());
     FERRITE_ASSIGN_OR_RETURN(auto estimate, estimator->estimate_resources(estimate_request));
-    FERRITE_ASSIGN_OR_RETURN(auto plan, ProviderResourcePlan::from_provider_output(
-                                            *descriptor, input_fingerprint, estimate));
+    FERRITE_ASSIGN_OR_RETURN(auto plan,
+                             ProviderResourcePlan::from_provider_output(
+                                 *descriptor, estimate_request.input_fingerprint, estimate));
     const uint64_t minimum = op->resources.minimum_value_alignment_bytes;
     if (plan.value_alignment_bytes() < minimum || plan.value_alignment_bytes() % minimum != 0) {
       return make_error(

@@ -1,5 +1,6 @@
 #include "ferrite/catalog/capability_catalog.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,6 +85,40 @@ TEST(CapabilityCatalogTest, SyntheticCatalogIsCreated) {
   EXPECT_EQ(catalog.operations().operations().size(), 1u);
   ASSERT_EQ(catalog.providers().size(), 1u);
   EXPECT_EQ(catalog.providers().at(oid("operation.main")).size(), 1u);
+}
+
+// Copies share one immutable table; look-ups by id (hashed by the id's
+// interned address) answer the same from a copy that outlives its source,
+// and equality compares contents, not the shared tables.
+TEST(CapabilityCatalogTest, CopiesOutliveTheirSourceAndCompareByContent) {
+  std::optional<CapabilityCatalog> source = synthetic_catalog();
+  const CapabilityCatalog copy = *source;
+  const CapabilityCatalog rebuilt = synthetic_catalog();
+  EXPECT_EQ(copy, *source);
+  EXPECT_EQ(copy, rebuilt);  // separate tables, equal contents
+  source.reset();
+  const OperationId op = oid("operation.main");
+  ASSERT_NE(copy.operations().find(op), nullptr);
+  EXPECT_EQ(copy.operations().find(op)->id, op);
+  const OperationProviderDescriptor* provider =
+      copy.find_provider(op, pid("provider.main.reference"));
+  ASSERT_NE(provider, nullptr);
+  EXPECT_EQ(provider->provider_id, pid("provider.main.reference"));
+  EXPECT_EQ(copy.find_provider(op, pid("provider.absent")), nullptr);
+  EXPECT_EQ(copy.find_provider(oid("operation.absent"), pid("provider.main.reference")), nullptr);
+  ASSERT_NE(copy.operation_fingerprint(op), nullptr);
+  EXPECT_EQ(*copy.operation_fingerprint(op), unwrap(copy.operations().find(op)->fingerprint()));
+  EXPECT_EQ(copy.operation_fingerprint(oid("operation.absent")), nullptr);
+  EXPECT_EQ(copy.operations().find(oid("operation.absent")), nullptr);
+  ASSERT_TRUE(copy.providers_for(op));
+  EXPECT_EQ((*copy.providers_for(op))->size(), 1u);
+
+  // A catalog that differs in a provider row is unequal.
+  const auto operation = synthetic_operation();
+  const CapabilityCatalog other = unwrap(
+      make_catalog({operation}, {make_provider(operation, "provider.main.reference", {1, 1})}));
+  EXPECT_NE(copy, other);
+  EXPECT_EQ(copy.operations(), other.operations());
 }
 
 TEST(CapabilityCatalogTest, InvalidDeviceIsRejected) {

@@ -767,6 +767,19 @@ TEST(CompilerAcceptanceTest, Case23BindingsViolatingTheSignatureFailBeforeEstima
   EXPECT_THAT(bad.error().message(), HasSubstr("input[0] `value.input`"));
   EXPECT_THAT(bad.error().message(), HasSubstr("dtype=U32"));
   EXPECT_EQ(counter->calls, 1);  // no further estimate
+
+  // Given the node's earlier round, tensors equal to its are not unified
+  // again; a tensor that differs is, and fails as above.
+  auto again = resolve_node(context, node, resolved->node_resolutions[0].values(), {},
+                            std::nullopt, &*good);
+  ASSERT_TRUE(again) << again.error().to_string();
+  auto bad_again = resolve_node(context, node, bindings, {}, std::nullopt, &*good);
+  ASSERT_FALSE(bad_again);
+  EXPECT_THAT(bad_again.error().message(), HasSubstr("dtype=U32"));
+  const OperationDescriptor& op = *unwrap(h.catalog.operations().operation(node.operation_id));
+  auto direct = validate_resolved_bindings(node.id, op, bindings, &good->values());
+  ASSERT_FALSE(direct);
+  EXPECT_THAT(direct.error().message(), HasSubstr("dtype=U32"));
 }
 
 // --- Case 28: the alias graph ----------------------------------------------------

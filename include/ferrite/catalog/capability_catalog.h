@@ -55,6 +55,7 @@
 
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,6 +66,7 @@
 #include "ferrite/catalog/operation_catalog.h"
 #include "ferrite/catalog/provider_compatibility.h"
 #include "ferrite/catalog/provider_descriptor.h"
+#include "ferrite/core/identity_hash_map.h"
 
 namespace ferrite {
 
@@ -79,7 +81,7 @@ class CapabilityCatalog {
   const OperationCatalog& operations() const { return operations_; }
   // Provider rows per operation, each sorted by (provider_id, version).
   const std::map<OperationId, std::vector<OperationProviderDescriptor>>& providers() const {
-    return providers_;
+    return tables_->providers;
   }
 
   // OperationCatalog::operation_for_node with the device named (context
@@ -110,16 +112,30 @@ class CapabilityCatalog {
   // at creation; nullptr for an unknown operation.
   const std::string* operation_fingerprint(const OperationId& id) const;
 
-  friend bool operator==(const CapabilityCatalog&, const CapabilityCatalog&) = default;
+  friend bool operator==(const CapabilityCatalog& a, const CapabilityCatalog& b);
 
  private:
-  CapabilityCatalog(DeviceDescriptor device, OperationCatalog operations)
-      : device_(std::move(device)), operations_(std::move(operations)) {}
+  // Built once by `create` and shared by every copy. `by_address` points
+  // into the two maps' nodes (which live as long as the tables): one hash
+  // of an operation id's interned address finds its providers and
+  // fingerprint, reading no text (identity_hash_map.h).
+  struct Tables {
+    std::map<OperationId, std::vector<OperationProviderDescriptor>> providers;
+    std::map<OperationId, std::string> operation_fingerprints;
+    struct Row {
+      const std::vector<OperationProviderDescriptor>* providers;  // never null
+      const std::string* fingerprint;                             // never null
+    };
+    IdentityHashMap<OperationId, Row> by_address;
+  };
+  CapabilityCatalog(DeviceDescriptor device, OperationCatalog operations,
+                    std::shared_ptr<const Tables> tables)
+      : device_(std::move(device)), operations_(std::move(operations)), tables_(std::move(tables)) {}
+  const Tables::Row* row(const OperationId& id) const;  // nullptr when unknown
 
   DeviceDescriptor device_;
   OperationCatalog operations_;
-  std::map<OperationId, std::vector<OperationProviderDescriptor>> providers_;
-  std::map<OperationId, std::string> operation_fingerprints_;
+  std::shared_ptr<const Tables> tables_;  // never null
   std::string fingerprint_;
 };
 

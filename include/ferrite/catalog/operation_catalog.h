@@ -6,7 +6,9 @@
 // fail with UnsupportedOperation naming the node, the operation and (when
 // known) the device: "operation descriptor is not registered".
 // The full capability catalog (device, providers, estimators) wraps one of
-// these; inference needs only the operations.
+// these; inference needs only the operations. Copies share one immutable
+// table (a copy is a reference count); `find` hashes the id's interned
+// address (identity_hash_map.h), reading no text.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(OperationCatalog ops, OperationCatalog::create({rms_norm, linear}));
@@ -15,11 +17,13 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "ferrite/catalog/operation_descriptor.h"
+#include "ferrite/core/identity_hash_map.h"
 
 namespace ferrite {
 
@@ -29,7 +33,9 @@ class OperationCatalog {
  public:
   static Result<OperationCatalog> create(std::vector<OperationDescriptor> operations);
 
-  const std::map<OperationId, OperationDescriptor>& operations() const { return operations_; }
+  const std::map<OperationId, OperationDescriptor>& operations() const {
+    return state_->operations;
+  }
   const OperationDescriptor* find(const OperationId& id) const;
   Result<const OperationDescriptor*> operation(const OperationId& id) const;
   Result<const OperationDescriptor*> operation_for_node(const NodeId& node_id,
@@ -37,11 +43,19 @@ class OperationCatalog {
   nlohmann::json to_json() const;  // {"operations":[...]} in id order
   std::string fingerprint() const;
 
-  friend bool operator==(const OperationCatalog&, const OperationCatalog&) = default;
+  friend bool operator==(const OperationCatalog& a, const OperationCatalog& b) {
+    return a.state_ == b.state_ || a.state_->operations == b.state_->operations;
+  }
 
  private:
-  OperationCatalog() = default;
-  std::map<OperationId, OperationDescriptor> operations_;
+  // Built once by `create`; the index points into `operations`' nodes,
+  // which live as long as the state.
+  struct State {
+    std::map<OperationId, OperationDescriptor> operations;
+    IdentityHashMap<OperationId, const OperationDescriptor*> by_address;
+  };
+  explicit OperationCatalog(std::shared_ptr<const State> state) : state_(std::move(state)) {}
+  std::shared_ptr<const State> state_;  // never null
 };
 
 }  // namespace ferrite

@@ -3,7 +3,8 @@
 //
 // Contract: `EstimatorRegistry::create` holds one resource estimator per
 // provider id (a null entry or a second estimator for one provider is
-// kInvalidExecutionPlan); `find` returns nullptr for an unknown provider.
+// kInvalidExecutionPlan); `find` returns nullptr for an unknown provider
+// (one hash of the id's interned address; nothing iterates the table).
 // A `CompilationTarget` is what the compiler needs to plan for one device:
 // the capability catalog (operations, device, providers) and the estimators
 // of those providers. Target catalog files (format/catalog_file.h) and the
@@ -14,12 +15,12 @@
 //   CompilationTarget target{std::move(catalog), std::move(estimators)};
 #pragma once
 
-#include <map>
 #include <memory>
 #include <vector>
 
 #include "ferrite/catalog/capability_catalog.h"
 #include "ferrite/catalog/resource_estimator.h"
+#include "ferrite/core/identity_hash_map.h"
 
 namespace ferrite {
 
@@ -32,7 +33,7 @@ class EstimatorRegistry {
   const OperationResourceEstimator* find(const ProviderId& provider) const;
 
  private:
-  std::map<ProviderId, std::shared_ptr<const OperationResourceEstimator>> estimators_;
+  IdentityHashMap<ProviderId, std::shared_ptr<const OperationResourceEstimator>> estimators_;
 };
 
 // What the compiler needs to plan for one device.

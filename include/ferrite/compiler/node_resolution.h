@@ -206,8 +206,10 @@ Result<const ResolvedWeightBinding*> weight_contract_for(const NodeResolutionCon
                                                          const WeightId& weight_id,
                                                          std::optional<ResolvedWeightBinding>& scratch);
 
-// `earlier`, when given, is the same node's resolution in an earlier round:
-// its estimator input's head is reused when unchanged (NodeEstimatorInput).
+// `earlier`, when given, is the same node's resolution in an earlier round
+// with this context (same catalog): its estimator input's head is reused
+// when unchanged (NodeEstimatorInput), and its bindings' shapes are not
+// unified again when every tensor is unchanged (validate_resolved_bindings).
 Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                                         const ProgramNode& node,
                                         std::vector<ResolvedValueBinding> bindings,
@@ -216,8 +218,15 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                                         const PlanNodeResolution* earlier = nullptr);
 
 // Checks bindings against an operation signature (spec §4.1 binding contract).
-Result<void> validate_resolved_bindings(const NodeId& node_id, const OperationDescriptor& operation,
-                                        const std::vector<ResolvedValueBinding>& bindings);
+// `unified_before`, when given, holds bindings that passed these checks
+// against this same operation (the node's earlier round): when each binding's
+// tensor equals its slot's there, the shapes unify as they did then and are
+// not unified again; every other check (slots, access, alias, storage
+// overlap) runs whatever it holds.
+Result<void> validate_resolved_bindings(
+    const NodeId& node_id, const OperationDescriptor& operation,
+    const std::vector<ResolvedValueBinding>& bindings,
+    const std::vector<ResolvedValueBinding>* unified_before = nullptr);
 
 // The profiles in the policy order that the device offers and `requirement`
 // accepts; `profile_available` is true when there is at least one.
