@@ -4,6 +4,7 @@
 #include <string_view>
 #include <utility>
 
+#include <absl/container/flat_hash_map.h>
 #include <fmt/format.h>
 
 #include "ferrite/catalog/canonical_encoding.h"
@@ -18,19 +19,30 @@ nlohmann::json optional_workspace_json(const std::optional<ProviderWorkspaceRequ
   return w ? w->to_json() : nlohmann::json(nullptr);
 }
 
-// What is wrong with a resource plan's fields, as the rest of "provider `p`
-// resource estimate from estimator `e` <problem>"; "" when nothing is.
-std::string fields_problem(const ProviderResourcePlan& plan) {
-  if (auto valid = validate_identity("resource estimator", plan.estimator_id()); !valid) {
+// What is wrong with an estimator's id, version and implementation
+// fingerprint, as fields_problem says it; "" when nothing is.
+std::string estimator_problem(const std::string& id, const ContractVersion& version,
+                              const std::string& implementation_fingerprint) {
+  if (auto valid = validate_identity("resource estimator", id); !valid) {
     return fmt::format("has an invalid estimator id: {}", valid.error().message());
   }
-  if (!plan.estimator_version().is_stable()) {
-    return fmt::format("has unstable estimator version {}", plan.estimator_version().to_string());
+  if (!version.is_stable()) {
+    return fmt::format("has unstable estimator version {}", version.to_string());
   }
-  if (!is_canonical_sha256(plan.estimator_implementation_fingerprint())) {
+  if (!is_canonical_sha256(implementation_fingerprint)) {
     return fmt::format("has implementation fingerprint `{}` that is not a canonical sha256",
-                       plan.estimator_implementation_fingerprint());
+                       implementation_fingerprint);
   }
+  return "";
+}
+
+// What is wrong with a resource plan's fields, as the rest of "provider `p`
+// resource estimate from estimator `e` <problem>"; "" when nothing is. The
+// estimator's id, version and implementation fingerprint are not checked
+// again: every plan is made by from_provider_output, whose shared estimator
+// text passed estimator_problem when it was made, and the fields never
+// change after.
+std::string fields_problem(const ProviderResourcePlan& plan) {
   // A deferred digest (the compiler's) is canonical by construction and is
   // not computed here; a fingerprint given as text is checked.
   if (!plan.estimator_input_digest().is_canonical_sha256()) {
@@ -145,10 +157,7 @@ Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
   }
 
   ProviderResourcePlan plan(descriptor.provider_id);
-  plan.estimator_id_ = descriptor.resource_estimator_id;
-  plan.estimator_version_ = descriptor.resource_estimator_version;
-  plan.estimator_implementation_fingerprint_ =
-      descriptor.resource_estimator_implementation_fingerprint;
+  FERRITE_ASSIGN_OR_RETURN(plan.estimator_, shared_estimator(descriptor));
   plan.estimator_input_fingerprint_ = input_fingerprint;
   plan.value_alignment_bytes_ = estimate.value_alignment_bytes;
   plan.scratch_ = estimate.scratch;
@@ -157,8 +166,46 @@ Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
   if (plan.scratch_ || plan.binding_ || plan.persistent_) {
     plan.estimate_digest_ = std::make_shared<EstimateDigest>();
   }
-  FERRITE_RETURN_IF_ERROR(plan.validate_fields());
+  const std::string problem = fields_problem(plan);
+  if (!problem.empty()) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "provider `{}` resource estimate from estimator `{}` {}", provider,
+                      plan.estimator_id(), problem)
+        .with_field("provider_id", provider)
+        .with_field("estimator_id", plan.estimator_id());
+  }
   return plan;
+}
+
+Result<std::shared_ptr<const ProviderResourcePlan::Estimator>>
+ProviderResourcePlan::shared_estimator(const OperationProviderDescriptor& descriptor) {
+  const std::string& id = descriptor.resource_estimator_id;
+  const ContractVersion& version = descriptor.resource_estimator_version;
+  const std::string& implementation = descriptor.resource_estimator_implementation_fingerprint;
+  // The thread's last estimator of each id. A hit is an equal, checked text
+  // (so an address reused by another catalog cannot alias it); the table
+  // starts over past kRemembered ids, so it stays small however many
+  // catalogs a thread compiles with.
+  constexpr size_t kRemembered = 256;
+  thread_local absl::flat_hash_map<std::string, std::shared_ptr<const Estimator>> remembered;
+  if (auto it = remembered.find(id); it != remembered.end()) {
+    const Estimator& known = *it->second;
+    if (known.version == version && known.implementation_fingerprint == implementation) {
+      return it->second;
+    }
+  }
+  if (std::string problem = estimator_problem(id, version, implementation); !problem.empty()) {
+    const std::string& provider = descriptor.provider_id.str();
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "provider `{}` resource estimate from estimator `{}` {}", provider, id,
+                      problem)
+        .with_field("provider_id", provider)
+        .with_field("estimator_id", id);
+  }
+  auto made = std::make_shared<const Estimator>(Estimator{id, version, implementation});
+  if (remembered.size() >= kRemembered) remembered.clear();
+  remembered.insert_or_assign(id, made);
+  return made;
 }
 
 Result<void> ProviderResourcePlan::validate_fields() const {
@@ -166,9 +213,9 @@ Result<void> ProviderResourcePlan::validate_fields() const {
   if (problem.empty()) return {};
   return make_error(ErrorCode::kInvalidExecutionPlan,
                     "provider `{}` resource estimate from estimator `{}` {}", provider_id_.str(),
-                    estimator_id_, problem)
+                    estimator_id(), problem)
       .with_field("provider_id", provider_id_.str())
-      .with_field("estimator_id", estimator_id_);
+      .with_field("estimator_id", estimator_id());
 }
 
 std::string ProviderResourcePlan::estimate_fingerprint() const {
@@ -179,9 +226,11 @@ std::string ProviderResourcePlan::estimate_fingerprint() const {
 }
 
 bool operator==(const ProviderResourcePlan& a, const ProviderResourcePlan& b) {
-  return a.provider_id_ == b.provider_id_ && a.estimator_id_ == b.estimator_id_ &&
-         a.estimator_version_ == b.estimator_version_ &&
-         a.estimator_implementation_fingerprint_ == b.estimator_implementation_fingerprint_ &&
+  return a.provider_id_ == b.provider_id_ &&
+         (a.estimator_ == b.estimator_ ||
+          (a.estimator_id() == b.estimator_id() &&
+           a.estimator_version() == b.estimator_version() &&
+           a.estimator_implementation_fingerprint() == b.estimator_implementation_fingerprint())) &&
          a.estimator_input_fingerprint_ == b.estimator_input_fingerprint_ &&
          a.value_alignment_bytes_ == b.value_alignment_bytes_ && a.scratch_ == b.scratch_ &&
          a.binding_ == b.binding_ && a.persistent_ == b.persistent_;
@@ -194,9 +243,9 @@ Result<void> ProviderResourcePlan::validate_shape() const { return validate_fiel
 nlohmann::json ProviderResourcePlan::fingerprint_material() const {
   return nlohmann::json{
       {"provider_id", provider_id_.str()},
-      {"estimator_id", estimator_id_},
-      {"estimator_version", estimator_version_.to_string()},
-      {"estimator_implementation_fingerprint", estimator_implementation_fingerprint_},
+      {"estimator_id", estimator_id()},
+      {"estimator_version", estimator_version().to_string()},
+      {"estimator_implementation_fingerprint", estimator_implementation_fingerprint()},
       {"estimator_input_fingerprint", estimator_input_fingerprint_.hex()},
       {"value_alignment_bytes", value_alignment_bytes_},
       {"scratch", optional_workspace_json(scratch_)},

@@ -256,7 +256,9 @@ struct Trail {
 bool precedes(const std::vector<NodeCandidates>& nodes, const std::vector<size_t>& members,
               size_t penalty_size, const Trail* a, const Trail* b) {
   if (a == b) return false;
-  std::vector<const Trail*> sa, sb;
+  // The diverging suffixes are a few positions long (two states merge soon
+  // after they part): inline, no allocation per comparison.
+  absl::InlinedVector<const Trail*, 8> sa, sb;
   const Trail* x = a;
   const Trail* y = b;
   while (x != y) {

@@ -1,6 +1,8 @@
 #include "ferrite/compiler/value_placement.h"
 
 #include <optional>
+#include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -50,12 +52,21 @@ Result<ResolvedValueStorage> activation_storage(const ProgramValueId& value,
 
 Result<ResourceId> hashed_resource_id(std::string_view kind, std::string_view fingerprint,
                                       std::string_view semantic_identity) {
-  std::string material(kind);
+  // One per activation and probed weight of every compile: the material is
+  // built in a buffer the thread keeps, and the id is appended, not formatted.
+  thread_local std::string material;
+  material.assign(kind);
   material.push_back('\0');
   material.append(fingerprint);
   material.push_back('\0');
   material.append(semantic_identity);
-  return ResourceId::create(fmt::format("resource/{}/sha256/{}", kind, sha256_hex(material)));
+  constexpr std::string_view kPrefix = "resource/";
+  constexpr std::string_view kHashed = "/sha256/";
+  constexpr size_t kHexDigits = 64;
+  std::string id;
+  id.reserve(kPrefix.size() + kind.size() + kHashed.size() + kHexDigits);
+  id.append(kPrefix).append(kind).append(kHashed).append(sha256_hex(material));
+  return ResourceId::create(std::move(id));
 }
 
 Result<WeightLocations> probe_weight_locations(const PreparedModelFamily& family,

@@ -351,11 +351,13 @@ std::string CanonicalSha256::hex() {
   started_ = false;
   reset();
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(length * 2);
+  // Sized once and written in place (a push_back per digit checked the
+  // capacity 64 times).
+  std::string out(size_t{length} * 2, '\0');
+  char* at = out.data();
   for (unsigned int i = 0; i < length; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 0xf]);
+    *at++ = kHex[digest[i] >> 4];
+    *at++ = kHex[digest[i] & 0xf];
   }
   return out;
 }

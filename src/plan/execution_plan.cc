@@ -317,8 +317,16 @@ Result<void> ExecutionPlan::collect_tables() {
   std::map<ProgramValueId, ValueSite> sites;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const PlanNode& node = nodes_[i];
-    auto [op, op_inserted] = operations_.emplace(
-        node.operation_id, OperationIdentity{node.operation_fingerprint, node.operation_version});
+    // Each table row is copied from its first node only; the other nodes of
+    // an operation or provider are compared with it in place.
+    auto op = operations_.find(node.operation_id);
+    const bool op_inserted = op == operations_.end();
+    if (op_inserted) {
+      op = operations_
+               .emplace(node.operation_id,
+                        OperationIdentity{node.operation_fingerprint, node.operation_version})
+               .first;
+    }
     if (!op_inserted && op->second.fingerprint != node.operation_fingerprint) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "operation `{}` has two fingerprints (node `{}`)",
@@ -333,17 +341,25 @@ Result<void> ExecutionPlan::collect_tables() {
           .with_field("node_id", node.id.str());
     }
     const ProviderResourcePlan& estimate = node.provider_resources;
-    ProviderIdentity identity{node.provider_implementation_fingerprint, estimate.estimator_id(),
-                              estimate.estimator_version().to_string(),
-                              estimate.estimator_implementation_fingerprint()};
     if (estimate.provider_id() != node.provider_id) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "node `{}` runs provider `{}` with the estimate of provider `{}`",
                         node.id.str(), node.provider_id.str(), estimate.provider_id().str())
           .with_field("node_id", node.id.str());
     }
-    auto [provider, provider_inserted] = providers_.emplace(node.provider_id, identity);
-    if (!provider_inserted && !(provider->second == identity)) {
+    auto provider = providers_.find(node.provider_id);
+    if (provider == providers_.end()) {
+      providers_.emplace(node.provider_id,
+                         ProviderIdentity{node.provider_implementation_fingerprint,
+                                          estimate.estimator_id(),
+                                          estimate.estimator_version().to_string(),
+                                          estimate.estimator_implementation_fingerprint()});
+    } else if (const ProviderIdentity& first = provider->second;
+               first.implementation_fingerprint != node.provider_implementation_fingerprint ||
+               first.estimator_id != estimate.estimator_id() ||
+               first.estimator_version != estimate.estimator_version().to_string() ||
+               first.estimator_implementation_fingerprint !=
+                   estimate.estimator_implementation_fingerprint()) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "provider `{}` has two implementation or estimator identities (node `{}`)",
                         node.provider_id.str(), node.id.str())

@@ -194,6 +194,42 @@ TEST(ProviderResourcePlanTest, RejectsNonCanonicalImplementationFingerprint) {
                     {"implementation fingerprint `ABC`", "canonical sha256"});
 }
 
+// Plans of one estimator share its checked text (a plan copies no string);
+// a descriptor with the same estimator id but other fields gets its own,
+// checked again, and a bad one is refused whatever came before it.
+TEST(ProviderResourcePlanTest, PlansOfOneEstimatorShareItsCheckedText) {
+  const ProviderResourcePlan first = unwrap(plan_from(good_estimate()));
+  const ProviderResourcePlan second = unwrap(plan_from(good_estimate()));
+  EXPECT_EQ(&first.estimator_id(), &second.estimator_id());
+  EXPECT_EQ(first, second);
+
+  OperationProviderDescriptor descriptor = provider_descriptor();
+  descriptor.resource_estimator_implementation_fingerprint = sha256_hex("estimator.main.v2");
+  OperationResourceEstimate estimate = good_estimate();
+  estimate.estimator_implementation_fingerprint =
+      descriptor.resource_estimator_implementation_fingerprint;
+  const ProviderResourcePlan other = unwrap(plan_from(estimate, descriptor));
+  EXPECT_EQ(other.estimator_id(), first.estimator_id());
+  EXPECT_EQ(other.estimator_implementation_fingerprint(), sha256_hex("estimator.main.v2"));
+  EXPECT_NE(other, first);
+
+  descriptor.resource_estimator_implementation_fingerprint = "ABC";
+  estimate.estimator_implementation_fingerprint = "ABC";
+  expect_plan_error(plan_from(estimate, descriptor),
+                    {"implementation fingerprint `ABC`", "canonical sha256"});
+  descriptor.resource_estimator_version = {0, 9};
+  descriptor.resource_estimator_implementation_fingerprint =
+      first.estimator_implementation_fingerprint();
+  estimate = good_estimate();
+  estimate.estimator_version = {0, 9};
+  expect_plan_error(plan_from(estimate, descriptor), {"unstable", "0.9"});
+
+  const ProviderResourcePlan again = unwrap(plan_from(good_estimate()));
+  EXPECT_EQ(again, first);
+  EXPECT_EQ(again.estimator_implementation_fingerprint(),
+            first.estimator_implementation_fingerprint());
+}
+
 TEST(ProviderResourcePlanTest, RejectsNonCanonicalInputFingerprint) {
   OperationResourceEstimate estimate = good_estimate();
   estimate.claimed_input_fingerprint = "not-a-sha";

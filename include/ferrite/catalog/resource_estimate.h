@@ -80,10 +80,10 @@ class ProviderResourcePlan {
       const OperationResourceEstimate& estimate);
 
   const ProviderId& provider_id() const { return provider_id_; }
-  const std::string& estimator_id() const { return estimator_id_; }
-  const ContractVersion& estimator_version() const { return estimator_version_; }
+  const std::string& estimator_id() const { return estimator_->id; }
+  const ContractVersion& estimator_version() const { return estimator_->version; }
   const std::string& estimator_implementation_fingerprint() const {
-    return estimator_implementation_fingerprint_;
+    return estimator_->implementation_fingerprint;
   }
   // The input fingerprint's text, computed on the first read (the compiler's
   // fingerprints are deferred: only a chosen provider's is ever read).
@@ -120,10 +120,20 @@ class ProviderResourcePlan {
   // Every field except estimate_fingerprint.
   nlohmann::json fingerprint_material() const;
 
+  // The estimator's identity, checked once and shared: by every copy of a
+  // plan, and by the plans a thread makes from one estimator (a compile
+  // makes several per node from a catalog's few estimators), so neither a
+  // copy nor a new plan copies its two strings.
+  struct Estimator {
+    std::string id;
+    ContractVersion version;
+    std::string implementation_fingerprint;
+  };
+  static Result<std::shared_ptr<const Estimator>> shared_estimator(
+      const OperationProviderDescriptor& descriptor);
+
   ProviderId provider_id_;
-  std::string estimator_id_;
-  ContractVersion estimator_version_;
-  std::string estimator_implementation_fingerprint_;
+  std::shared_ptr<const Estimator> estimator_;  // never null once made
   DeferredSha256 estimator_input_fingerprint_;
   uint64_t value_alignment_bytes_ = 0;
   std::optional<ProviderWorkspaceRequirement> scratch_;
