@@ -19,6 +19,17 @@ nlohmann::json optional_workspace_json(const std::optional<ProviderWorkspaceRequ
   return w ? w->to_json() : nlohmann::json(nullptr);
 }
 
+// "provider `p` resource estimate from estimator `e` <problem>", with both
+// ids as fields: the one error every check of a plan's fields reports.
+Error estimate_fields_error(const std::string& provider, const std::string& estimator,
+                            std::string_view problem) {
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    "provider `{}` resource estimate from estimator `{}` {}", provider, estimator,
+                    problem)
+      .with_field("provider_id", provider)
+      .with_field("estimator_id", estimator);
+}
+
 // What is wrong with an estimator's id, version and implementation
 // fingerprint, as fields_problem says it; "" when nothing is.
 std::string estimator_problem(const std::string& id, const ContractVersion& version,
@@ -167,13 +178,7 @@ Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
     plan.estimate_digest_ = std::make_shared<EstimateDigest>();
   }
   const std::string problem = fields_problem(plan);
-  if (!problem.empty()) {
-    return make_error(ErrorCode::kInvalidExecutionPlan,
-                      "provider `{}` resource estimate from estimator `{}` {}", provider,
-                      plan.estimator_id(), problem)
-        .with_field("provider_id", provider)
-        .with_field("estimator_id", plan.estimator_id());
-  }
+  if (!problem.empty()) return estimate_fields_error(provider, plan.estimator_id(), problem);
   return plan;
 }
 
@@ -195,12 +200,7 @@ ProviderResourcePlan::shared_estimator(const OperationProviderDescriptor& descri
     }
   }
   if (std::string problem = estimator_problem(id, version, implementation); !problem.empty()) {
-    const std::string& provider = descriptor.provider_id.str();
-    return make_error(ErrorCode::kInvalidExecutionPlan,
-                      "provider `{}` resource estimate from estimator `{}` {}", provider, id,
-                      problem)
-        .with_field("provider_id", provider)
-        .with_field("estimator_id", id);
+    return estimate_fields_error(descriptor.provider_id.str(), id, problem);
   }
   auto made = std::make_shared<const Estimator>(Estimator{id, version, implementation});
   if (remembered.size() >= kRemembered) remembered.clear();
@@ -211,11 +211,7 @@ ProviderResourcePlan::shared_estimator(const OperationProviderDescriptor& descri
 Result<void> ProviderResourcePlan::validate_fields() const {
   const std::string problem = fields_problem(*this);
   if (problem.empty()) return {};
-  return make_error(ErrorCode::kInvalidExecutionPlan,
-                    "provider `{}` resource estimate from estimator `{}` {}", provider_id_.str(),
-                    estimator_id(), problem)
-      .with_field("provider_id", provider_id_.str())
-      .with_field("estimator_id", estimator_id());
+  return estimate_fields_error(provider_id_.str(), estimator_id(), problem);
 }
 
 std::string ProviderResourcePlan::estimate_fingerprint() const {

@@ -553,6 +553,11 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
       .required_quantization_formats = std::move(quantization_formats)};
   FERRITE_ASSIGN_OR_RETURN(auto compatible,
                            context.catalog.require_compatible_for_node(node.id, request));
+  if (compatible.empty()) {  // the catalog reports none as an error; never read front() of none
+    return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` has no compatible provider",
+                      node.id.str())
+        .with_field("node_id", node.id.str());
+  }
   const std::string* cached_fingerprint = context.catalog.operation_fingerprint(op->id);
   if (cached_fingerprint == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "operation fingerprint is not cached");
@@ -584,7 +589,7 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
       .node_id = node.id,
       .operation = op,
       .attributes = node.attributes,
-      .provider_id = compatible.front(),  // set per provider below; never empty
+      .provider_id = compatible.front(),  // set per provider below
       .values = values,
       .required_capabilities = std::move(request.required_capabilities),
       .required_weight_formats = std::move(request.required_weight_formats),
