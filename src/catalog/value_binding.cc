@@ -32,6 +32,22 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
     ProgramValueId value_id, ValueBindingRole role, uint32_t ordinal, ResolvedTensorSpec tensor,
     TensorAccess access, AliasPolicy alias, BufferUsage usage, SharedWeight weight,
     ResolvedValueStorage storage) {
+  return create_with(std::move(value_id), role, ordinal, std::move(tensor), access,
+                     std::move(alias), usage, std::move(weight), std::move(storage), nullptr);
+}
+
+Result<ResolvedValueBinding> ResolvedValueBinding::create(
+    ProgramValueId value_id, ValueBindingRole role, uint32_t ordinal, ResolvedTensorSpec tensor,
+    TensorAccess access, AliasPolicy alias, BufferUsage usage, SharedWeight weight,
+    ResolvedValueStorage storage, const CheckedWeightBinding& checked) {
+  return create_with(std::move(value_id), role, ordinal, std::move(tensor), access,
+                     std::move(alias), usage, std::move(weight), std::move(storage), &checked);
+}
+
+Result<ResolvedValueBinding> ResolvedValueBinding::create_with(
+    ProgramValueId value_id, ValueBindingRole role, uint32_t ordinal, ResolvedTensorSpec tensor,
+    TensorAccess access, AliasPolicy alias, BufferUsage usage, SharedWeight weight,
+    ResolvedValueStorage storage, const CheckedWeightBinding* checked) {
   // Named only in errors (a binding is created for every node in every round).
   const auto slot_name = [&] { return describe_slot(value_id, role, ordinal); };
 
@@ -90,9 +106,14 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
                         slot_name());
     }
     const std::string& weight_id = weight->weight_id.str();
-    FERRITE_RETURN_IF_ERROR(weight->validate(), "value binding {}", slot_name());
-    FERRITE_RETURN_IF_ERROR(weight->validate_logical(tensor.dimensions(), tensor.element_type()),
-                            "value binding {}", slot_name());
+    // The contract's own rules, unless evidence says they passed for it and
+    // this tensor's dimensions and element type.
+    if (checked == nullptr ||
+        !checked->vouches_for(weight.get(), tensor.dimensions(), tensor.element_type())) {
+      FERRITE_RETURN_IF_ERROR(weight->validate(), "value binding {}", slot_name());
+      FERRITE_RETURN_IF_ERROR(weight->validate_logical(tensor.dimensions(), tensor.element_type()),
+                              "value binding {}", slot_name());
+    }
     if (components.size() != weight->components.size()) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "value binding {} has {} storage components but weight `{}` declares {}",

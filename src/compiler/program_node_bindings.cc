@@ -110,6 +110,11 @@ Result<ResolvedValueBinding> make_binding(
       weight = std::make_shared<const ResolvedWeightBinding>(std::move(derived));
     }
   }
+  if (shared != nullptr && (*shared)->checked) {
+    return ResolvedValueBinding::create(value, role, ordinal, *found.tensor, contract.access(),
+                                        alias, usage, std::move(weight), *found.storage,
+                                        *(*shared)->checked);
+  }
   return ResolvedValueBinding::create(value, role, ordinal, *found.tensor, contract.access(),
                                       alias, usage, std::move(weight), *found.storage);
 }
@@ -129,15 +134,25 @@ std::map<WeightId, ResolvedWeightBinding> program_weight_contracts(const ModelPr
 std::shared_ptr<const ProgramWeightContracts> ProgramWeightContracts::derive(
     const ModelProgram& program, const WeightSchema& schema) {
   auto out = std::make_shared<ProgramWeightContracts>();
-  auto contracts = program_weight_contracts(program, schema);
-  out->contracts.reserve(contracts.size());
-  for (auto& [id, contract] : contracts) {
+  out->contracts.reserve(program.weights().size());
+  for (const WeightReference& weight : program.weights()) {
+    // As program_weight_contracts, but the contract is checked once, where
+    // it lives, and keeps the evidence (a weight that fails is left out, so
+    // resolution reports it at its node).
+    auto contract = ResolvedWeightBinding::assemble_from_schema(schema, weight.weight_id);
+    const WeightTensorSpec* tensor = schema.find_tensor(weight.weight_id);
+    if (!contract || tensor == nullptr || out->contracts.contains(weight.weight_id)) continue;
+    auto shared = std::make_shared<SharedWeightContract>(
+        SharedWeightContract{std::move(*contract), {}, std::nullopt});
+    auto checked = CheckedWeightBinding::check(shared->contract, tensor->dimensions,
+                                               tensor->logical_element_type);
+    if (!checked) continue;
+    shared->checked = std::move(*checked);
     CanonicalText text;
-    encode_canonical(contract, text);
-    out->contracts.emplace(
-        id,
-        std::make_shared<const SharedWeightContract>(
-            SharedWeightContract{std::move(contract), text.text()}));
+    encode_canonical(shared->contract, text);
+    shared->canonical = text.text();
+    out->contracts.emplace(weight.weight_id,
+                           std::shared_ptr<const SharedWeightContract>(std::move(shared)));
   }
   return out;
 }

@@ -23,14 +23,17 @@ constexpr size_t kValuesPerChunk = 64;
 // Components referenced by the program's weights, in schema (id) order.
 Result<std::vector<const WeightComponentSpec*>> referenced_components(
     const PreparedModelFamily& family, const WeightSchema& schema) {
-  std::set<WeightId> referenced;
+  // The refs point into schema.components: marked by index, no id compared.
+  std::vector<bool> referenced(schema.components.size(), false);
   for (const auto& weight : family.program().weights()) {
     FERRITE_ASSIGN_OR_RETURN(auto refs, schema.physical_component_refs(weight.weight_id));
-    for (const auto* component : refs) referenced.insert(component->id);
+    for (const auto* component : refs) {
+      referenced[static_cast<size_t>(component - schema.components.data())] = true;
+    }
   }
   std::vector<const WeightComponentSpec*> out;
-  for (const auto& component : schema.components) {
-    if (referenced.contains(component.id)) out.push_back(&component);
+  for (size_t i = 0; i < schema.components.size(); ++i) {
+    if (referenced[i]) out.push_back(&schema.components[i]);
   }
   return out;
 }
@@ -77,8 +80,10 @@ Result<WeightLocations> probe_weight_locations(const PreparedModelFamily& family
     FERRITE_ASSIGN_OR_RETURN(uint64_t length, component->physical_bytes());
     FERRITE_ASSIGN_OR_RETURN(auto id, hashed_resource_id("weight-probe", weights.fingerprint(),
                                                          component->id.str()));
-    locations.emplace(component->id, WeightComponentLocation{std::move(id), 0, length,
-                                                             component->physical_element_type()});
+    // In schema order, which is id order: each goes in at the end.
+    locations.emplace_hint(locations.end(), component->id,
+                           WeightComponentLocation{std::move(id), 0, length,
+                                                   component->physical_element_type()});
   }
   return locations;
 }
@@ -111,7 +116,8 @@ Result<WeightLocations> arena_weight_locations(const PreparedModelFamily& family
                                hashed_resource_id("weight-arena", weights.fingerprint(), key));
       arena = arena_ids.emplace(type, std::move(id)).first;
     }
-    locations.emplace(component->id, WeightComponentLocation{arena->second, *offset, length, type});
+    locations.emplace_hint(locations.end(), component->id,
+                           WeightComponentLocation{arena->second, *offset, length, type});
   }
   return locations;
 }

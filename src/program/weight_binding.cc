@@ -1,5 +1,7 @@
 #include "ferrite/program/weight_binding.h"
 
+#include <algorithm>
+
 #include <map>
 #include <string>
 
@@ -28,6 +30,15 @@ Result<uint64_t> ResolvedWeightComponentLayout::physical_bytes() const {
 
 Result<ResolvedWeightBinding> ResolvedWeightBinding::from_schema(const WeightSchema& schema,
                                                                  const WeightId& tensor_id) {
+  FERRITE_ASSIGN_OR_RETURN(ResolvedWeightBinding binding, assemble_from_schema(schema, tensor_id));
+  const WeightTensorSpec* tensor = schema.find_tensor(tensor_id);  // found by assemble
+  FERRITE_RETURN_IF_ERROR(binding.validate());
+  FERRITE_RETURN_IF_ERROR(binding.validate_logical(tensor->dimensions, tensor->logical_element_type));
+  return binding;
+}
+
+Result<ResolvedWeightBinding> ResolvedWeightBinding::assemble_from_schema(
+    const WeightSchema& schema, const WeightId& tensor_id) {
   const WeightTensorSpec* tensor = schema.find_tensor(tensor_id);
   if (tensor == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "unknown logical weight `{}`",
@@ -44,8 +55,6 @@ Result<ResolvedWeightBinding> ResolvedWeightBinding::from_schema(const WeightSch
                                 tensor->physical_layout, {}};
   for (auto& [id, component] : sorted) binding.components.push_back(std::move(component));
   normalize_physical_layout(binding.physical_layout);
-  FERRITE_RETURN_IF_ERROR(binding.validate());
-  FERRITE_RETURN_IF_ERROR(binding.validate_logical(tensor->dimensions, tensor->logical_element_type));
   return binding;
 }
 
@@ -143,6 +152,25 @@ Result<void> ResolvedWeightBinding::validate_logical(std::span<const uint64_t> d
     }
   }
   return {};
+}
+
+Result<CheckedWeightBinding> CheckedWeightBinding::check(const ResolvedWeightBinding& binding,
+                                                         std::span<const uint64_t> dimensions,
+                                                         ElementType logical_element_type) {
+  FERRITE_RETURN_IF_ERROR(binding.validate());
+  FERRITE_RETURN_IF_ERROR(binding.validate_logical(dimensions, logical_element_type));
+  CheckedWeightBinding checked;
+  checked.binding_ = &binding;
+  checked.dimensions_.assign(dimensions.begin(), dimensions.end());
+  checked.element_type_ = logical_element_type;
+  return checked;
+}
+
+bool CheckedWeightBinding::vouches_for(const ResolvedWeightBinding* binding,
+                                       std::span<const uint64_t> dimensions,
+                                       ElementType logical_element_type) const {
+  return binding != nullptr && binding == binding_ && logical_element_type == element_type_ &&
+         std::equal(dimensions.begin(), dimensions.end(), dimensions_.begin(), dimensions_.end());
 }
 
 std::set<QuantizationFormatId> ResolvedWeightBinding::quantization_formats() const {

@@ -171,12 +171,16 @@ Result<void> WeightSchema::validate(const ModelFamilyId& family_id) const {
 }
 
 void WeightSchema::normalize() {
-  std::stable_sort(components.begin(), components.end(),
-                   [](const WeightComponentSpec& a, const WeightComponentSpec& b) {
-                     return a.id < b.id;
-                   });
-  std::stable_sort(tensors.begin(), tensors.end(),
-                   [](const WeightTensorSpec& a, const WeightTensorSpec& b) { return a.id < b.id; });
+  // A compile normalizes a schema that usually is already (the family's, or a
+  // copy of it): a sorted vector is only checked, not sorted again (a stable
+  // sort of sorted input still merges and takes a buffer).
+  const auto by_id = [](const auto& a, const auto& b) { return a.id < b.id; };
+  if (!std::is_sorted(components.begin(), components.end(), by_id)) {
+    std::stable_sort(components.begin(), components.end(), by_id);
+  }
+  if (!std::is_sorted(tensors.begin(), tensors.end(), by_id)) {
+    std::stable_sort(tensors.begin(), tensors.end(), by_id);
+  }
   for (WeightTensorSpec& tensor : tensors) normalize_physical_layout(tensor.physical_layout);
 }
 
@@ -194,6 +198,16 @@ Result<std::vector<const WeightComponentSpec*>> WeightSchema::physical_component
   };
   FERRITE_RETURN_IF_ERROR(
       weight_internal::check_layout_limits(fail, "physical_layout", tensor->physical_layout));
+  // A dense leaf (most weights) names one component: no set to build.
+  if (const auto* dense = std::get_if<DenseLayout>(&tensor->physical_layout.node)) {
+    const WeightComponentSpec* component = find_component(dense->component_id);
+    if (component == nullptr) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "logical weight `{}` references unknown weight component `{}`",
+                        tensor_id.str(), dense->component_id.str());
+    }
+    return std::vector<const WeightComponentSpec*>{component};
+  }
   const std::set<WeightId> ids = component_ids_of(tensor->physical_layout);
   std::vector<const WeightComponentSpec*> refs;
   refs.reserve(ids.size());

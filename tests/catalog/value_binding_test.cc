@@ -193,6 +193,35 @@ TEST(ValueBindingTest, Rule5ContractMustFitTheTensor) {
                     {"input[1] `value.weight`", "`weight.matrix`"});
 }
 
+TEST(ValueBindingTest, Rule5CheckedContractIsNotCheckedAgainButTheBindingIs) {
+  const auto contract = std::make_shared<const ResolvedWeightBinding>(dense_weight());
+  const std::vector<uint64_t> dims = {4};
+  const CheckedWeightBinding checked =
+      unwrap(CheckedWeightBinding::check(*contract, dims, ElementType::kF32));
+  const auto create = [&](ResolvedValueBinding::SharedWeight weight, ResolvedTensorSpec spec,
+                          ResolvedValueStorage storage) {
+    return ResolvedValueBinding::create(vid("value.weight"), ValueBindingRole::kInput, 1,
+                                        std::move(spec), TensorAccess::kRead, NoAlias{},
+                                        BufferUsage::kWeights, std::move(weight),
+                                        std::move(storage), checked);
+  };
+  auto binding = create(contract, tensor({4}), dense_weight_storage());
+  ASSERT_TRUE(binding) << binding.error().to_string();
+  EXPECT_TRUE(*binding == unwrap(dense_weight_input(dense_weight_storage())));
+  // The storage is still checked against the contract.
+  expect_plan_error(create(contract, tensor({4}), dense_weight_storage(12)),
+                    {"input[1] `value.weight`", "12 bytes"});
+  // Evidence for another shape or another object does not count: the
+  // contract's own rules run, and refuse.
+  expect_plan_error(create(contract, tensor({8}), dense_weight_storage()),
+                    {"input[1] `value.weight`", "`weight.matrix`"});
+  ResolvedWeightBinding broken = dense_weight();
+  broken.schema_version = {0, 1};
+  expect_plan_error(create(std::make_shared<const ResolvedWeightBinding>(broken), tensor({4}),
+                           dense_weight_storage()),
+                    {"input[1] `value.weight`", "unstable"});
+}
+
 TEST(ValueBindingTest, Rule5ComponentCountMustMatch) {
   auto two = unwrap(ResolvedValueStorage::composite({part("weight.component", 0, 16,
                                                           ElementType::kF32),

@@ -235,6 +235,45 @@ TEST(WeightBindingTest, ValidateLogical) {
                     {"weight binding `weight.wq`", "components[weight.wq]", "scales"});
 }
 
+TEST(WeightBindingTest, AssembleFromSchemaLeavesTheChecksToTheCaller) {
+  // The same binding as from_schema, for a weight from_schema accepts.
+  auto assembled = ResolvedWeightBinding::assemble_from_schema(make_schema(), wid("weight.w1"));
+  ASSERT_TRUE(assembled) << assembled.error().to_string();
+  EXPECT_EQ(*assembled, binding_of("weight.w1"));
+  // A tensor whose layout breaks the rules is assembled, and refused by from_schema.
+  WeightSchema schema = make_schema();
+  schema.tensors[0].logical_element_type = ElementType::kF16;  // weight.wq is stored as f32
+  EXPECT_TRUE(ResolvedWeightBinding::assemble_from_schema(schema, wid("weight.wq")));
+  expect_plan_error(ResolvedWeightBinding::from_schema(schema, wid("weight.wq")),
+                    {"weight binding `weight.wq`"});
+  expect_plan_error(ResolvedWeightBinding::assemble_from_schema(schema, wid("weight.none")),
+                    {"unknown logical weight `weight.none`"});
+}
+
+TEST(WeightBindingTest, CheckedBindingVouchesForItsObjectAndShapeOnly) {
+  const ResolvedWeightBinding binding = binding_of("weight.w1");
+  const std::vector<uint64_t> dims = {8, 64};
+  auto checked = CheckedWeightBinding::check(binding, dims, ElementType::kBf16);
+  ASSERT_TRUE(checked) << checked.error().to_string();
+  EXPECT_TRUE(checked->vouches_for(&binding, dims, ElementType::kBf16));
+  // Another object, even an equal one, another shape or element type: no.
+  const ResolvedWeightBinding copy = binding;
+  EXPECT_FALSE(checked->vouches_for(&copy, dims, ElementType::kBf16));
+  EXPECT_FALSE(checked->vouches_for(nullptr, dims, ElementType::kBf16));
+  const std::vector<uint64_t> other = {32, 16};
+  EXPECT_FALSE(checked->vouches_for(&binding, other, ElementType::kBf16));
+  const std::vector<uint64_t> longer = {8, 64, 1};
+  EXPECT_FALSE(checked->vouches_for(&binding, longer, ElementType::kBf16));
+  EXPECT_FALSE(checked->vouches_for(&binding, dims, ElementType::kF16));
+  // Evidence is only made for a binding that passes both checks.
+  expect_plan_error(CheckedWeightBinding::check(binding, other, ElementType::kBf16),
+                    {"weight binding `weight.w1`", "`weight.w1.scales`"});
+  ResolvedWeightBinding unstable = binding;
+  unstable.schema_version = {0, 1};
+  expect_plan_error(CheckedWeightBinding::check(unstable, dims, ElementType::kBf16),
+                    {"`weight.w1`", "unstable"});
+}
+
 TEST(WeightBindingTest, JsonShape) {
   const nlohmann::json expected = nlohmann::json::parse(R"({
     "weight_id": "weight.w1", "format_id": "format.gptq", "layout_id": "layout.test",

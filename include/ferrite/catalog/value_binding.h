@@ -62,6 +62,17 @@ class ResolvedValueBinding {
                                              TensorAccess access, AliasPolicy alias,
                                              BufferUsage usage, SharedWeight weight,
                                              ResolvedValueStorage storage);
+  // The same for a weight whose shared contract `checked` vouches for
+  // (program/weight_binding.h): when `weight` is that contract and `tensor`
+  // has the dimensions and element type it was checked against, the
+  // contract's own rules (validate, validate_logical) are not run again;
+  // every rule about the binding and its storage still is.
+  static Result<ResolvedValueBinding> create(ProgramValueId value_id, ValueBindingRole role,
+                                             uint32_t ordinal, ResolvedTensorSpec tensor,
+                                             TensorAccess access, AliasPolicy alias,
+                                             BufferUsage usage, SharedWeight weight,
+                                             ResolvedValueStorage storage,
+                                             const CheckedWeightBinding& checked);
   // The same, the contract (if any) moved into a new shared one.
   static Result<ResolvedValueBinding> create(ProgramValueId value_id, ValueBindingRole role,
                                              uint32_t ordinal, ResolvedTensorSpec tensor,
@@ -96,6 +107,14 @@ class ResolvedValueBinding {
   }
 
  private:
+  // Both public `create`s with a SharedWeight: `checked` is null when there
+  // is no evidence for the contract.
+  static Result<ResolvedValueBinding> create_with(ProgramValueId value_id, ValueBindingRole role,
+                                                  uint32_t ordinal, ResolvedTensorSpec tensor,
+                                                  TensorAccess access, AliasPolicy alias,
+                                                  BufferUsage usage, SharedWeight weight,
+                                                  ResolvedValueStorage storage,
+                                                  const CheckedWeightBinding* checked);
   ResolvedValueBinding(ProgramValueId value_id, ValueBindingRole role, uint32_t ordinal,
                        ResolvedTensorSpec tensor, TensorAccess access, AliasPolicy alias,
                        BufferUsage usage, SharedWeight weight, ResolvedValueStorage storage)

@@ -170,10 +170,14 @@ class PlanNodeResolution {
 // never touch one count (a single owner shared by all contracts was a
 // contended atomic on every weight binding, in every round) — and an
 // estimator input that views `canonical` is kept alive by the binding it
-// holds.
+// holds. `checked` is the evidence that `contract` passed its own rules for
+// the schema's logical dimensions and element type (program/weight_binding.h),
+// which lets each binding of it skip them; it names `contract` by address, so
+// the two live and die together here.
 struct SharedWeightContract {
   ResolvedWeightBinding contract;
   std::string canonical;
+  std::optional<CheckedWeightBinding> checked;
 };
 // Looked up by every weight binding of every round, never iterated: a table
 // hashed by the weight id's address (a look-up reads no id text).

@@ -70,6 +70,12 @@ struct ResolvedWeightBinding {
 
   static Result<ResolvedWeightBinding> from_schema(const WeightSchema& schema,
                                                    const WeightId& tensor_id);
+  // from_schema without its two checks (`validate`, `validate_logical`), for
+  // a caller that checks the binding where it will live
+  // (CheckedWeightBinding::check). Fails only for an unknown weight or
+  // component.
+  static Result<ResolvedWeightBinding> assemble_from_schema(const WeightSchema& schema,
+                                                            const WeightId& tensor_id);
 
   Result<void> validate() const;
   Result<void> validate_logical(std::span<const uint64_t> dimensions,
@@ -83,6 +89,38 @@ struct ResolvedWeightBinding {
   nlohmann::json to_json() const;
 
   friend bool operator==(const ResolvedWeightBinding&, const ResolvedWeightBinding&) = default;
+};
+
+// Evidence that one immutable ResolvedWeightBinding passed `validate()` and
+// `validate_logical(dims, dtype)`: made only by `check`, which runs both. A
+// compilation checks each weight's shared contract once and hands the
+// evidence to every binding of it (ResolvedValueBinding::create), instead of
+// checking the same contract again in every round.
+//
+// Hazard: the evidence names the contract by address. Keep it beside the
+// contract it checked (the same owner, the same lifetime) and never mutate
+// that contract; evidence that outlived its contract could vouch for another
+// object later allocated at the same address.
+//
+// Example:
+//   FERRITE_ASSIGN_OR_RETURN(auto checked,
+//       CheckedWeightBinding::check(contract, tensor.dimensions, tensor.logical_element_type));
+//   if (checked.vouches_for(contract, dims, dtype)) { /* no second check needed */ }
+class CheckedWeightBinding {
+ public:
+  static Result<CheckedWeightBinding> check(const ResolvedWeightBinding& binding,
+                                            std::span<const uint64_t> dimensions,
+                                            ElementType logical_element_type);
+  // Whether `binding` is the contract checked here, for exactly these
+  // logical dimensions and element type.
+  bool vouches_for(const ResolvedWeightBinding* binding, std::span<const uint64_t> dimensions,
+                   ElementType logical_element_type) const;
+
+ private:
+  CheckedWeightBinding() = default;
+  const ResolvedWeightBinding* binding_ = nullptr;
+  std::vector<uint64_t> dimensions_;
+  ElementType element_type_{};
 };
 
 }  // namespace ferrite
