@@ -45,9 +45,9 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create(
 }
 
 Result<ResolvedValueBinding> ResolvedValueBinding::create_with(
-    ProgramValueId value_id, ValueBindingRole role, uint32_t ordinal, ResolvedTensorSpec tensor,
-    TensorAccess access, AliasPolicy alias, BufferUsage usage, SharedWeight weight,
-    ResolvedValueStorage storage, const CheckedWeightBinding* checked) {
+    ProgramValueId&& value_id, ValueBindingRole role, uint32_t ordinal, ResolvedTensorSpec&& tensor,
+    TensorAccess access, AliasPolicy&& alias, BufferUsage usage, SharedWeight&& weight,
+    ResolvedValueStorage&& storage, const CheckedWeightBinding* checked) {
   // Named only in errors (a binding is created for every node in every round).
   const auto slot_name = [&] { return describe_slot(value_id, role, ordinal); };
 
@@ -174,7 +174,7 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create_with(
   }
 
   return ResolvedValueBinding(std::move(value_id), role, ordinal, std::move(tensor), access,
-                              alias, usage, std::move(weight), std::move(storage));
+                              std::move(alias), usage, std::move(weight), std::move(storage));
 }
 
 std::string ResolvedValueBinding::describe() const {

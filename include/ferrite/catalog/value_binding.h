@@ -108,12 +108,14 @@ class ResolvedValueBinding {
 
  private:
   // Both public `create`s with a SharedWeight: `checked` is null when there
-  // is no evidence for the contract.
-  static Result<ResolvedValueBinding> create_with(ProgramValueId value_id, ValueBindingRole role,
-                                                  uint32_t ordinal, ResolvedTensorSpec tensor,
-                                                  TensorAccess access, AliasPolicy alias,
-                                                  BufferUsage usage, SharedWeight weight,
-                                                  ResolvedValueStorage storage,
+  // is no evidence for the contract. It takes their parameters by reference
+  // and moves each once, into the binding (a binding is made for every node
+  // in every round).
+  static Result<ResolvedValueBinding> create_with(ProgramValueId&& value_id, ValueBindingRole role,
+                                                  uint32_t ordinal, ResolvedTensorSpec&& tensor,
+                                                  TensorAccess access, AliasPolicy&& alias,
+                                                  BufferUsage usage, SharedWeight&& weight,
+                                                  ResolvedValueStorage&& storage,
                                                   const CheckedWeightBinding* checked);
   ResolvedValueBinding(ProgramValueId value_id, ValueBindingRole role, uint32_t ordinal,
                        ResolvedTensorSpec tensor, TensorAccess access, AliasPolicy alias,
