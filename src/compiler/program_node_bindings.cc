@@ -139,9 +139,10 @@ std::shared_ptr<const ProgramWeightContracts> ProgramWeightContracts::derive(
     // As program_weight_contracts, but the contract is checked once, where
     // it lives, and keeps the evidence (a weight that fails is left out, so
     // resolution reports it at its node).
+    if (out->contracts.contains(weight.weight_id)) continue;  // referenced twice: one contract
     auto contract = ResolvedWeightBinding::assemble_from_schema(schema, weight.weight_id);
     const WeightTensorSpec* tensor = schema.find_tensor(weight.weight_id);
-    if (!contract || tensor == nullptr || out->contracts.contains(weight.weight_id)) continue;
+    if (!contract || tensor == nullptr) continue;
     auto shared = std::make_shared<SharedWeightContract>(
         SharedWeightContract{std::move(*contract), {}, std::nullopt});
     auto checked = CheckedWeightBinding::check(shared->contract, tensor->dimensions,

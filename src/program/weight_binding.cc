@@ -1,7 +1,6 @@
 #include "ferrite/program/weight_binding.h"
 
 #include <algorithm>
-
 #include <map>
 #include <string>
 

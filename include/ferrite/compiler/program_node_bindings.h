@@ -47,8 +47,9 @@ std::map<WeightId, ResolvedWeightBinding> program_weight_contracts(const ModelPr
 // with its canonical bytes and the evidence that it passed its own rules
 // (SharedWeightContract): what NodeResolutionContext::weight_contracts points
 // at. Each contract is checked once here, where it lives; the bindings of
-// every round that point at it skip that check (ResolvedValueBinding::create). Derived once per
-// compilation and shared (ProgramResolution keeps it for the packing rounds).
+// every round that point at it skip that check (ResolvedValueBinding::create).
+// Derived once per compilation and shared (ProgramResolution keeps it for the
+// packing rounds).
 struct ProgramWeightContracts {
   static std::shared_ptr<const ProgramWeightContracts> derive(const ModelProgram& program,
                                                               const WeightSchema& schema);
