@@ -198,26 +198,26 @@ Result<std::vector<const WeightComponentSpec*>> WeightSchema::physical_component
   };
   FERRITE_RETURN_IF_ERROR(
       weight_internal::check_layout_limits(fail, "physical_layout", tensor->physical_layout));
-  // A dense leaf (most weights) names one component: no set to build.
-  if (const auto* dense = std::get_if<DenseLayout>(&tensor->physical_layout.node)) {
-    const WeightComponentSpec* component = find_component(dense->component_id);
-    if (component == nullptr) {
-      return make_error(ErrorCode::kInvalidExecutionPlan,
-                        "logical weight `{}` references unknown weight component `{}`",
-                        tensor_id.str(), dense->component_id.str());
-    }
-    return std::vector<const WeightComponentSpec*>{component};
-  }
-  const std::set<WeightId> ids = component_ids_of(tensor->physical_layout);
-  std::vector<const WeightComponentSpec*> refs;
-  refs.reserve(ids.size());
-  for (const WeightId& id : ids) {
+  // The schema's component `id`, or the error naming the reference.
+  const auto referenced = [&](const WeightId& id) -> Result<const WeightComponentSpec*> {
     const WeightComponentSpec* component = find_component(id);
     if (component == nullptr) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "logical weight `{}` references unknown weight component `{}`",
                         tensor_id.str(), id.str());
     }
+    return component;
+  };
+  // A dense leaf (most weights) names one component: no set to build.
+  if (const auto* dense = std::get_if<DenseLayout>(&tensor->physical_layout.node)) {
+    FERRITE_ASSIGN_OR_RETURN(const WeightComponentSpec* component, referenced(dense->component_id));
+    return std::vector<const WeightComponentSpec*>{component};
+  }
+  const std::set<WeightId> ids = component_ids_of(tensor->physical_layout);
+  std::vector<const WeightComponentSpec*> refs;
+  refs.reserve(ids.size());
+  for (const WeightId& id : ids) {
+    FERRITE_ASSIGN_OR_RETURN(const WeightComponentSpec* component, referenced(id));
     refs.push_back(component);
   }
   // Schema order: the components live in one vector, so address order is it.
