@@ -121,23 +121,13 @@ Result<ResolvedValueBinding> make_binding(
 
 }  // namespace
 
-std::map<WeightId, ResolvedWeightBinding> program_weight_contracts(const ModelProgram& program,
-                                                                   const WeightSchema& schema) {
-  std::map<WeightId, ResolvedWeightBinding> out;
-  for (const WeightReference& weight : program.weights()) {
-    auto contract = ResolvedWeightBinding::from_schema(schema, weight.weight_id);
-    if (contract) out.emplace(weight.weight_id, std::move(*contract));
-  }
-  return out;
-}
-
 std::shared_ptr<const ProgramWeightContracts> ProgramWeightContracts::derive(
     const ModelProgram& program, const WeightSchema& schema) {
   auto out = std::make_shared<ProgramWeightContracts>();
   out->contracts.reserve(program.weights().size());
   for (const WeightReference& weight : program.weights()) {
-    // As program_weight_contracts, but the contract is checked once, where
-    // it lives, and keeps the evidence (a weight that fails is left out, so
+    // from_schema in two steps: assembled, then checked once, where it
+    // lives, keeping the evidence (a weight that fails is left out, so
     // resolution reports it at its node).
     if (out->contracts.contains(weight.weight_id)) continue;  // referenced twice: one contract
     auto contract = ResolvedWeightBinding::assemble_from_schema(schema, weight.weight_id);

@@ -37,16 +37,12 @@
 
 namespace ferrite {
 
-// ResolvedWeightBinding::from_schema(schema, w) for every program weight w the
-// schema can bind (a weight it cannot is left out, so resolution reports it at
-// its node).
-std::map<WeightId, ResolvedWeightBinding> program_weight_contracts(const ModelProgram& program,
-                                                                   const WeightSchema& schema);
-
-// One compilation's weight contracts (program_weight_contracts), each shared
-// with its canonical bytes and the evidence that it passed its own rules
-// (SharedWeightContract): what NodeResolutionContext::weight_contracts points
-// at. Each contract is checked once here, where it lives; the bindings of
+// One compilation's weight contracts: ResolvedWeightBinding::from_schema for
+// every program weight the schema can bind (a weight it cannot, or whose
+// contract breaks its own rules, is left out, so resolution reports it at its
+// node), each shared with its canonical bytes and the evidence that it passed
+// its own rules (SharedWeightContract): what
+// NodeResolutionContext::weight_contracts points at. Each contract is checked once here, where it lives; the bindings of
 // every round that point at it skip that check (ResolvedValueBinding::create).
 // Derived once per compilation and shared (ProgramResolution keeps it for the
 // packing rounds).
