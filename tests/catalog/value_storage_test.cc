@@ -91,6 +91,25 @@ TEST(ValueStorageTest, SingleHasOneUnnamedComponent) {
   EXPECT_EQ(storage->resource_ids(), (std::set<ResourceId>{rid("resource.a")}));
 }
 
+TEST(ValueStorageTest, MoveTakesTheStateAndTheMovedFromCanBeAssignedTo) {
+  auto storage = ResolvedValueStorage::single(rid("resource.a"), 64, 32, ElementType::kF16);
+  ASSERT_TRUE(storage) << storage.error().to_string();
+  const ResolvedValueStorage copy = *storage;
+  ResolvedValueStorage moved = std::move(*storage);
+  EXPECT_EQ(moved, copy);
+  EXPECT_EQ(moved.canonical(), copy.canonical());
+  // The moved-from storage may be assigned to (value_storage.h).
+  *storage = copy;
+  EXPECT_EQ(*storage, copy);
+  auto other = ResolvedValueStorage::single(rid("resource.b"), 0, 8, ElementType::kU8);
+  ASSERT_TRUE(other) << other.error().to_string();
+  moved = std::move(*other);
+  EXPECT_EQ(moved.resource_ids(), (std::set<ResourceId>{rid("resource.b")}));
+  *other = std::move(moved);
+  EXPECT_EQ(other->total_physical_bytes(), 8u);
+  EXPECT_EQ(copy.total_physical_bytes(), 32u);
+}
+
 TEST(ValueStorageTest, SingleValidatesItsComponent) {
   expect_plan_error(ResolvedValueStorage::single(rid("resource.a"), 1, 4, ElementType::kF32),
                     {"`resource.a`", "offset 1"});

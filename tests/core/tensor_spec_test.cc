@@ -69,6 +69,26 @@ TEST(ResolvedTensorSpecTest, AccessorsReturnConstructionArguments) {
   EXPECT_EQ(std::get<StridedLayout>(t->layout()).byte_strides, (std::vector<uint64_t>{10, 1}));
 }
 
+TEST(ResolvedTensorSpecTest, MoveTakesTheStateAndTheMovedFromCanBeAssignedTo) {
+  auto made = ResolvedTensorSpec::create({3, 5}, ElementType::kF16, StridedLayout{{10, 2}});
+  ASSERT_TRUE(made) << made.error().to_string();
+  const ResolvedTensorSpec copy = *made;
+  ResolvedTensorSpec moved = std::move(*made);
+  EXPECT_EQ(moved, copy);
+  EXPECT_EQ(moved.to_string(), copy.to_string());
+  // The moved-from tensor may be assigned to (tensor_spec.h), by copy or move.
+  *made = copy;
+  EXPECT_EQ(*made, copy);
+  auto other = ResolvedTensorSpec::create({7}, ElementType::kI32, ContiguousLayout{});
+  ASSERT_TRUE(other) << other.error().to_string();
+  moved = std::move(*other);
+  EXPECT_EQ(moved.dimensions(), (std::vector<uint64_t>{7}));
+  EXPECT_EQ(moved.element_type(), ElementType::kI32);
+  *other = std::move(moved);
+  EXPECT_EQ(other->minimum_storage_bytes(), 28u);
+  EXPECT_EQ(copy.minimum_storage_bytes(), 30u);  // its own state, untouched by the moves
+}
+
 TEST(ResolvedTensorSpecTest, RankZeroIsAScalar) {
   auto t = ResolvedTensorSpec::create({}, ElementType::kF32, ContiguousLayout{});
   ASSERT_TRUE(t) << t.error().to_string();

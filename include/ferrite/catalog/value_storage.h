@@ -99,9 +99,13 @@ class ResolvedValueStorage {
   static Result<ResolvedValueStorage> composite(std::vector<ResolvedStorageComponent> components);
   static Result<ResolvedValueStorage> create(std::vector<ResolvedStorageComponent> components);
 
-  // Copies share the state; there is no moved-from storage (a move copies).
+  // Copies share the state; a move takes it (as ResolvedTensorSpec's).
+  // Hazard: a moved-from storage holds no state and may only be destroyed
+  // or assigned to.
   ResolvedValueStorage(const ResolvedValueStorage&) = default;
   ResolvedValueStorage& operator=(const ResolvedValueStorage&) = default;
+  ResolvedValueStorage(ResolvedValueStorage&&) noexcept = default;
+  ResolvedValueStorage& operator=(ResolvedValueStorage&&) noexcept = default;
 
   // Sorted by (component_id, resource_id, offset_bytes); never empty.
   const std::vector<ResolvedStorageComponent>& components() const { return state_->components; }
@@ -128,7 +132,7 @@ class ResolvedValueStorage {
   };
   explicit ResolvedValueStorage(std::shared_ptr<const State> state) : state_(std::move(state)) {}
 
-  std::shared_ptr<const State> state_;  // never null
+  std::shared_ptr<const State> state_;  // never null but when moved from
 };
 
 }  // namespace ferrite
