@@ -249,8 +249,7 @@ Result<void> ExecutionPlan::finish_build(
       {"quantization_formats", weight_format_set(weights.quantization_formats())},
       {"execution_weights_fingerprint", resolution.execution_weights.fingerprint()},
       {"value_alignment_bytes", resolution.value_alignment_bytes},
-      {"retained_completion_values", std::move(retained)},
-      {"memory", plan.memory_.to_json()}};
+      {"retained_completion_values", std::move(retained)}};
   // A non-identity materializer and its quality approval are part of what the
   // plan promises; identity plans keep their earlier wire form.
   const ExecutionWeightPlan& execution_weights = resolution.execution_weights;
@@ -490,20 +489,24 @@ void ExecutionPlan::encode_nodes(CanonicalEncoder& out, unsigned threads) const 
   }
 }
 
-// The four tables in key order, each written when the header's next key
-// follows it (`next` counts the tables written).
+// The memory summary and the four tables in key order, each written when
+// the header's next key follows it (`next` counts those written).
 void ExecutionPlan::encode_tables_before(std::string_view key, size_t& next,
                                          CanonicalEncoder& out, unsigned threads) const {
-  static constexpr std::array<std::string_view, 4> kTables{"nodes", "operations", "providers",
-                                                           "values"};
+  static constexpr std::array<std::string_view, 5> kTables{"memory", "nodes", "operations",
+                                                           "providers", "values"};
   for (; next < kTables.size() && kTables[next] < key; ++next) {
     out.key(kTables[next]);
+    if (next == 0) {
+      encode_canonical(memory_, out);  // an object, not a table's array
+      continue;
+    }
     out.begin_array();
     switch (next) {
-      case 0:
+      case 1:
         encode_nodes(out, threads);
         break;
-      case 1:
+      case 2:
         for (const auto& [operation, identity] : operations_) {
           out.begin_object();
           out.key("operation_fingerprint");
@@ -515,7 +518,7 @@ void ExecutionPlan::encode_tables_before(std::string_view key, size_t& next,
           out.end_object();
         }
         break;
-      case 2:
+      case 3:
         for (const auto& [provider, identity] : providers_) {
           out.begin_object();
           out.key("estimator_id");

@@ -16,6 +16,8 @@
 #include "ferrite/format/catalog_file.h"
 #include "ferrite/format/policy_file.h"
 #include "ferrite/format/program_file.h"
+#include "ferrite/core/canonical_encoder.h"
+#include "ferrite/plan/memory_summary.h"
 #include "ferrite/plan/program_plan_compiler.h"
 
 namespace ferrite {
@@ -101,12 +103,50 @@ TEST(PlanWireFormTest, StreamedPayloadIsTheDocumentItsTextAndHashDescribe) {
   EXPECT_EQ(plan_payload_hash(c.wire.at("payload")), c.plan.plan_hash());
   EXPECT_EQ(c.wire.at("payload").at("schema"), "ferrite.plan/3");
   EXPECT_EQ(c.wire.at("payload").at("plan_id"), c.plan.plan_id());
-  // The header holds every payload member but the four streamed tables.
-  for (const char* table : {"nodes", "operations", "providers", "values"}) {
+  // The header holds every payload member but the four streamed tables and
+  // the streamed memory summary.
+  for (const char* table : {"memory", "nodes", "operations", "providers", "values"}) {
     EXPECT_FALSE(c.plan.header().contains(table)) << table;
     EXPECT_TRUE(c.wire.at("payload").contains(table)) << table;
   }
-  EXPECT_EQ(c.wire.at("payload").size(), c.plan.header().size() + 4);
+  EXPECT_EQ(c.wire.at("payload").size(), c.plan.header().size() + 5);
+  EXPECT_EQ(c.wire.at("payload").at("memory"), c.plan.memory().to_json());
+}
+
+// Every optional member both ways, several rows and arenas, and kinds and
+// usages of each sort: the streamed bytes are those of the document.
+TEST(PlanWireFormTest, MemorySummaryStreamsTheBytesOfItsDocument) {
+  PlanMemorySummary summary;
+  const auto expect_same_bytes = [&](std::string_view what) {
+    CanonicalText streamed;
+    encode_canonical(summary, streamed);
+    CanonicalText from_document;
+    from_document.json(summary.to_json());
+    EXPECT_EQ(streamed.text(), from_document.text()) << what;
+  };
+  expect_same_bytes("empty");
+  summary.static_bytes = 4096;
+  summary.minimum_runnable_bytes = 12288;
+  summary.allocated_bytes = uint64_t{1} << 40;
+  summary.usable_capacity_bytes = ~uint64_t{0};
+  summary.resources.push_back(PlanResourceSummary{ResourceId::literal("arena.f32"),
+                                                  BufferUsage::kWeights, ElementType::kF32, 4096,
+                                                  64, PlanResourceKind::kStatic, std::nullopt,
+                                                  std::nullopt});
+  summary.resources.push_back(PlanResourceSummary{
+      ResourceId::literal("state.kv"), BufferUsage::kState, ElementType::kF16,
+      8192, 32, PlanResourceKind::kState, std::string("paged \"blocks\"\\\n"),
+      StateCapacityTokenScaled{64, 128}});
+  summary.resources.push_back(PlanResourceSummary{ResourceId::literal("workspace.scratch"),
+                                                  BufferUsage::kScratch, ElementType::kU8, 0, 1,
+                                                  PlanResourceKind::kWorkspace, std::nullopt,
+                                                  std::nullopt});
+  expect_same_bytes("resources, no arenas");
+  summary.activation_arenas.push_back(ActivationArenaSummary{
+      ResourceId::literal("activation.arena.0"), "linear/contiguous", 3, 256, 512, 768});
+  summary.activation_arenas.push_back(ActivationArenaSummary{
+      ResourceId::literal("activation.arena.1"), "", 0, 0, 0, 0});
+  expect_same_bytes("resources and arenas");
 }
 
 TEST(PlanWireFormTest, EachSharedRecordIsWrittenOnceAndEveryReferenceResolves) {

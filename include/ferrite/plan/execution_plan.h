@@ -31,9 +31,9 @@
 // No accessor mutates; `to_json()` = {"payload": …, "plan_hash": …} and
 // `canonical_text()` is its canonical JSON text (what verification compares).
 // The payload is never held as one document: `header()` is every payload
-// member except the four tables, which are streamed from the nodes whenever
-// the payload is encoded (hash, text, to_json), so building and hashing a
-// plan costs one pass over its nodes. `threads` build the nodes
+// member except the four tables and `memory`, which are streamed from the
+// nodes and from `memory()` whenever the payload is encoded (hash, text,
+// to_json), so building and hashing a plan costs one pass over its nodes. `threads` build the nodes
 // (plan_node_builder.h's two steps; the compiler passes its compile threads):
 // the plan's bytes are the same for any count.
 //
@@ -95,8 +95,8 @@ class ExecutionPlan {
   const std::vector<RetainedCompletionValue>& retained_completion_values() const {
     return retained_;
   }
-  // The payload's members other than `nodes`, `operations`, `providers` and
-  // `values` (plan_id included).
+  // The payload's members other than `memory` (memory() is its source),
+  // `nodes`, `operations`, `providers` and `values` (plan_id included).
   const nlohmann::json& header() const { return header_; }
 
   // Byte offsets of one payload member in an encoder's output: from its

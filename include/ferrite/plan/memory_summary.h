@@ -50,6 +50,7 @@
 #include "ferrite/compiler/joint_selection.h"
 #include "ferrite/compiler/runtime_policy.h"
 #include "ferrite/compiler/tensor_inference.h"
+#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/plan/activation_placement.h"
 #include "ferrite/plan/plan_node.h"
 #include "ferrite/program/model_program.h"
@@ -87,6 +88,11 @@ struct PlanMemorySummary {
   nlohmann::json to_json() const;
   friend bool operator==(const PlanMemorySummary&, const PlanMemorySummary&) = default;
 };
+
+// The canonical bytes of `summary.to_json()` written straight into `out`,
+// with no document in between (the plan build writes its payload's `memory`
+// member this way: a document cost about 26 allocations per node).
+void encode_canonical(const PlanMemorySummary& summary, CanonicalEncoder& out);
 
 // The tokens each node (program order) schedules at most in one step: the
 // policy's maximum scheduled tokens, bounded by the extent of the node's
