@@ -51,44 +51,39 @@ json PlanMemorySummary::to_json() const {
 
 void encode_canonical(const PlanMemorySummary& summary, CanonicalEncoder& out) {
   // to_json()'s members in canonical (byte) order, at every level.
+  const auto number = [&out](std::string_view key, uint64_t value) {
+    out.key(key);
+    out.unsigned_integer(value);
+  };
+  const auto text = [&out](std::string_view key, std::string_view value) {
+    out.key(key);
+    out.string(value);
+  };
   out.begin_object();
   out.key("activation_arenas");
   out.begin_array();
   for (const ActivationArenaSummary& arena : summary.activation_arenas) {
     out.begin_object();
-    out.key("buffers");
-    out.unsigned_integer(arena.buffers);
-    out.key("dedicated_bytes");
-    out.unsigned_integer(arena.dedicated_bytes);
-    out.key("load_bytes");
-    out.unsigned_integer(arena.load_bytes);
-    out.key("peak_bytes");
-    out.unsigned_integer(arena.peak_bytes);
-    out.key("resource_id");
-    out.string(arena.resource_id.str());
-    out.key("storage_profile");
-    out.string(arena.storage_profile);
+    number("buffers", arena.buffers);
+    number("dedicated_bytes", arena.dedicated_bytes);
+    number("load_bytes", arena.load_bytes);
+    number("peak_bytes", arena.peak_bytes);
+    text("resource_id", arena.resource_id.str());
+    text("storage_profile", arena.storage_profile);
     out.end_object();
   }
   out.end_array();
-  out.key("allocated_bytes");
-  out.unsigned_integer(summary.allocated_bytes);
-  out.key("minimum_runnable_bytes");
-  out.unsigned_integer(summary.minimum_runnable_bytes);
+  number("allocated_bytes", summary.allocated_bytes);
+  number("minimum_runnable_bytes", summary.minimum_runnable_bytes);
   out.key("resources");
   out.begin_array();
   for (const PlanResourceSummary& row : summary.resources) {
     out.begin_object();
-    out.key("alignment_bytes");
-    out.unsigned_integer(row.alignment_bytes);
-    out.key("element_type");
-    out.string(element_type_name(row.element_type));
-    out.key("kind");
-    out.string(plan_resource_kind_name(row.kind));
-    out.key("resource_id");
-    out.string(row.resource_id.str());
-    out.key("size_bytes");
-    out.unsigned_integer(row.size_bytes);
+    number("alignment_bytes", row.alignment_bytes);
+    text("element_type", element_type_name(row.element_type));
+    text("kind", plan_resource_kind_name(row.kind));
+    text("resource_id", row.resource_id.str());
+    number("size_bytes", row.size_bytes);
     out.key("storage_profile");
     if (row.storage_profile) {
       out.string(*row.storage_profile);
@@ -98,23 +93,18 @@ void encode_canonical(const PlanMemorySummary& summary, CanonicalEncoder& out) {
     out.key("token_scaled");
     if (row.token_scaled) {
       out.begin_object();
-      out.key("bytes_per_token");
-      out.unsigned_integer(row.token_scaled->bytes_per_token);
-      out.key("maximum_tokens");
-      out.unsigned_integer(row.token_scaled->maximum_tokens);
+      number("bytes_per_token", row.token_scaled->bytes_per_token);
+      number("maximum_tokens", row.token_scaled->maximum_tokens);
       out.end_object();
     } else {
       out.null();
     }
-    out.key("usage");
-    out.string(buffer_usage_name(row.usage));
+    text("usage", buffer_usage_name(row.usage));
     out.end_object();
   }
   out.end_array();
-  out.key("static_bytes");
-  out.unsigned_integer(summary.static_bytes);
-  out.key("usable_capacity_bytes");
-  out.unsigned_integer(summary.usable_capacity_bytes);
+  number("static_bytes", summary.static_bytes);
+  number("usable_capacity_bytes", summary.usable_capacity_bytes);
   out.end_object();
 }
 
