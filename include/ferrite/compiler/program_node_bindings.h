@@ -42,8 +42,9 @@ namespace ferrite {
 // contract breaks its own rules, is left out, so resolution reports it at its
 // node), each shared with its canonical bytes and the evidence that it passed
 // its own rules (SharedWeightContract): what
-// NodeResolutionContext::weight_contracts points at. Each contract is checked once here, where it lives; the bindings of
-// every round that point at it skip that check (ResolvedValueBinding::create).
+// NodeResolutionContext::weight_contracts points at. Each contract is checked
+// once here, where it lives; the bindings of every round that point at it
+// skip that check (ResolvedValueBinding::create).
 // Derived once per compilation and shared (ProgramResolution keeps it for the
 // packing rounds).
 struct ProgramWeightContracts {

@@ -72,8 +72,8 @@ class ResolvedTensorSpec {
   // a compile copies each value's tensor into every binding of it, round
   // after round). A move takes the state, not even a reference count: each
   // binding is moved through a Result and into its node's vector, and
-  // those moves, when they copied, were about a third of a compile's atomic
-  // reference-count operations (docs/performance.md, step 27). Hazard: a
+  // those moves, when they copied, were about two fifths of a compile's
+  // reference-counting cycles (docs/performance.md, step 27). Hazard: a
   // moved-from tensor holds no state and may only be destroyed or assigned
   // to (clang-tidy's bugprone-use-after-move finds a use).
   ResolvedTensorSpec(const ResolvedTensorSpec&) = default;

@@ -33,9 +33,9 @@
 // The payload is never held as one document: `header()` is every payload
 // member except the four tables and `memory`, which are streamed from the
 // nodes and from `memory()` whenever the payload is encoded (hash, text,
-// to_json), so building and hashing a plan costs one pass over its nodes. `threads` build the nodes
-// (plan_node_builder.h's two steps; the compiler passes its compile threads):
-// the plan's bytes are the same for any count.
+// to_json), so building and hashing a plan costs one pass over its nodes.
+// `threads` build the nodes (plan_node_builder.h's two steps; the compiler
+// passes its compile threads): the plan's bytes are the same for any count.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto plan, ExecutionPlan::build(family, catalog, policy, resolution,

@@ -91,7 +91,7 @@ struct PlanMemorySummary {
 
 // The canonical bytes of `summary.to_json()` written straight into `out`,
 // with no document in between (the plan build writes its payload's `memory`
-// member this way: a document cost about 26 allocations per node).
+// member this way: the document cost about 9 allocations per node).
 void encode_canonical(const PlanMemorySummary& summary, CanonicalEncoder& out);
 
 // The tokens each node (program order) schedules at most in one step: the
