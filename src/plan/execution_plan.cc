@@ -493,20 +493,21 @@ void ExecutionPlan::encode_nodes(CanonicalEncoder& out, unsigned threads) const 
 // the header's next key follows it (`next` counts those written).
 void ExecutionPlan::encode_tables_before(std::string_view key, size_t& next,
                                          CanonicalEncoder& out, unsigned threads) const {
-  static constexpr std::array<std::string_view, 5> kTables{"memory", "nodes", "operations",
-                                                           "providers", "values"};
-  for (; next < kTables.size() && kTables[next] < key; ++next) {
-    out.key(kTables[next]);
-    if (next == 0) {
+  enum Member : size_t { kMemory, kNodes, kOperations, kProviders, kValues, kMembers };
+  static constexpr std::array<std::string_view, kMembers> kNames{"memory", "nodes", "operations",
+                                                                 "providers", "values"};
+  for (; next < kMembers && kNames[next] < key; ++next) {
+    out.key(kNames[next]);
+    if (next == kMemory) {
       encode_canonical(memory_, out);  // an object, not a table's array
       continue;
     }
     out.begin_array();
     switch (next) {
-      case 1:
+      case kNodes:
         encode_nodes(out, threads);
         break;
-      case 2:
+      case kOperations:
         for (const auto& [operation, identity] : operations_) {
           out.begin_object();
           out.key("operation_fingerprint");
@@ -518,7 +519,7 @@ void ExecutionPlan::encode_tables_before(std::string_view key, size_t& next,
           out.end_object();
         }
         break;
-      case 3:
+      case kProviders:
         for (const auto& [provider, identity] : providers_) {
           out.begin_object();
           out.key("estimator_id");
@@ -534,7 +535,7 @@ void ExecutionPlan::encode_tables_before(std::string_view key, size_t& next,
           out.end_object();
         }
         break;
-      default: {
+      default: {  // kValues
         size_t next_component = 0;
         for (const ValueSite& site : values_) {
           encode_value_row(nodes_[site.node].values[site.binding], next_component, out);

@@ -2,7 +2,6 @@
 
 #include "ferrite/plan/plan_node_builder.h"
 
-#include "ferrite/core/json_array.h"
 #include <map>
 
 #include <fmt/format.h>
@@ -25,86 +24,79 @@ std::string_view plan_resource_kind_name(PlanResourceKind kind) {
   return kPlanResourceKindNames.name(kind, "unknown");
 }
 
+namespace {
+
+// One row of the summary's `resources`: its members in canonical (byte)
+// order. The one definition of a row's wire form (to_json parses it).
+void encode_resource(const PlanResourceSummary& row, CanonicalEncoder& out) {
+  out.begin_object();
+  out.key("alignment_bytes");
+  out.unsigned_integer(row.alignment_bytes);
+  out.key("element_type");
+  out.string(element_type_name(row.element_type));
+  out.key("kind");
+  out.string(plan_resource_kind_name(row.kind));
+  out.key("resource_id");
+  out.string(row.resource_id.str());
+  out.key("size_bytes");
+  out.unsigned_integer(row.size_bytes);
+  out.key("storage_profile");
+  if (row.storage_profile) {
+    out.string(*row.storage_profile);
+  } else {
+    out.null();
+  }
+  out.key("token_scaled");
+  if (row.token_scaled) {
+    out.begin_object();
+    out.key("bytes_per_token");
+    out.unsigned_integer(row.token_scaled->bytes_per_token);
+    out.key("maximum_tokens");
+    out.unsigned_integer(row.token_scaled->maximum_tokens);
+    out.end_object();
+  } else {
+    out.null();
+  }
+  out.key("usage");
+  out.string(buffer_usage_name(row.usage));
+  out.end_object();
+}
+
+}  // namespace
+
 json PlanResourceSummary::to_json() const {
-  return json{{"resource_id", resource_id.str()},
-              {"usage", buffer_usage_name(usage)},
-              {"element_type", element_type_name(element_type)},
-              {"size_bytes", size_bytes},
-              {"alignment_bytes", alignment_bytes},
-              {"kind", plan_resource_kind_name(kind)},
-              {"storage_profile", storage_profile ? json(*storage_profile) : json(nullptr)},
-              {"token_scaled", token_scaled ? json{{"bytes_per_token", token_scaled->bytes_per_token},
-                                                   {"maximum_tokens", token_scaled->maximum_tokens}}
-                                            : json(nullptr)}};
+  CanonicalText text;
+  encode_resource(*this, text);
+  return json::parse(text.text());
 }
 
 json PlanMemorySummary::to_json() const {
-  json rows = json_array_of(resources, [&](const auto& r) { return r.to_json(); });
-  json arenas = json_array_of(activation_arenas, [&](const auto& a) { return a.to_json(); });
-  return json{{"resources", std::move(rows)},
-              {"activation_arenas", std::move(arenas)},
-              {"static_bytes", static_bytes},
-              {"minimum_runnable_bytes", minimum_runnable_bytes},
-              {"allocated_bytes", allocated_bytes},
-              {"usable_capacity_bytes", usable_capacity_bytes}};
+  CanonicalText text;
+  encode_canonical(*this, text);
+  return json::parse(text.text());
 }
 
 void encode_canonical(const PlanMemorySummary& summary, CanonicalEncoder& out) {
-  // to_json()'s members in canonical (byte) order, at every level.
-  const auto number = [&out](std::string_view key, uint64_t value) {
-    out.key(key);
-    out.unsigned_integer(value);
-  };
-  const auto text = [&out](std::string_view key, std::string_view value) {
-    out.key(key);
-    out.string(value);
-  };
+  // Members in canonical (byte) order: the one definition of the summary's
+  // wire form (to_json parses it). A plan has an arena or two, so each
+  // arena is written from its own document.
   out.begin_object();
   out.key("activation_arenas");
   out.begin_array();
-  for (const ActivationArenaSummary& arena : summary.activation_arenas) {
-    out.begin_object();
-    number("buffers", arena.buffers);
-    number("dedicated_bytes", arena.dedicated_bytes);
-    number("load_bytes", arena.load_bytes);
-    number("peak_bytes", arena.peak_bytes);
-    text("resource_id", arena.resource_id.str());
-    text("storage_profile", arena.storage_profile);
-    out.end_object();
-  }
+  for (const ActivationArenaSummary& arena : summary.activation_arenas) out.json(arena.to_json());
   out.end_array();
-  number("allocated_bytes", summary.allocated_bytes);
-  number("minimum_runnable_bytes", summary.minimum_runnable_bytes);
+  out.key("allocated_bytes");
+  out.unsigned_integer(summary.allocated_bytes);
+  out.key("minimum_runnable_bytes");
+  out.unsigned_integer(summary.minimum_runnable_bytes);
   out.key("resources");
   out.begin_array();
-  for (const PlanResourceSummary& row : summary.resources) {
-    out.begin_object();
-    number("alignment_bytes", row.alignment_bytes);
-    text("element_type", element_type_name(row.element_type));
-    text("kind", plan_resource_kind_name(row.kind));
-    text("resource_id", row.resource_id.str());
-    number("size_bytes", row.size_bytes);
-    out.key("storage_profile");
-    if (row.storage_profile) {
-      out.string(*row.storage_profile);
-    } else {
-      out.null();
-    }
-    out.key("token_scaled");
-    if (row.token_scaled) {
-      out.begin_object();
-      number("bytes_per_token", row.token_scaled->bytes_per_token);
-      number("maximum_tokens", row.token_scaled->maximum_tokens);
-      out.end_object();
-    } else {
-      out.null();
-    }
-    text("usage", buffer_usage_name(row.usage));
-    out.end_object();
-  }
+  for (const PlanResourceSummary& row : summary.resources) encode_resource(row, out);
   out.end_array();
-  number("static_bytes", summary.static_bytes);
-  number("usable_capacity_bytes", summary.usable_capacity_bytes);
+  out.key("static_bytes");
+  out.unsigned_integer(summary.static_bytes);
+  out.key("usable_capacity_bytes");
+  out.unsigned_integer(summary.usable_capacity_bytes);
   out.end_object();
 }
 
