@@ -49,41 +49,12 @@ bool same_weight(const ResolvedWeightBinding* a, const ResolvedWeightBinding* b)
   return a == b || (a != nullptr && b != nullptr && *a == *b);
 }
 
-// Every value must look the same wherever it is bound: its first binding,
-// by value id. Collected by the values' ranks in id order and handed back
-// as the ordered map, filled in id order (no search per binding).
-Result<std::map<ProgramValueId, const ResolvedValueBinding*>> bound_values(
-    const ModelProgram& program, std::span<const PlanNode> nodes) {
-  ValueRankTable<const ResolvedValueBinding*> first(program);
-  for (const auto& node : nodes) {
-    for (const auto& b : node.values) {
-      const ResolvedValueBinding* seen = first.value_or(b.value_id(), nullptr);
-      if (seen == nullptr) {
-        if (!first.insert_or_assign(b.value_id(), &b)) {
-          return make_error(ErrorCode::kInvalidExecutionPlan,
-                            "node `{}` binds `{}`, which is not in the program", node.id.str(),
-                            b.value_id().str())
-              .with_field("value_id", b.value_id().str());
-        }
-        continue;
-      }
-      if (!(seen->tensor() == b.tensor()) || seen->usage() != b.usage() ||
-          !(seen->storage() == b.storage()) || !same_weight(seen->weight(), b.weight())) {
-        return make_error(ErrorCode::kInvalidExecutionPlan,
-                          "value `{}` has different tensor, usage, storage or weight at node `{}`",
-                          b.value_id().str(), node.id.str())
-            .with_field("value_id", b.value_id().str());
-      }
-    }
-  }
-  return std::move(first).to_map();
-}
-
-Result<void> check_coverage(const ModelProgram& program,
-                            const std::map<ProgramValueId, const ResolvedValueBinding*>& bound) {
+// `is_bound(v)`: whether some node binds value `v`.
+template <class IsBound>
+Result<void> check_coverage(const ModelProgram& program, const IsBound& is_bound) {
   std::vector<std::string> missing;
   auto need = [&](const ProgramValueId& v) {
-    if (!bound.contains(v)) missing.push_back(v.str());
+    if (!is_bound(v)) missing.push_back(v.str());
   };
   for (const auto& v : program.inputs()) need(v);
   for (const auto& w : program.weights()) need(w.value_id);
@@ -99,20 +70,21 @@ Result<void> check_coverage(const ModelProgram& program,
 }
 
 // The resource behind each token-scaled state, with its demand.
+// `first_binding(v)`: value `v`'s first binding, or null when none binds it.
+template <class FirstBinding>
 Result<std::map<ResourceId, StateCapacityTokenScaled>> token_scaled_state_resources(
-    const ModelProgram& program,
-    const std::map<ProgramValueId, const ResolvedValueBinding*>& bound) {
+    const ModelProgram& program, const FirstBinding& first_binding) {
   std::map<ResourceId, StateCapacityTokenScaled> out;
   for (const auto& state : program.states()) {
     const auto* demand = std::get_if<StateCapacityTokenScaled>(&state.capacity_demand);
     if (demand == nullptr) continue;
-    auto it = bound.find(state.value_id);
-    if (it == bound.end() || it->second->storage().components().size() != 1) {
+    const ResolvedValueBinding* binding = first_binding(state.value_id);
+    if (binding == nullptr || binding->storage().components().size() != 1) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "token-scaled state `{}` needs exactly one storage component",
                         state.id.str());
     }
-    const ResourceId& resource = it->second->storage().components().front().resource_id;
+    const ResourceId& resource = binding->storage().components().front().resource_id;
     if (!out.emplace(resource, *demand).second) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "token-scaled state `{}` shares resource `{}` with another state",
@@ -189,8 +161,13 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   for (size_t i = 0; i < plan.nodes_.size(); ++i) {
     add_state_dependencies(context, i, plan.nodes_[i], hazards);
   }
-  FERRITE_ASSIGN_OR_RETURN(auto bound, bound_values(program, plan.nodes_));
-  FERRITE_RETURN_IF_ERROR(check_coverage(program, bound));
+  FERRITE_ASSIGN_OR_RETURN(const ValueSites sites, plan.first_bindings(program));
+  FERRITE_RETURN_IF_ERROR(check_coverage(
+      program, [&](const ProgramValueId& v) { return sites.find(v) != nullptr; }));
+  // Each value's first binding, in id order: what the sharing check walks.
+  std::vector<const ResolvedValueBinding*> bound;
+  sites.for_each(
+      [&](const ProgramValueId&, ValueSite site) { bound.push_back(&plan.binding_at(site)); });
   // The storage-sharing check only reads the nodes and bindings, which
   // nothing below writes: with more than one thread it runs beside the rest
   // of the build (core/parallel_indices.h), and its error, when it has one,
@@ -205,7 +182,7 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
       [&] {
         if (beside <= 1 && !sharing) return;
         finished = finish_build(family, catalog, policy, resolution, selection, retention,
-                                run_settings, threads, bound, plan);
+                                run_settings, threads, sites, plan);
       });
   FERRITE_RETURN_IF_ERROR(sharing);
   FERRITE_RETURN_IF_ERROR(finished);
@@ -216,19 +193,24 @@ Result<void> ExecutionPlan::finish_build(
     const PreparedModelFamily& family, const CapabilityCatalog& catalog,
     const RuntimePolicy& policy, const ProgramResolution& resolution,
     const JointProviderSelection& selection, const CompletionRetentionSpec& retention,
-    const nlohmann::json& run_settings, unsigned threads,
-    const std::map<ProgramValueId, const ResolvedValueBinding*>& bound, ExecutionPlan& plan) {
+    const nlohmann::json& run_settings, unsigned threads, const ValueSites& sites,
+    ExecutionPlan& plan) {
   const ModelProgram& program = family.program();
   FERRITE_ASSIGN_OR_RETURN(plan.retained_,
                            resolve_retained_completion_values(family, plan.nodes_, retention));
-  FERRITE_ASSIGN_OR_RETURN(auto token_scaled, token_scaled_state_resources(program, bound));
+  FERRITE_ASSIGN_OR_RETURN(auto token_scaled,
+                           token_scaled_state_resources(
+                               program, [&](const ProgramValueId& v) -> const ResolvedValueBinding* {
+                                 const ValueSite* site = sites.find(v);
+                                 return site != nullptr ? &plan.binding_at(*site) : nullptr;
+                               }));
   FERRITE_ASSIGN_OR_RETURN(auto node_tokens,
                            workspace_tokens(program, resolution.value_tensors, policy));
   FERRITE_ASSIGN_OR_RETURN(
       plan.memory_, build_memory_summary(plan.nodes_, selection, policy, token_scaled, node_tokens));
   plan.memory_.activation_arenas = resolution.activation_arenas;
 
-  FERRITE_RETURN_IF_ERROR(plan.collect_tables());
+  FERRITE_RETURN_IF_ERROR(plan.collect_tables(sites));
 
   const WeightSchema& weights = resolution.execution_weights.schema();
   json retained = json_array_of(plan.retained_, [&](const auto& r) { return r.to_json(); });
@@ -312,8 +294,39 @@ Result<void> ExecutionPlan::finish_build(
   return {};
 }
 
-Result<void> ExecutionPlan::collect_tables() {
-  std::map<ProgramValueId, ValueSite> sites;
+// Every value must look the same wherever it is bound: its first binding,
+// kept at the value's rank (no search per binding, no tree).
+Result<ExecutionPlan::ValueSites> ExecutionPlan::first_bindings(const ModelProgram& program) const {
+  ValueSites first(program);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const PlanNode& node = nodes_[i];
+    for (size_t index = 0; index < node.values.size(); ++index) {
+      const ResolvedValueBinding& b = node.values[index];
+      const ValueSite* site = first.find(b.value_id());
+      if (site == nullptr) {
+        if (!first.insert_or_assign(
+                b.value_id(), ValueSite{static_cast<uint32_t>(i), static_cast<uint32_t>(index)})) {
+          return make_error(ErrorCode::kInvalidExecutionPlan,
+                            "node `{}` binds `{}`, which is not in the program", node.id.str(),
+                            b.value_id().str())
+              .with_field("value_id", b.value_id().str());
+        }
+        continue;
+      }
+      const ResolvedValueBinding& seen = binding_at(*site);
+      if (!(seen.tensor() == b.tensor()) || seen.usage() != b.usage() ||
+          !(seen.storage() == b.storage()) || !same_weight(seen.weight(), b.weight())) {
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "value `{}` has different tensor, usage, storage or weight at node `{}`",
+                          b.value_id().str(), node.id.str())
+            .with_field("value_id", b.value_id().str());
+      }
+    }
+  }
+  return first;
+}
+
+Result<void> ExecutionPlan::collect_tables(const ValueSites& sites) {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const PlanNode& node = nodes_[i];
     // Each table row is copied from its first node only; the other nodes of
@@ -377,30 +390,32 @@ Result<void> ExecutionPlan::collect_tables() {
       }
       ++expected;
     }
-    for (size_t b = 0; b < node.values.size(); ++b) {
-      sites.emplace(node.values[b].value_id(),
-                    ValueSite{static_cast<uint32_t>(i), static_cast<uint32_t>(b)});
-    }
   }
-  values_.reserve(sites.size());
+  // Each resource's index in the memory summary, looked up by address (a
+  // binary search by id compared strings on cold lines, per component).
   const std::vector<PlanResourceSummary>& resources = memory_.resources;
-  for (const auto& [value, site] : sites) {
-    values_.push_back(site);
-    const ResolvedValueBinding& binding = nodes_[site.node].values[site.binding];
-    for (const ResolvedStorageComponent& component : binding.storage().components()) {
-      const auto at = std::lower_bound(
-          resources.begin(), resources.end(), component.resource_id,
-          [](const PlanResourceSummary& r, const ResourceId& id) { return r.resource_id < id; });
-      if (at == resources.end() || at->resource_id != component.resource_id) {
-        return make_error(ErrorCode::kInvalidExecutionPlan,
-                          "value `{}` is stored in resource `{}`, which the memory summary lacks",
-                          value.str(), component.resource_id.str())
-            .with_field("value_id", value.str());
-      }
-      component_resources_.push_back(static_cast<uint32_t>(at - resources.begin()));
-    }
+  IdentityHashMap<ResourceId, uint32_t> resource_index;
+  resource_index.reserve(resources.size());
+  for (size_t r = 0; r < resources.size(); ++r) {
+    resource_index.emplace(resources[r].resource_id, static_cast<uint32_t>(r));
   }
-  return {};
+  Result<void> missing = {};
+  sites.for_each([&](const ProgramValueId& value, ValueSite site) {
+    if (!missing) return;
+    values_.push_back(site);
+    for (const ResolvedStorageComponent& component : binding_at(site).storage().components()) {
+      const auto at = resource_index.find(component.resource_id);
+      if (at == resource_index.end()) {
+        missing = make_error(ErrorCode::kInvalidExecutionPlan,
+                             "value `{}` is stored in resource `{}`, which the memory summary lacks",
+                             value.str(), component.resource_id.str())
+                      .with_field("value_id", value.str());
+        return;
+      }
+      component_resources_.push_back(at->second);
+    }
+  });
+  return missing;
 }
 
 // One `values` row (docs/plan-format.md, VALUE): members equal to what the

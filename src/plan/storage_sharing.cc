@@ -101,7 +101,7 @@ Result<void> check_state_resource(const ModelProgram& program, const ResourceId&
 }  // namespace
 
 Result<void> check_storage_sharing(const ModelProgram& program, std::span<const PlanNode> nodes,
-                                   const std::map<ProgramValueId, const ResolvedValueBinding*>& bound,
+                                   std::span<const ResolvedValueBinding* const> bound,
                                    const std::set<ProgramValueId>& retained) {
   ValueClasses classes;
   std::vector<std::pair<ProgramValueId, ProgramValueId>> edges;
@@ -114,7 +114,8 @@ Result<void> check_storage_sharing(const ModelProgram& program, std::span<const 
   // Members of one alias class share one storage: the first member's (in id
   // order), kept at the class root's rank.
   ValueRankTable<const ResolvedValueBinding*> class_storage(program);
-  for (const auto& [id, binding] : bound) {
+  for (const ResolvedValueBinding* binding : bound) {
+    const ProgramValueId& id = binding->value_id();
     const ProgramValueId& root = classes.find(id);
     const ResolvedValueBinding* seen = class_storage.value_or(root, nullptr);
     if (seen == nullptr) {
@@ -135,7 +136,8 @@ Result<void> check_storage_sharing(const ModelProgram& program, std::span<const 
   }
 
   std::map<ResourceId, std::vector<Piece>> by_resource;
-  for (const auto& [id, binding] : bound) {
+  for (const ResolvedValueBinding* binding : bound) {
+    const ProgramValueId& id = binding->value_id();
     for (const auto& c : binding->storage().components()) {
       const auto end = checked_add(c.offset_bytes, c.length_bytes);
       if (!end) {

@@ -51,6 +51,24 @@ TEST(ValueRankTableTest, MapsComeOutInIdOrderAndIndexWithoutCopies) {
   EXPECT_EQ(index.value_or(value("value.unknown"), nullptr), nullptr);  // left out
 }
 
+TEST(ValueRankTableTest, ForEachWalksTheFilledSlotsInIdOrder) {
+  const auto family = synthetic_family();
+  const ModelProgram& program = family.program();
+  ValueRankTable<int> table(program);
+  std::vector<std::string> seen;
+  table.for_each([&](const ProgramValueId& id, int) { seen.push_back(id.str()); });
+  EXPECT_TRUE(seen.empty());
+  // Filled out of id order, one slot left empty ("value.output").
+  ASSERT_TRUE(table.insert_or_assign(value("value.weight"), 3));
+  ASSERT_TRUE(table.insert_or_assign(value("value.input"), 1));
+  ASSERT_TRUE(table.insert_or_assign(value("value.state"), 2));
+  std::vector<std::pair<std::string, int>> walked;
+  table.for_each([&](const ProgramValueId& id, int entry) { walked.emplace_back(id.str(), entry); });
+  const std::vector<std::pair<std::string, int>> expected{
+      {"value.input", 1}, {"value.state", 2}, {"value.weight", 3}};
+  EXPECT_EQ(walked, expected);
+}
+
 // index_by_rank walks the map beside the program's ids; whatever the map
 // skips or adds (a gap, a foreign id before, between or after the program's),
 // every slot must be what a look-up per entry gives, and at_rank must read the

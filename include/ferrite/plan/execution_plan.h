@@ -62,6 +62,7 @@
 #include "ferrite/plan/program_resolution.h"
 #include "ferrite/plan/retained_completion.h"
 #include "ferrite/program/prepared_model_family.h"
+#include "ferrite/program/value_rank_table.h"
 
 namespace ferrite {
 
@@ -139,18 +140,28 @@ class ExecutionPlan {
     std::string fingerprint;
     ContractVersion version;
   };
-  // operations_, providers_, values_ and component_resources_ from nodes_
-  // and memory_; errors when nodes disagree on what a table holds once, or a
-  // value's storage names a resource the memory summary lacks.
-  Result<void> collect_tables();
+  // Each bound value's first binding, at the value's rank (so in id order):
+  // a look-up is a hash of the id's address, a walk is one vector.
+  using ValueSites = ValueRankTable<ValueSite>;
+  const ResolvedValueBinding& binding_at(ValueSite site) const {
+    return nodes_[site.node].values[site.binding];
+  }
+  // Every value nodes_ bind, where it is first bound; errors when a node
+  // binds a value the program lacks, or binds a value unlike its first
+  // binding (tensor, usage, storage or weight).
+  Result<ValueSites> first_bindings(const ModelProgram& program) const;
+  // operations_, providers_, values_ and component_resources_ from nodes_,
+  // `sites` (first_bindings) and memory_; errors when nodes disagree on what a table holds
+  // once, or a value's storage names a resource the memory summary lacks.
+  Result<void> collect_tables(const ValueSites& sites);
   // build after the checks of the bindings: the tables, header, canonical
   // text and hash, into `plan`.
   static Result<void> finish_build(
       const PreparedModelFamily& family, const CapabilityCatalog& catalog,
       const RuntimePolicy& policy, const ProgramResolution& resolution,
       const JointProviderSelection& selection, const CompletionRetentionSpec& retention,
-      const nlohmann::json& run_settings, unsigned threads,
-      const std::map<ProgramValueId, const ResolvedValueBinding*>& bound, ExecutionPlan& plan);
+      const nlohmann::json& run_settings, unsigned threads, const ValueSites& sites,
+      ExecutionPlan& plan);
   void encode_value_row(const ResolvedValueBinding& binding, size_t& next_component,
                         CanonicalEncoder& out) const;
   void encode_tables_before(std::string_view key, size_t& next, CanonicalEncoder& out,

@@ -33,8 +33,10 @@
 
 namespace ferrite {
 
+// `bound` is each bound value's first binding, in value id order (each value
+// once; the values' bindings must outlive the call).
 Result<void> check_storage_sharing(const ModelProgram& program, std::span<const PlanNode> nodes,
-                                   const std::map<ProgramValueId, const ResolvedValueBinding*>& bound,
+                                   std::span<const ResolvedValueBinding* const> bound,
                                    const std::set<ProgramValueId>& retained);
 
 }  // namespace ferrite

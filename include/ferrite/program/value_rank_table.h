@@ -20,6 +20,7 @@
 //   auto tensors_by_rank = index_by_rank(program, tensors);  // ValueRankTable<const ResolvedTensorSpec*>
 //   const ResolvedTensorSpec* tensor = tensors_by_rank.value_or(value, nullptr);
 //   const ResolvedTensorSpec* same = tensors_by_rank.value_at_rank(info->rank, nullptr);
+//   storages.for_each([](const ProgramValueId& id, const ResolvedValueStorage& s) { ... });
 //   std::map<ProgramValueId, ResolvedValueStorage> map = std::move(storages).to_map();
 #pragma once
 
@@ -65,6 +66,16 @@ class ValueRankTable {
     if (info == nullptr) return false;
     slots_[info->rank] = std::move(value);
     return true;
+  }
+
+  // fn(id, entry) for every filled slot, in id order (a walk of one vector:
+  // no look-up, no tree to chase).
+  template <class Fn>
+  void for_each(Fn&& fn) const {
+    const auto& ids = program_->values_in_id_order();
+    for (size_t rank = 0; rank < slots_.size(); ++rank) {
+      if (slots_[rank]) fn(ids[rank], *slots_[rank]);
+    }
   }
 
   // Every filled slot, as the id-ordered map.
