@@ -142,11 +142,11 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
   out.key("id");
   out.string(id.str());
   out.key("inputs");
-  value_rows(values, ValueBindingRole::kInput, out);
+  value_rows(values.vector(), ValueBindingRole::kInput, out);
   out.key("operation_id");
   out.string(operation_id.str());
   out.key("outputs");
-  value_rows(values, ValueBindingRole::kOutput, out);
+  value_rows(values.vector(), ValueBindingRole::kOutput, out);
   if (persistent_resource) {
     out.key("persistent_resource");
     out.string(persistent_resource->str());

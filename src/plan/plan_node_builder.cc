@@ -326,7 +326,7 @@ Result<PlanNode> build_plan_node_alone(const PlanNodeBuildContext& context, size
                   .rejected_providers = std::move(selection.rejected),
                   .compatible_providers = compatible_provider_ids(resolution),
                   .provider_resources = *plan,
-                  .values = resolution.values(),
+                  .values = SharedValueBindings(resolution.shared_values()),
                   .exact_aliases = std::move(aliases),
                   .state_effects = std::move(effects),
                   .scratch_resource = std::move(workspace_ids[0]),

@@ -115,6 +115,10 @@ class PlanNodeResolution {
   const NodeId& node_id() const { return state_->node_id; }
   const OperationId& operation_id() const { return state_->operation_id; }
   const std::vector<ResolvedValueBinding>& values() const { return *state_->values; }
+  // The same bindings, shared: what a plan node holds instead of a copy.
+  const std::shared_ptr<const std::vector<ResolvedValueBinding>>& shared_values() const {
+    return state_->values;
+  }
   const std::set<CapabilityId>& required_capabilities() const {
     return state_->required_capabilities;
   }

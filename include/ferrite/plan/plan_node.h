@@ -35,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ferrite/catalog/resource_estimate.h"
+#include "ferrite/catalog/shared_value_bindings.h"
 #include "ferrite/catalog/value_binding.h"
 #include "ferrite/compiler/node_resolution.h"
 #include "ferrite/core/canonical_encoder.h"
@@ -96,7 +97,8 @@ struct PlanNode {
   // sorted; includes `provider_id`): what joint selection chose among.
   std::vector<ProviderId> compatible_providers;
   ProviderResourcePlan provider_resources;
-  std::vector<ResolvedValueBinding> values;  // inputs in ordinal order, then outputs
+  // Inputs in ordinal order, then outputs; the resolution's own, shared.
+  SharedValueBindings values;
   std::vector<PlanExactAlias> exact_aliases;
   std::vector<StateEffect> state_effects;  // sorted by state id
   std::optional<ResourceId> scratch_resource;
