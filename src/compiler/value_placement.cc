@@ -20,16 +20,28 @@ namespace {
 // Values one thread takes at a time when hashing their resource ids.
 constexpr size_t kValuesPerChunk = 64;
 
+// schema.physical_component_refs(tensor_id) from the plan's positions, or
+// the schema's error when the plan has none for it.
+Result<const std::vector<uint32_t>*> component_positions(const ExecutionWeightPlan& weights,
+                                                         const WeightId& tensor_id) {
+  if (const std::vector<uint32_t>* positions = weights.component_positions(tensor_id)) {
+    return positions;
+  }
+  FERRITE_RETURN_IF_ERROR(weights.schema().physical_component_refs(tensor_id));
+  return make_error(ErrorCode::kInvalidExecutionPlan,
+                    "logical weight `{}` has no component positions (internal)", tensor_id.str());
+}
+
 // Components referenced by the program's weights, in schema (id) order.
 Result<std::vector<const WeightComponentSpec*>> referenced_components(
-    const PreparedModelFamily& family, const WeightSchema& schema) {
-  // The refs point into schema.components: marked by index, no id compared.
+    const PreparedModelFamily& family, const ExecutionWeightPlan& weights) {
+  const WeightSchema& schema = weights.schema();
+  // Marked by position in schema.components, no id compared.
   std::vector<bool> referenced(schema.components.size(), false);
   for (const auto& weight : family.program().weights()) {
-    FERRITE_ASSIGN_OR_RETURN(auto refs, schema.physical_component_refs(weight.weight_id));
-    for (const auto* component : refs) {
-      referenced[static_cast<size_t>(component - schema.components.data())] = true;
-    }
+    FERRITE_ASSIGN_OR_RETURN(const std::vector<uint32_t>* positions,
+                             component_positions(weights, weight.weight_id));
+    for (uint32_t position : *positions) referenced[position] = true;
   }
   std::vector<const WeightComponentSpec*> out;
   for (size_t i = 0; i < schema.components.size(); ++i) {
@@ -74,7 +86,7 @@ Result<ResourceId> hashed_resource_id(std::string_view kind, std::string_view fi
 
 Result<WeightLocations> probe_weight_locations(const PreparedModelFamily& family,
                                                const ExecutionWeightPlan& weights) {
-  FERRITE_ASSIGN_OR_RETURN(auto components, referenced_components(family, weights.schema()));
+  FERRITE_ASSIGN_OR_RETURN(auto components, referenced_components(family, weights));
   WeightLocations locations;
   for (const auto* component : components) {
     FERRITE_ASSIGN_OR_RETURN(uint64_t length, component->physical_bytes());
@@ -91,7 +103,7 @@ Result<WeightLocations> probe_weight_locations(const PreparedModelFamily& family
 Result<WeightLocations> arena_weight_locations(const PreparedModelFamily& family,
                                                const ExecutionWeightPlan& weights,
                                                uint64_t provider_alignment_bytes) {
-  FERRITE_ASSIGN_OR_RETURN(auto components, referenced_components(family, weights.schema()));
+  FERRITE_ASSIGN_OR_RETURN(auto components, referenced_components(family, weights));
   std::map<ElementType, uint64_t> next_offsets;
   std::map<ElementType, ResourceId> arena_ids;  // one arena, so one id, per dtype
   WeightLocations locations;
@@ -178,10 +190,14 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
     FERRITE_ASSIGN_OR_RETURN(auto storage, own_storage(input));
     FERRITE_RETURN_IF_ERROR(store(input, std::move(storage)));
   }
+  const std::vector<WeightComponentSpec>& schema_components = weights.schema().components;
   for (const auto& weight : program.weights()) {
-    FERRITE_ASSIGN_OR_RETURN(auto refs, weights.schema().physical_component_refs(weight.weight_id));
+    FERRITE_ASSIGN_OR_RETURN(const std::vector<uint32_t>* positions,
+                             component_positions(weights, weight.weight_id));
     std::vector<ResolvedStorageComponent> components;
-    for (const auto* component : refs) {
+    components.reserve(positions->size());
+    for (uint32_t position : *positions) {
+      const WeightComponentSpec* component = &schema_components[position];
       auto it = locations.find(component->id);
       if (it == locations.end()) {
         return make_error(ErrorCode::kInvalidExecutionPlan,

@@ -237,6 +237,23 @@ ExecutionWeightPlan::ExecutionWeightPlan(std::string source_fp,
   hash.string(source_schema_fingerprint_);
   hash.end_object();
   fingerprint_ = hash.hex();
+  component_positions_.reserve(schema_.tensors.size());
+  for (const WeightTensorSpec& tensor : schema_.tensors) {
+    auto refs = schema_.physical_component_refs(tensor.id);
+    if (!refs) continue;  // component_positions answers null; the schema names the error
+    std::vector<uint32_t> positions;
+    positions.reserve(refs->size());
+    for (const WeightComponentSpec* component : *refs) {
+      positions.push_back(static_cast<uint32_t>(component - schema_.components.data()));
+    }
+    component_positions_.emplace(tensor.id, std::move(positions));
+  }
+}
+
+const std::vector<uint32_t>* ExecutionWeightPlan::component_positions(
+    const WeightId& tensor_id) const {
+  const auto it = component_positions_.find(tensor_id);
+  return it == component_positions_.end() ? nullptr : &it->second;
 }
 
 json ExecutionWeightPlan::to_json() const {

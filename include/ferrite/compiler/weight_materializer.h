@@ -48,6 +48,7 @@
 #include "ferrite/compiler/compile_options.h"
 #include "ferrite/compiler/weight_quality.h"
 #include "ferrite/core/contract_version.h"
+#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/program/prepared_model_family.h"
 #include "ferrite/program/weight_schema.h"
 
@@ -118,6 +119,13 @@ class ExecutionWeightPlan {
   const std::optional<WeightQualityApproval>& quality_approval() const { return approval_; }
   const std::string& fingerprint() const { return fingerprint_; }
   nlohmann::json to_json() const;
+  // schema().physical_component_refs(tensor_id) as positions in
+  // schema().components (schema order), found once per tensor when the plan
+  // is made: a look-up by the id's address, with no search of the schema
+  // and nothing allocated (a compile asks four times per program weight).
+  // Null when that call fails (an unknown tensor, a reference to an unknown
+  // component, a layout over the limits): call it for the error.
+  const std::vector<uint32_t>* component_positions(const WeightId& tensor_id) const;
 
   friend bool operator==(const ExecutionWeightPlan& a, const ExecutionWeightPlan& b) {
     return a.fingerprint_ == b.fingerprint_;
@@ -136,6 +144,8 @@ class ExecutionWeightPlan {
   WeightSchema schema_;
   std::optional<WeightQualityApproval> approval_;
   std::string fingerprint_;
+  // Positions, not pointers: a copy of the plan copies the schema.
+  IdentityHashMap<WeightId, std::vector<uint32_t>> component_positions_;
 };
 
 class WeightMaterializerRegistry {
