@@ -493,6 +493,20 @@ Result<std::shared_ptr<const NodeEstimatorInput>> estimator_input_of(
 
 }  // namespace
 
+VerifiedEstimatorDescriptors verified_estimator_descriptors(const CapabilityCatalog& catalog,
+                                                            const EstimatorRegistry& estimators) {
+  VerifiedEstimatorDescriptors verified;
+  for (const auto& [operation, providers] : catalog.providers()) {
+    for (const OperationProviderDescriptor& descriptor : providers) {
+      const OperationResourceEstimator* estimator = estimators.find(descriptor.provider_id);
+      if (estimator != nullptr && estimator->descriptor() == descriptor) {
+        verified.insert(&descriptor);
+      }
+    }
+  }
+  return verified;
+}
+
 Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                                         const ProgramNode& node,
                                         std::vector<ResolvedValueBinding> bindings,
@@ -623,7 +637,9 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
       continue;
     }
     const OperationResourceEstimator* estimator = context.estimators.find(provider_id);
-    if (!estimator || !(estimator->descriptor() == *descriptor)) {
+    const bool verified = context.verified_descriptors != nullptr &&
+                          context.verified_descriptors->contains(descriptor);
+    if (!estimator || (!verified && !(estimator->descriptor() == *descriptor))) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "node `{}` provider `{}` has no registered estimator whose descriptor "
                         "equals the catalog's",

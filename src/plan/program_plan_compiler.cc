@@ -92,8 +92,10 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
         }();
       });
   FERRITE_RETURN_IF_ERROR(prepared);
+  const VerifiedEstimatorDescriptors verified = verified_estimator_descriptors(catalog, estimators);
   const NodeResolutionContext context{family,     weights.schema(), catalog,
-                                      policy,     estimators,       &contracts->contracts};
+                                      policy,     estimators,       &contracts->contracts,
+                                      &verified};
   FERRITE_ASSIGN_OR_RETURN(auto probe, resolve_program_nodes(context, options, tensors, probe_storages));
   FERRITE_ASSIGN_OR_RETURN(uint64_t alignment, maximum_value_alignment(probe));
 
@@ -164,9 +166,11 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
     contracts = ProgramWeightContracts::derive(family.program(),
                                                resolution.execution_weights.schema());
   }
+  const VerifiedEstimatorDescriptors verified = verified_estimator_descriptors(catalog, estimators);
   const NodeResolutionContext context{family,     resolution.execution_weights.schema(),
                                       catalog,    policy,
-                                      estimators, &contracts->contracts};
+                                      estimators, &contracts->contracts,
+                                      &verified};
   const ActivationPlacementInput input{family,
                                        catalog.operations(),
                                        resolution.value_tensors,

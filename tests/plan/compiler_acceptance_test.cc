@@ -736,6 +736,56 @@ TEST(CompilerAcceptanceTest, Case23ResolutionFailsBeforeEstimationForDriftedOrMi
   }
 }
 
+// The compiler checks each catalog descriptor against its estimator's once
+// per compile (verified_estimator_descriptors) instead of once per node and
+// candidate: the set holds exactly the descriptors that equal their
+// estimator's, and a resolution made with it equals one made without it.
+TEST(CompilerAcceptanceTest, Case23EstimatorDescriptorsAreVerifiedOncePerProvider) {
+  PlanHarness h;
+  const ProviderId reference = ProviderId::literal("provider.operation.reference");
+  const OperationProviderDescriptor* catalog_descriptor = h.catalog.find_provider(h.op.id, reference);
+  ASSERT_NE(catalog_descriptor, nullptr);
+  const VerifiedEstimatorDescriptors verified = verified_estimator_descriptors(h.catalog, h.estimators);
+  EXPECT_EQ(verified.size(), 1u);
+  EXPECT_TRUE(verified.contains(catalog_descriptor));
+
+  auto drifted = *catalog_descriptor;
+  drifted.resource_estimator_id = "estimator.drifted";
+  const auto drifted_registry =
+      unwrap(EstimatorRegistry::create({std::make_shared<CountingEstimator>(drifted)}));
+  EXPECT_TRUE(verified_estimator_descriptors(h.catalog, drifted_registry).empty());
+  EXPECT_TRUE(verified_estimator_descriptors(h.catalog, unwrap(EstimatorRegistry::create({})))
+                  .empty());
+
+  auto resolved = ProgramPlanCompiler::resolve(h.family, h.catalog, h.runtime_policy, h.estimators,
+                                               h.materializers, h.options);
+  ASSERT_TRUE(resolved) << resolved.error().to_string();
+  const NodeResolutionContext plain{h.family, resolved->execution_weights.schema(), h.catalog,
+                                    h.runtime_policy, h.estimators};
+  const NodeResolutionContext checked_once{h.family,         resolved->execution_weights.schema(),
+                                           h.catalog,        h.runtime_policy,
+                                           h.estimators,     nullptr,
+                                           &verified};
+  const ProgramNode& node = *h.family.program().find_node(node_id("node.main"));
+  const auto& values = resolved->node_resolutions[0].values();
+  auto without = resolve_node(plain, node, values, {}, std::nullopt);
+  auto with = resolve_node(checked_once, node, values, {}, std::nullopt);
+  ASSERT_TRUE(without) << without.error().to_string();
+  ASSERT_TRUE(with) << with.error().to_string();
+  EXPECT_EQ(*with, *without);
+  // A drifted registry's set is empty, so each candidate is compared as
+  // before and refused.
+  const VerifiedEstimatorDescriptors none = verified_estimator_descriptors(h.catalog, drifted_registry);
+  const NodeResolutionContext drifted_context{h.family,         resolved->execution_weights.schema(),
+                                              h.catalog,        h.runtime_policy,
+                                              drifted_registry, nullptr,
+                                              &none};
+  auto refused = resolve_node(drifted_context, node, values, {}, std::nullopt);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message(),
+              HasSubstr("has no registered estimator whose descriptor equals the catalog's"));
+}
+
 TEST(CompilerAcceptanceTest, Case23BindingsViolatingTheSignatureFailBeforeEstimation) {
   PlanHarness h;
   auto resolved = ProgramPlanCompiler::resolve(h.family, h.catalog, h.runtime_policy, h.estimators,

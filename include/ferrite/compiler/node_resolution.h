@@ -187,6 +187,15 @@ struct SharedWeightContract {
 // hashed by the weight id's address (a look-up reads no id text).
 using WeightContracts = IdentityHashMap<WeightId, std::shared_ptr<const SharedWeightContract>>;
 
+// The catalog's provider descriptors (addresses of catalog.providers()
+// entries, which find_provider returns) that equal the descriptor of the
+// estimator `estimators` registers for their provider: resolve_node's check
+// of each candidate's estimator, made once per provider instead of once per
+// node and candidate (a field-by-field compare, 0.9% of a compile).
+using VerifiedEstimatorDescriptors = absl::flat_hash_set<const OperationProviderDescriptor*>;
+VerifiedEstimatorDescriptors verified_estimator_descriptors(const CapabilityCatalog& catalog,
+                                                            const EstimatorRegistry& estimators);
+
 // Everything resolution reads besides the node itself.
 struct NodeResolutionContext {
   const PreparedModelFamily& family;
@@ -202,6 +211,10 @@ struct NodeResolutionContext {
   // when the binding holds this very contract, instead of encoding it again
   // for every binding.
   const WeightContracts* weight_contracts = nullptr;
+  // Optional: verified_estimator_descriptors(catalog, estimators), for this
+  // context's catalog and estimators only (it holds addresses). A
+  // descriptor it lacks is compared with its estimator's as before.
+  const VerifiedEstimatorDescriptors* verified_descriptors = nullptr;
 };
 
 // The context's shared contract for `weight_id`; null when it has none.
