@@ -198,12 +198,12 @@ Result<void> ExecutionPlan::finish_build(
   const ModelProgram& program = family.program();
   FERRITE_ASSIGN_OR_RETURN(plan.retained_,
                            resolve_retained_completion_values(family, plan.nodes_, retention));
+  const auto first_binding = [&](const ProgramValueId& v) -> const ResolvedValueBinding* {
+    const ValueSite* site = sites.find(v);
+    return site != nullptr ? &plan.binding_at(*site) : nullptr;
+  };
   FERRITE_ASSIGN_OR_RETURN(auto token_scaled,
-                           token_scaled_state_resources(
-                               program, [&](const ProgramValueId& v) -> const ResolvedValueBinding* {
-                                 const ValueSite* site = sites.find(v);
-                                 return site != nullptr ? &plan.binding_at(*site) : nullptr;
-                               }));
+                           token_scaled_state_resources(program, first_binding));
   FERRITE_ASSIGN_OR_RETURN(auto node_tokens,
                            workspace_tokens(program, resolution.value_tensors, policy));
   FERRITE_ASSIGN_OR_RETURN(

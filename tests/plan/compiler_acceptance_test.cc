@@ -743,9 +743,11 @@ TEST(CompilerAcceptanceTest, Case23ResolutionFailsBeforeEstimationForDriftedOrMi
 TEST(CompilerAcceptanceTest, Case23EstimatorDescriptorsAreVerifiedOncePerProvider) {
   PlanHarness h;
   const ProviderId reference = ProviderId::literal("provider.operation.reference");
-  const OperationProviderDescriptor* catalog_descriptor = h.catalog.find_provider(h.op.id, reference);
+  const OperationProviderDescriptor* catalog_descriptor =
+      h.catalog.find_provider(h.op.id, reference);
   ASSERT_NE(catalog_descriptor, nullptr);
-  const VerifiedEstimatorDescriptors verified = verified_estimator_descriptors(h.catalog, h.estimators);
+  const VerifiedEstimatorDescriptors verified =
+      verified_estimator_descriptors(h.catalog, h.estimators);
   EXPECT_EQ(verified.size(), 1u);
   EXPECT_TRUE(verified.contains(catalog_descriptor));
 
@@ -775,12 +777,13 @@ TEST(CompilerAcceptanceTest, Case23EstimatorDescriptorsAreVerifiedOncePerProvide
   EXPECT_EQ(*with, *without);
   // A drifted registry's set is empty, so each candidate is compared as
   // before and refused.
-  const VerifiedEstimatorDescriptors none = verified_estimator_descriptors(h.catalog, drifted_registry);
-  const NodeResolutionContext drifted_context{h.family,         resolved->execution_weights.schema(),
-                                              h.catalog,        h.runtime_policy,
-                                              drifted_registry, nullptr,
-                                              &none};
-  auto refused = resolve_node(drifted_context, node, values, {}, std::nullopt);
+  const VerifiedEstimatorDescriptors none =
+      verified_estimator_descriptors(h.catalog, drifted_registry);
+  const NodeResolutionContext refusing{h.family,         resolved->execution_weights.schema(),
+                                       h.catalog,        h.runtime_policy,
+                                       drifted_registry, nullptr,
+                                       &none};
+  auto refused = resolve_node(refusing, node, values, {}, std::nullopt);
   ASSERT_FALSE(refused);
   EXPECT_THAT(refused.error().message(),
               HasSubstr("has no registered estimator whose descriptor equals the catalog's"));

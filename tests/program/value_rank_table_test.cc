@@ -63,7 +63,8 @@ TEST(ValueRankTableTest, ForEachWalksTheFilledSlotsInIdOrder) {
   ASSERT_TRUE(table.insert_or_assign(value("value.input"), 1));
   ASSERT_TRUE(table.insert_or_assign(value("value.state"), 2));
   std::vector<std::pair<std::string, int>> walked;
-  table.for_each([&](const ProgramValueId& id, int entry) { walked.emplace_back(id.str(), entry); });
+  table.for_each(
+      [&](const ProgramValueId& id, int entry) { walked.emplace_back(id.str(), entry); });
   const std::vector<std::pair<std::string, int>> expected{
       {"value.input", 1}, {"value.state", 2}, {"value.weight", 3}};
   EXPECT_EQ(walked, expected);

@@ -39,7 +39,8 @@ class SharedValueBindings {
 
   SharedValueBindings() = default;
   // Takes the bindings (implicit, so a vector may be assigned to one).
-  SharedValueBindings(std::vector<ResolvedValueBinding> values)  // NOLINT(google-explicit-constructor)
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  SharedValueBindings(std::vector<ResolvedValueBinding> values)
       : values_(std::make_shared<const std::vector<ResolvedValueBinding>>(std::move(values))) {}
   // Shares them; null reads as empty.
   explicit SharedValueBindings(std::shared_ptr<const std::vector<ResolvedValueBinding>> values)

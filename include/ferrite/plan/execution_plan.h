@@ -151,8 +151,9 @@ class ExecutionPlan {
   // binding (tensor, usage, storage or weight).
   Result<ValueSites> first_bindings(const ModelProgram& program) const;
   // operations_, providers_, values_ and component_resources_ from nodes_,
-  // `sites` (first_bindings) and memory_; errors when nodes disagree on what a table holds
-  // once, or a value's storage names a resource the memory summary lacks.
+  // `sites` (first_bindings) and memory_; errors when nodes disagree on what
+  // a table holds once, or a value's storage names a resource the memory
+  // summary lacks.
   Result<void> collect_tables(const ValueSites& sites);
   // build after the checks of the bindings: the tables, header, canonical
   // text and hash, into `plan`.
