@@ -322,14 +322,9 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
   IdentityHashMap<ResourceId, uint32_t> number;  // looked up only
   std::vector<const ResourceId*> resources;
   std::vector<size_t> last_reference;
-  // Per member, per candidate: its constraints in compact form.
-  std::vector<std::vector<State>> constraints(members.size());
+  // Resources numbered by first use, and each one's last referencing member.
   for (size_t k = 0; k < members.size(); ++k) {
-    const auto& candidates = nodes[members[k]].candidates;
-    constraints[k].reserve(candidates.size());
-    for (const auto& candidate : candidates) {
-      State entries;
-      entries.reserve(candidate.allowed.size());
+    for (const auto& candidate : nodes[members[k]].candidates) {
       for (const auto& entry : candidate.allowed) {
         auto [it, inserted] = number.emplace(*entry.id, static_cast<uint32_t>(resources.size()));
         if (inserted) {
@@ -337,12 +332,28 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
           last_reference.push_back(k);
         }
         last_reference[it->second] = k;
-        entries.emplace_back(it->second, entry.ranks);
       }
-      std::sort(entries.begin(), entries.end());
-      constraints[k].push_back(std::move(entries));
     }
   }
+  // The member's candidates' constraints in compact form, made when the
+  // member is reached (the candidates are read there anyway) into buffers
+  // reused from member to member: kept for the whole component they were
+  // written once and read once a whole program later, from memory rather
+  // than cache on a large program (docs/performance.md, step 29).
+  std::vector<State> constraints;
+  const auto constrain_member = [&](size_t k) {
+    const auto& candidates = nodes[members[k]].candidates;
+    if (constraints.size() < candidates.size()) constraints.resize(candidates.size());
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      State& entries = constraints[c];
+      entries.clear();
+      for (const auto& entry : candidates[c].allowed) {
+        entries.emplace_back(number.find(*entry.id)->second, entry.ranks);  // numbered above
+      }
+      std::sort(entries.begin(), entries.end());
+    }
+    return candidates.size();
+  };
   std::pmr::monotonic_buffer_resource arena;
   const auto make_array = [&]<class T>(size_t n, T*) {
     return static_cast<T*>(arena.allocate(std::max<size_t>(n, 1) * sizeof(T), alignof(T)));
@@ -354,11 +365,12 @@ Result<Solution> solve_component(const std::vector<NodeCandidates>& nodes,
   std::vector<Closed> closing;
   for (size_t k = 0; k < members.size(); ++k) {
     const size_t member = members[k];
+    const size_t candidate_count = constrain_member(k);
     std::map<State, const Trail*> next;
     for (const auto& [state, trail] : frontier) {
-      for (size_t c = 0; c < constraints[k].size(); ++c) {
+      for (size_t c = 0; c < candidate_count; ++c) {
         // The state's constraints intersected with the candidate's.
-        const State& adding = constraints[k][c];
+        const State& adding = constraints[c];
         merged.clear();
         bool feasible = true;
         size_t i = 0, j = 0;
