@@ -148,16 +148,10 @@ std::shared_ptr<const ProgramWeightContracts> ProgramWeightContracts::derive(
   return out;
 }
 
-namespace {
-
-// Both entry points. `previous`, when given, is read. `released`, when given,
-// is the same vector: the element of each node resolved again is moved from
-// by the thread that resolved it, right after the node's result is made.
-Result<std::vector<PlanNodeResolution>> resolve_nodes(
+Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
     const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages,
-    const std::vector<PlanNodeResolution>* previous, std::vector<PlanNodeResolution>* released,
-    InputDigests digests) {
+    const std::vector<PlanNodeResolution>* previous, InputDigests digests) {
   // Every node's operation and version first: a backend that cannot run the
   // program fails before any estimator is called (spec §12 case 15).
   for (const ProgramNode* node : context.family.program().nodes()) {
@@ -189,19 +183,9 @@ Result<std::vector<PlanNodeResolution>> resolve_nodes(
                              context.catalog.operation_for_node(node->id, node->operation_id));
     // The same node's resolution in the earlier call, if there is one.
     const PlanNodeResolution* earlier = nullptr;
-    if (previous != nullptr && !(*previous)[index].released() &&
-        (*previous)[index].node_id() == node->id) {
+    if (previous != nullptr && (*previous)[index].node_id() == node->id) {
       earlier = &(*previous)[index];
     }
-    // Released when the node is resolved again, on every return below (the
-    // lambda's locals are destroyed after its result is made); a node taken
-    // as it is clears `slot` first.
-    struct Release {
-      PlanNodeResolution* slot;
-      ~Release() {
-        if (slot != nullptr) PlanNodeResolution gone = std::move(*slot);
-      }
-    } release{previous != nullptr && released != nullptr ? &(*released)[index] : nullptr};
     const std::vector<ResolvedValueBinding>* earlier_bindings =
         earlier != nullptr ? &earlier->values() : nullptr;
     const auto earlier_binding = [&](size_t slot) -> const ResolvedValueBinding* {
@@ -247,7 +231,6 @@ Result<std::vector<PlanNodeResolution>> resolve_nodes(
                                             : earlier->values() == bindings;
       if (same_bindings && earlier->required_capabilities() == requested &&
           earlier->preferred_provider() == preferred) {
-        release.slot = nullptr;
         return *earlier;
       }
     }
@@ -264,22 +247,6 @@ Result<std::vector<PlanNodeResolution>> resolve_nodes(
   };
   return results_in_order<PlanNodeResolution>(nodes.size(), options.compile_threads(),
                                               kNodesPerChunk, resolve_one);
-}
-
-}  // namespace
-
-Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
-    const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
-    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages,
-    const std::vector<PlanNodeResolution>* previous, InputDigests digests) {
-  return resolve_nodes(context, options, tensors, storages, previous, nullptr, digests);
-}
-
-Result<std::vector<PlanNodeResolution>> resolve_program_nodes_replacing(
-    const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
-    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages,
-    std::vector<PlanNodeResolution>& previous, InputDigests digests) {
-  return resolve_nodes(context, options, tensors, storages, &previous, &previous, digests);
 }
 
 }  // namespace ferrite

@@ -28,6 +28,22 @@ Result<uint64_t> maximum_value_alignment(const std::vector<PlanNodeResolution>& 
   return alignment;
 }
 
+// Resolutions one thread drops at a time: each is a few frees and reference
+// counts, so chunks larger than resolution's.
+constexpr size_t kDiscardedPerChunk = 64;
+
+// Drops a round's resolutions on the compile threads instead of in the
+// caller's vector destructor: the nodes a later round resolved again own their
+// state alone, and freeing it (bindings, candidates, estimator inputs) one
+// node after another was serial work between parallel phases.
+void discard(std::vector<PlanNodeResolution>&& resolutions, unsigned threads) {
+  std::vector<PlanNodeResolution> dying = std::move(resolutions);
+  for_each_index(dying.size(), threads, kDiscardedPerChunk, [&](size_t i) {
+    const PlanNodeResolution gone = std::move(dying[i]);
+    return true;
+  });
+}
+
 }  // namespace
 
 Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily& family,
@@ -87,21 +103,21 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
   // rounds move only weights: a node whose bindings equal its probe bindings
   // (one without weights) keeps its probe resolution; every other node is
   // resolved again in every round, so each round's stability is observed
-  // from fresh estimates. Each round releases the probe resolutions it
-  // replaced as it goes; the ones kept stay for the next round.
+  // from fresh estimates.
   for (int round = 1; round <= kMaxAlignmentFixedPointRounds; ++round) {
     FERRITE_ASSIGN_OR_RETURN(auto locations, arena_weight_locations(family, weights, alignment));
     FERRITE_ASSIGN_OR_RETURN(auto storages, build_value_storages(family, weights,
                                                                  catalog.operations(), tensors,
                                                                  locations, &probe_storages));
-    FERRITE_ASSIGN_OR_RETURN(
-        auto resolutions,
-        resolve_program_nodes_replacing(context, options, tensors, storages, probe));
+    FERRITE_ASSIGN_OR_RETURN(auto resolutions,
+                             resolve_program_nodes(context, options, tensors, storages, &probe));
     FERRITE_ASSIGN_OR_RETURN(uint64_t observed, maximum_value_alignment(resolutions));
     if (observed <= alignment) {
-      return ProgramResolution{std::move(weights),     std::move(tensors), std::move(storages),
-                               std::move(resolutions), alignment,          round,
-                               {},                     0,                  std::move(contracts)};
+      ProgramResolution resolved{std::move(weights),     std::move(tensors), std::move(storages),
+                                 std::move(resolutions), alignment,          round,
+                                 {},                     0,                  std::move(contracts)};
+      discard(std::move(probe), options.compile_threads());
+      return resolved;
     }
     alignment = observed;
   }
@@ -164,18 +180,16 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
   auto alignments = chosen_activation_alignments(resolution.node_resolutions, selection);
   // As in the alignment rounds: a node whose bindings the packing did not
   // move keeps its unpacked resolution; every other node is resolved again
-  // in every round, and each round releases the unpacked resolutions it
-  // replaced as it goes (on an error some are gone: only compile, which then
-  // fails, sees `resolution` again). A packing round is usually the last (an
-  // alignment it raises is rare), so a node with one candidate has the
-  // digest the plan will read computed while its bindings are in cache.
+  // in every round. A packing round is usually the last (an alignment it
+  // raises is rare), so a node with one candidate has the digest the plan
+  // will read computed while its bindings are in cache.
   for (int round = 1; round <= kMaxAlignmentFixedPointRounds; ++round) {
     FERRITE_ASSIGN_OR_RETURN(ActivationPlacement placement, place_activations(input, alignments));
-    FERRITE_ASSIGN_OR_RETURN(
-        auto resolutions,
-        resolve_program_nodes_replacing(context, options, resolution.value_tensors,
-                                        placement.value_storages, resolution.node_resolutions,
-                                        InputDigests::kSoleCandidateNow));
+    FERRITE_ASSIGN_OR_RETURN(auto resolutions, resolve_program_nodes(context, options,
+                                                                    resolution.value_tensors,
+                                                                    placement.value_storages,
+                                                                    &resolution.node_resolutions,
+                                                                    InputDigests::kSoleCandidateNow));
     FERRITE_ASSIGN_OR_RETURN(auto packed_selection,
                              select_providers_jointly(resolutions, catalog, policy,
                                                       options.compile_threads()));
@@ -190,6 +204,7 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
     }
     if (!raised) {
       resolution.value_storages = std::move(placement.value_storages);
+      discard(std::move(resolution.node_resolutions), options.compile_threads());
       resolution.node_resolutions = std::move(resolutions);
       resolution.activation_arenas = std::move(placement.arenas);
       resolution.activation_rounds = round;

@@ -422,53 +422,6 @@ TEST(ActivationPlacementTest, BindingsTakenFromAnEarlierRoundEqualFreshOnes) {
   EXPECT_EQ(reused[3].values()[1].storage(), moved.at(value("value.a")));
 }
 
-// resolve_program_nodes_replacing gives what the reading form gives, releases
-// the earlier resolution of each node it resolved again (no one else held
-// it), and leaves the one a node took as it is in place, shared.
-TEST(ActivationPlacementTest, ResolvingReleasesWhatItReplaced) {
-  const ResolvedFourNodes p;
-  const auto moved = p.z_moved();
-  const auto first = p.resolve_nodes(p.resolved.value_storages);
-  const auto expected = p.resolve_nodes(moved, &first);
-  std::vector<PlanNodeResolution> previous = p.resolve_nodes(p.resolved.value_storages);
-  const std::weak_ptr<const std::vector<ResolvedValueBinding>> replaced =
-      previous[3].shared_values();  // value.z's producer: resolved again
-  const auto* kept = previous[1].shared_values().get();
-  auto replacing = resolve_program_nodes_replacing(p.context, p.options,
-                                                   p.resolved.value_tensors, moved, previous);
-  ASSERT_TRUE(replacing) << replacing.error().to_string();
-  EXPECT_EQ(*replacing, expected);
-  ASSERT_EQ(previous.size(), 4u);
-  EXPECT_TRUE(previous[3].released());
-  EXPECT_TRUE(replaced.expired());
-  for (size_t i = 0; i < 3; ++i) {
-    ASSERT_FALSE(previous[i].released()) << i;
-    EXPECT_EQ(previous[i].shared_values().get(), (*replacing)[i].shared_values().get()) << i;
-  }
-  EXPECT_EQ((*replacing)[1].shared_values().get(), kept);
-
-  // A later round with released entries resolves those nodes afresh: the
-  // same result again.
-  auto again = resolve_program_nodes_replacing(p.context, p.options, p.resolved.value_tensors,
-                                               moved, previous);
-  ASSERT_TRUE(again) << again.error().to_string();
-  EXPECT_EQ(*again, expected);
-}
-
-// On an error the failing node's entry is released too (the compiler then
-// fails; nothing reads the vector again).
-TEST(ActivationPlacementTest, ResolvingReleasesUpToTheFailingNode) {
-  const ResolvedFourNodes p;
-  std::vector<PlanNodeResolution> previous = p.resolve_nodes(p.resolved.value_storages);
-  auto storages = p.resolved.value_storages;
-  storages.erase(value("value.a"));  // node 0's output has no storage
-  auto replacing = resolve_program_nodes_replacing(p.context, p.options,
-                                                   p.resolved.value_tensors, storages, previous);
-  ASSERT_FALSE(replacing);
-  EXPECT_THAT(replacing.error().message(), HasSubstr("value.a"));
-  EXPECT_TRUE(previous[0].released());
-}
-
 // InputDigests::kSoleCandidateNow computes, right after resolving, the
 // digest of every re-resolved node with one candidate — the same digest a
 // reader computes later — and nothing when reading is left to the reader;

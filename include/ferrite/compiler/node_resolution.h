@@ -112,10 +112,6 @@ class PlanNodeResolution {
       std::map<ProviderId, PlanProviderRejectReason> rejections,
       std::shared_ptr<const NodeEstimatorInput> estimator_input);
 
-  // True only for a moved-from resolution (resolve_program_nodes_replacing
-  // leaves those in an earlier round's vector): nothing but this, destruction
-  // and assignment may be called on it.
-  bool released() const { return state_ == nullptr; }
   const NodeId& node_id() const { return state_->node_id; }
   const OperationId& operation_id() const { return state_->operation_id; }
   const std::vector<ResolvedValueBinding>& values() const { return *state_->values; }
@@ -153,8 +149,8 @@ class PlanNodeResolution {
   // reference count, not a copy of its candidates, bindings and maps — on a
   // program of 100,000 nodes those copies were fresh memory and a cache miss
   // per identity they retained (docs/performance.md, step 22). Hazard: a
-  // moved-from resolution holds no state and may only be asked released(),
-  // destroyed or assigned to.
+  // moved-from resolution holds no state and may only be destroyed or
+  // assigned to.
   struct State {
     NodeId node_id;
     OperationId operation_id;

@@ -12,9 +12,9 @@
 // `previous`, when given, is the result of an earlier call in the SAME
 // compilation (same context and options; the compiler passes the probe's
 // result to every alignment round and the unpacked resolution to every
-// packing round): a node whose bindings, requested capabilities and preferred
-// provider equal its previous resolution's takes that resolution as it is
-// instead of being resolved again. resolve_node is a
+// packing round): a node whose bindings, requested
+// capabilities and preferred provider equal its previous resolution's takes
+// that resolution as it is instead of being resolved again. resolve_node is a
 // function of exactly (context, node, bindings, capabilities, preferred
 // provider) — its estimator input fingerprint is built from them and the
 // context — so the result is the one resolving again would give. A weight
@@ -68,20 +68,5 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages,
     const std::vector<PlanNodeResolution>* previous = nullptr,
     InputDigests digests = InputDigests::kWhenRead);
-
-// The same, releasing as it goes: the resolution in `previous` of each node
-// resolved again is moved from (left released()) by the thread that resolved
-// the node, right after its result is made, while the state the comparison
-// read is in cache. Freed in a sweep after the call, every such state was
-// cold again: at 128 layers that sweep drew a sixth of the compile's
-// simulated last-level cache misses (docs/performance.md, step 29). A node
-// taken as it is keeps its entry (shared), so `previous` serves every later
-// round as before: a released entry only means that node is resolved without
-// an earlier round's bindings and head to reuse, which gives the same result.
-// Entries are released on an error too, up to the failing node.
-Result<std::vector<PlanNodeResolution>> resolve_program_nodes_replacing(
-    const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
-    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages,
-    std::vector<PlanNodeResolution>& previous, InputDigests digests = InputDigests::kWhenRead);
 
 }  // namespace ferrite
