@@ -24,9 +24,9 @@ BufferUsage usage_of(std::optional<ProgramValueKind> kind) {
 
 // A pass's tensor and storage of each value. A program value's are read by
 // its rank (ModelProgram::node_value_infos has its info for every binding:
-// no look-up per binding), from tables indexed by one walk of each map
-// (index_by_rank). An id the program does not define is looked up in the
-// maps themselves when it is bound.
+// no look-up per binding): storages from their table, tensors from a table
+// indexed by one walk of their map (index_by_rank). An id the program does
+// not define has no storage; its tensor is looked up in the map.
 struct ValueSources {
   const ResolvedTensorSpec* tensor = nullptr;
   const ResolvedValueStorage* storage = nullptr;
@@ -34,29 +34,24 @@ struct ValueSources {
 
 class ValueSourceIndex {
  public:
+  // `storages` indexes `program` (checked by the caller).
   ValueSourceIndex(const ModelProgram& program, const ValueTensors& tensors,
-                   const std::map<ProgramValueId, ResolvedValueStorage>& storages)
-      : tensors_(&tensors),
-        storages_(&storages),
-        tensor_by_rank_(index_by_rank(program, tensors)),
-        storage_by_rank_(index_by_rank(program, storages)) {}
+                   const ValueStorages& storages)
+      : tensors_(&tensors), storages_(&storages), tensor_by_rank_(index_by_rank(program, tensors)) {}
 
   ValueSources find(const ProgramValueId& id, const ModelProgram::ValueInfo* info) const {
     if (info != nullptr) {
-      return {tensor_by_rank_.value_at_rank(info->rank, nullptr),
-              storage_by_rank_.value_at_rank(info->rank, nullptr)};
+      return {tensor_by_rank_.value_at_rank(info->rank, nullptr), storages_->at_rank(info->rank)};
     }
     ValueSources out;
     if (auto it = tensors_->find(id); it != tensors_->end()) out.tensor = &it->second;
-    if (auto it = storages_->find(id); it != storages_->end()) out.storage = &it->second;
     return out;
   }
 
  private:
   const ValueTensors* tensors_;
-  const std::map<ProgramValueId, ResolvedValueStorage>* storages_;
+  const ValueStorages* storages_;
   ValueRankTable<const ResolvedTensorSpec*> tensor_by_rank_;
-  ValueRankTable<const ResolvedValueStorage*> storage_by_rank_;
 };
 
 // The binding of `value` to a slot. `earlier`, when given, is the same
@@ -150,8 +145,12 @@ std::shared_ptr<const ProgramWeightContracts> ProgramWeightContracts::derive(
 
 Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
-    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages,
+    const ValueTensors& tensors, const ValueStorages& storages,
     const std::vector<PlanNodeResolution>* previous, InputDigests digests) {
+  if (!storages.indexes(context.family.program())) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "the value storages were built for another program");
+  }
   // Every node's operation and version first: a backend that cannot run the
   // program fails before any estimator is called (spec §12 case 15).
   for (const ProgramNode* node : context.family.program().nodes()) {

@@ -134,27 +134,41 @@ Result<WeightLocations> arena_weight_locations(const PreparedModelFamily& family
   return locations;
 }
 
-Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
-    const PreparedModelFamily& family, const ExecutionWeightPlan& weights,
-    const OperationCatalog& operations, const ValueTensors& tensors,
-    const WeightLocations& locations,
-    const std::map<ProgramValueId, ResolvedValueStorage>* earlier, unsigned threads) {
+Result<ValueStorages> build_value_storages(const PreparedModelFamily& family,
+                                           const ExecutionWeightPlan& weights,
+                                           const OperationCatalog& operations,
+                                           const ValueTensors& tensors,
+                                           const WeightLocations& locations,
+                                           const ValueStorages* earlier, unsigned threads) {
   const ModelProgram& program = family.program();
   const std::string& family_fp = family.fingerprint();
-  // Looked up and filled by the values' ranks in id order (one hash of an
-  // id's address per look-up, no search of an ordered map); handed back as
-  // the ordered map, filled in id order.
+  if (earlier != nullptr && !earlier->indexes(program)) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "the earlier value storages were built for another program");
+  }
+  // Tensors are looked up by the values' ranks (one hash of an id's address
+  // per look-up, no search of an ordered map); storages are read and written
+  // by rank.
   const auto tensor_of = index_by_rank(program, tensors);
-  const auto earlier_of =
-      earlier != nullptr ? index_by_rank(program, *earlier)
-                         : ValueRankTable<const ResolvedValueStorage*>(program);
-  ValueRankTable<ResolvedValueStorage> storages(program);
+  ValueStorages storages(program);
+  // The program's rank of `value`, or null when it does not define it.
+  const auto rank_of = [&](const ProgramValueId& value) -> std::optional<size_t> {
+    const ModelProgram::ValueInfo* info = program.find_value(value);
+    return info != nullptr ? std::optional<size_t>(info->rank) : std::nullopt;
+  };
+  const auto earlier_of = [&](const ProgramValueId& value) -> const ResolvedValueStorage* {
+    if (earlier == nullptr) return nullptr;
+    const auto rank = rank_of(value);
+    return rank ? earlier->at_rank(*rank) : nullptr;
+  };
   // Every value stored below is one the program defines.
   const auto store = [&](const ProgramValueId& value, ResolvedValueStorage storage) -> Result<void> {
-    if (!storages.insert_or_assign(value, std::move(storage))) {
+    const auto rank = rank_of(value);
+    if (!rank) {
       return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` is not in the program",
                         value.str());
     }
+    storages.set_at_rank(*rank, std::move(storage));
     return {};
   };
   // The node outputs that get storage of their own (not must-alias), in the
@@ -183,7 +197,7 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
   size_t next_derived = 0;
   // An input's or activation's storage, from `earlier` when it has one.
   auto own_storage = [&](const ProgramValueId& value) -> Result<ResolvedValueStorage> {
-    if (const ResolvedValueStorage* kept = earlier_of.value_or(value, nullptr)) return *kept;
+    if (const ResolvedValueStorage* kept = earlier_of(value)) return *kept;
     return activation_storage(value, tensor_of, family_fp);
   };
   for (const auto& input : program.inputs()) {
@@ -213,7 +227,7 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
     FERRITE_RETURN_IF_ERROR(store(weight.value_id, std::move(storage)));
   }
   for (const auto& state : program.states()) {
-    if (const ResolvedValueStorage* kept = earlier_of.value_or(state.value_id, nullptr)) {
+    if (const ResolvedValueStorage* kept = earlier_of(state.value_id)) {
       FERRITE_RETURN_IF_ERROR(store(state.value_id, *kept));
       continue;
     }
@@ -247,7 +261,8 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
                             node->id.str());
         }
         const auto& input = node->inputs[must->tensor_index];
-        const ResolvedValueStorage* aliased = storages.find(input);
+        const auto input_rank = rank_of(input);
+        const ResolvedValueStorage* aliased = input_rank ? storages.at_rank(*input_rank) : nullptr;
         if (aliased == nullptr) {
           return make_error(ErrorCode::kInvalidExecutionPlan,
                             "node `{}` alias input `{}` has no storage", node->id.str(),
@@ -262,7 +277,7 @@ Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
       }
     }
   }
-  return std::move(storages).to_map();
+  return storages;
 }
 
 }  // namespace ferrite

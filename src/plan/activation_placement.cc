@@ -9,7 +9,6 @@
 #include "ferrite/core/identity_hash_map.h"
 #include "ferrite/memory/activation_liveness.h"
 #include "ferrite/memory/interval_packing.h"
-#include "ferrite/program/value_rank_table.h"
 
 namespace ferrite {
 namespace {
@@ -75,16 +74,23 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
   FERRITE_ASSIGN_OR_RETURN(auto edges, must_alias_edges(program, input.operations));
   FERRITE_ASSIGN_OR_RETURN(auto buffers, activation_live_buffers(program, edges, input.retained));
 
-  ActivationPlacement out;
+  if (!input.dedicated_storages.indexes(program)) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "the dedicated value storages were built for another program");
+  }
+  // Every value's storage: the dedicated one, replaced by its packed one
+  // (by rank, below) where it has one.
+  ActivationPlacement out{input.dedicated_storages, {}, {}};
   out.alignments.reserve(buffers.size());
-  // Each member value's packed storage; merged with the dedicated storages in
-  // one ordered walk at the end (`used` marks the values that walk met).
-  struct Placed {
-    ResolvedValueStorage storage;
-    bool used = false;
+  // Each member value's rank, or an error naming it.
+  const auto rank_of = [&](const ProgramValueId& value) -> Result<size_t> {
+    const ModelProgram::ValueInfo* info = program.find_value(value);
+    if (info == nullptr) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "activation `{}` is not in the program",
+                        value.str());
+    }
+    return size_t{info->rank};
   };
-  IdentityHashMap<ProgramValueId, Placed> placed;
-  placed.reserve(buffers.size());
   // The selected profile of each dynamic resource, found by one hash of its
   // id's address (the selection's map is ordered: a string compare a level).
   IdentityHashMap<ResourceId, const DynamicStorageProfile*> profile_of;
@@ -99,12 +105,10 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
     std::vector<ClassMember> members;
   };
   std::vector<ArenaClass> found;
-  // The dedicated storages by the values' ranks in id order (one walk of the
-  // map, then a look-up per buffer without a search).
-  const auto dedicated_of = index_by_rank(input.family.program(), input.dedicated_storages);
   for (const auto& buffer : buffers) {
     const ProgramValueId& representative = buffer.values.front();
-    const ResolvedValueStorage* storage = dedicated_of.value_or(representative, nullptr);
+    FERRITE_ASSIGN_OR_RETURN(const size_t representative_rank, rank_of(representative));
+    const ResolvedValueStorage* storage = input.dedicated_storages.at_rank(representative_rank);
     if (storage == nullptr || storage->components().size() != 1) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "activation `{}` has no single dedicated storage component",
@@ -172,7 +176,8 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
         FERRITE_ASSIGN_OR_RETURN(
             auto storage, ResolvedValueStorage::single(arena, solution.offsets[i], members[i].bytes,
                                                        members[i].element_type));
-        placed.insert_or_assign(v, Placed{std::move(storage)});
+        FERRITE_ASSIGN_OR_RETURN(const size_t rank, rank_of(v));
+        out.value_storages.set_at_rank(rank, std::move(storage));
       }
     }
     out.arenas.push_back(ActivationArenaSummary{.resource_id = arena,
@@ -184,20 +189,6 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
   }
   std::sort(out.arenas.begin(), out.arenas.end(),
             [](const auto& a, const auto& b) { return a.resource_id < b.resource_id; });
-  // Every value's storage: the packed one where there is one, else the
-  // dedicated one, inserted in id order at the end (no search per value).
-  for (const auto& [id, storage] : input.dedicated_storages) {
-    auto p = placed.find(id);
-    if (p == placed.end()) {
-      out.value_storages.emplace_hint(out.value_storages.end(), id, storage);
-    } else {
-      p->second.used = true;
-      out.value_storages.emplace_hint(out.value_storages.end(), id, std::move(p->second.storage));
-    }
-  }
-  for (auto& [id, p] : placed) {
-    if (!p.used) out.value_storages.insert_or_assign(id, std::move(p.storage));
-  }
   return out;
 }
 

@@ -71,7 +71,7 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
   // second thread; nothing else touches them until both are done.
   std::shared_ptr<const ProgramWeightContracts> contracts;
   ValueTensors tensors;
-  std::map<ProgramValueId, ResolvedValueStorage> probe_storages;
+  ValueStorages probe_storages;
   Result<void> prepared = {};
   run_beside(
       threads_beside(family.program().nodes().size(), options.compile_threads()),

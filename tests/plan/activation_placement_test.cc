@@ -18,6 +18,7 @@ namespace activation_placement_test {
 
 using ::testing::HasSubstr;
 using nlohmann::json;
+using testing::storage_at;
 using testing::unwrap;
 using testing::value;
 
@@ -298,8 +299,8 @@ TEST(ActivationPlacementTest, BuildRejectsCoLiveOverlap) {
   auto resolved = unwrap(ProgramPlanCompiler::resolve(
       family, t.catalog, policy(), t.estimators, WeightMaterializerRegistry::identity_only(),
       options));
-  const auto shared = resolved.value_storages.at(value("value.a"));
-  resolved.value_storages.insert_or_assign(value("value.x"), shared);
+  const ResolvedValueStorage shared = storage_at(resolved.value_storages, "value.a");
+  ASSERT_TRUE(resolved.value_storages.insert_or_assign(value("value.x"), shared));
   auto resolutions = resolve_program_nodes(
       NodeResolutionContext{family, resolved.execution_weights.schema(), t.catalog, policy(),
                             t.estimators},
@@ -337,17 +338,16 @@ struct ResolvedFourNodes {
   ResolvedFourNodes& operator=(const ResolvedFourNodes&) = delete;
 
   std::vector<PlanNodeResolution> resolve_nodes(
-      const std::map<ProgramValueId, ResolvedValueStorage>& storages,
-      const std::vector<PlanNodeResolution>* previous = nullptr,
+      const ValueStorages& storages, const std::vector<PlanNodeResolution>* previous = nullptr,
       InputDigests digests = InputDigests::kWhenRead) const {
     return unwrap(resolve_program_nodes(context, options, resolved.value_tensors, storages,
                                         previous, digests));
   }
   // The storages with value.z moved onto value.x's: only the node producing
   // value.z binds it.
-  std::map<ProgramValueId, ResolvedValueStorage> z_moved() const {
-    auto moved = resolved.value_storages;
-    moved.insert_or_assign(value("value.z"), moved.at(value("value.x")));
+  ValueStorages z_moved() const {
+    ValueStorages moved = resolved.value_storages;
+    EXPECT_TRUE(moved.insert_or_assign(value("value.z"), storage_at(moved, "value.x")));
     return moved;
   }
 
@@ -396,7 +396,7 @@ TEST(ActivationPlacementTest, BindingsTakenFromAnEarlierRoundEqualFreshOnes) {
   const NodeResolutionContext context{p.family,      p.resolved.execution_weights.schema(),
                                       p.t.catalog,   p.runtime_policy,
                                       p.t.estimators, &contracts->contracts};
-  auto resolve = [&](const std::map<ProgramValueId, ResolvedValueStorage>& storages,
+  auto resolve = [&](const ValueStorages& storages,
                      const std::vector<PlanNodeResolution>* previous) {
     return unwrap(resolve_program_nodes(context, p.options, p.resolved.value_tensors, storages,
                                         previous));
@@ -405,7 +405,7 @@ TEST(ActivationPlacementTest, BindingsTakenFromAnEarlierRoundEqualFreshOnes) {
   // value.a moves: node 0 produces it (with the weight as its second input)
   // and node 3 reads it; nodes 1 and 2 keep their resolutions.
   auto moved = p.resolved.value_storages;
-  moved.insert_or_assign(value("value.a"), moved.at(value("value.x")));
+  ASSERT_TRUE(moved.insert_or_assign(value("value.a"), storage_at(moved, "value.x")));
   const auto fresh = resolve(moved, nullptr);
   const auto reused = resolve(moved, &first);
   EXPECT_EQ(reused, fresh);
@@ -418,8 +418,8 @@ TEST(ActivationPlacementTest, BindingsTakenFromAnEarlierRoundEqualFreshOnes) {
   ASSERT_EQ(reused[0].values().size(), 3u);
   EXPECT_EQ(reused[0].values()[1].value_id(), value("value.w"));
   EXPECT_EQ(reused[0].values()[1].weight(), &shared);
-  EXPECT_EQ(reused[0].values()[2].storage(), moved.at(value("value.a")));
-  EXPECT_EQ(reused[3].values()[1].storage(), moved.at(value("value.a")));
+  EXPECT_EQ(reused[0].values()[2].storage(), storage_at(moved, "value.a"));
+  EXPECT_EQ(reused[3].values()[1].storage(), storage_at(moved, "value.a"));
 }
 
 // InputDigests::kSoleCandidateNow computes, right after resolving, the
@@ -452,7 +452,7 @@ TEST(ActivationPlacementTest, SoleCandidateDigestsAreComputedWhenAsked) {
 
 // The alignment rounds build storages again with the weights moved; taking
 // the inputs', states' and activations' storages from the probe's gives the
-// same map as deriving them again, and the weights' storages still move.
+// same table as deriving them again, and the weights' storages still move.
 TEST(ActivationPlacementTest, StoragesTakenFromAnEarlierRoundEqualFreshOnes) {
   auto family = program({{"scale", {"value.in", "value.w"}, "value.a"},
                          {"unary", {"value.in"}, "value.x"},
@@ -472,9 +472,9 @@ TEST(ActivationPlacementTest, StoragesTakenFromAnEarlierRoundEqualFreshOnes) {
       family, weights, operations, resolved.value_tensors, arena_locations, &probe));
   EXPECT_EQ(reused, fresh);
   ASSERT_EQ(reused.size(), probe.size());
-  EXPECT_NE(reused.at(value("value.w")), probe.at(value("value.w")));  // the weight moved
+  EXPECT_NE(storage_at(reused, "value.w"), storage_at(probe, "value.w"));  // the weight moved
   for (const char* id : {"value.in", "value.a", "value.x", "value.z"}) {
-    EXPECT_EQ(reused.at(value(id)), probe.at(value(id))) << id;
+    EXPECT_EQ(storage_at(reused, id), storage_at(probe, id)) << id;
   }
 }
 

@@ -35,6 +35,7 @@ using plan_testing::PlanHarness;
 using testing::contract;
 using testing::dense;
 using testing::node_id;
+using testing::storage_at;
 using testing::unwrap;
 using testing::value;
 
@@ -906,7 +907,7 @@ Result<ExecutionPlan> build_with_aliased_storage(
   if (!resolved) return make_error(resolved.error());
   const ResolvedValueStorage storage = storage_of(*resolved);
   for (auto& r : resolved->node_resolutions) r = with_storage(r, "value.aliased", storage);
-  resolved->value_storages.insert_or_assign(value("value.aliased"), storage);
+  EXPECT_TRUE(resolved->value_storages.insert_or_assign(value("value.aliased"), storage));
   FERRITE_ASSIGN_OR_RETURN(auto selection, select_providers_jointly(resolved->node_resolutions,
                                                                     c.b.catalog,
                                                                     plan_testing::policy()));
@@ -960,7 +961,7 @@ TEST(CompilerAcceptanceTest, Case28MayAliasEdgeOnlyForExactStorage) {
 
   // With exactly the input's storage the node records a MayAlias edge.
   auto exact = build_with_aliased_storage(c, [](const ProgramResolution& r) {
-    return r.value_storages.at(value("value.hidden"));
+    return storage_at(r.value_storages, "value.hidden");
   });
   ASSERT_TRUE(exact) << exact.error().to_string();
   EXPECT_EQ(exact->nodes()[1].exact_aliases,
@@ -973,7 +974,7 @@ TEST(CompilerAcceptanceTest, Case28MayAliasEdgeOnlyForExactStorage) {
 TEST(CompilerAcceptanceTest, Case28PartialOrWrongInputOverlapIsAnError) {
   auto c = alias_case(MayAlias{0});
   auto partial = build_with_aliased_storage(c, [](const ProgramResolution& r) {
-    const auto& hidden = r.value_storages.at(value("value.hidden")).components()[0];
+    const auto& hidden = storage_at(r.value_storages, "value.hidden").components()[0];
     return unwrap(ResolvedValueStorage::single(hidden.resource_id, 8, 16, ElementType::kF32));
   });
   ASSERT_FALSE(partial);
@@ -982,7 +983,7 @@ TEST(CompilerAcceptanceTest, Case28PartialOrWrongInputOverlapIsAnError) {
   EXPECT_EQ(partial.error().fields().at("node_id"), "node.alias");
 
   auto wrong_input = build_with_aliased_storage(c, [](const ProgramResolution& r) {
-    return r.value_storages.at(value("value.input"));  // input[1], not the alias target input[0]
+    return storage_at(r.value_storages, "value.input");  // input[1], not the alias target input[0]
   });
   ASSERT_FALSE(wrong_input);
   EXPECT_THAT(wrong_input.error().message(), HasSubstr("storage overlap violates its alias policy"));
@@ -991,7 +992,7 @@ TEST(CompilerAcceptanceTest, Case28PartialOrWrongInputOverlapIsAnError) {
   // MustAlias with storage different from its input is no alias at all.
   auto must = alias_case(MustAlias{0});
   auto detached = build_with_aliased_storage(must, [](const ProgramResolution& r) {
-    return r.value_storages.at(value("value.output"));
+    return storage_at(r.value_storages, "value.output");
   });
   ASSERT_FALSE(detached);
   EXPECT_EQ(detached.error().code(), ErrorCode::kInvalidExecutionPlan);
@@ -1373,7 +1374,7 @@ TEST(CompilerAcceptanceTest, Case26IndependentResourcesFormIndependentComponents
                                             linear_then_paged());
   ASSERT_TRUE(selection) << selection.error().to_string();
   const auto resource = [&](std::string_view v) {
-    return resolved->value_storages.at(value(v)).components()[0].resource_id;
+    return storage_at(resolved->value_storages, v).components()[0].resource_id;
   };
   EXPECT_EQ(selection->profiles.at(resource("value.p")), paged());
   EXPECT_EQ(selection->profiles.at(resource("value.q")), DynamicStorageProfile::linear_contiguous());
@@ -1564,9 +1565,9 @@ TEST(CompilerAcceptanceTest, StatesOfDifferentLifetimeOrInitializationNeverShare
                                                  WeightMaterializerRegistry::identity_only(),
                                                  testing::synthetic_options());
     if (!resolved) return make_error(resolved.error());
-    const ResolvedValueStorage storage = resolved->value_storages.at(value("value.state"));
+    const ResolvedValueStorage storage = storage_at(resolved->value_storages, "value.state");
     for (auto& r : resolved->node_resolutions) r = with_storage(r, "value.other", storage);
-    resolved->value_storages.insert_or_assign(value("value.other"), storage);
+    EXPECT_TRUE(resolved->value_storages.insert_or_assign(value("value.other"), storage));
     FERRITE_ASSIGN_OR_RETURN(auto selection,
                              select_providers_jointly(resolved->node_resolutions, c.b.catalog,
                                                       plan_testing::policy()));

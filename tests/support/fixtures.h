@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ferrite/catalog/operation_catalog.h"
+#include "ferrite/catalog/value_storage.h"
 #include "ferrite/compiler/compile_options.h"
 #include "ferrite/program/model_program.h"
 #include "ferrite/program/prepared_model_family.h"
@@ -31,6 +32,17 @@ T unwrap(Result<T> result) {
 }
 
 inline ProgramValueId value(std::string_view id) { return ProgramValueId::literal(id); }
+
+// The value's storage in `storages`; a value without one aborts the test, as
+// unwrap does (std::map::at would have thrown).
+inline const ResolvedValueStorage& storage_at(const ValueStorages& storages, std::string_view id) {
+  const ResolvedValueStorage* found = storages.find(value(id));
+  if (found == nullptr) {
+    std::cerr << "fixture error: value `" << id << "` has no storage\n";
+    std::abort();
+  }
+  return *found;
+}
 inline NodeId node_id(std::string_view id) { return NodeId::literal(id); }
 
 inline ProgramTensorSpec dense(std::vector<uint64_t> dims, ElementType type = ElementType::kF32) {

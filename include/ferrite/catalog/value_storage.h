@@ -26,7 +26,8 @@
 // A storage is immutable and shares its state: copies are one reference
 // count, and its canonical bytes (`canonical()`, the canonical dump of
 // `to_json()`) are written once when it is made, for every estimator input
-// and plan that names it.
+// and plan that names it. `ValueStorages` holds every value's storage of a
+// program by the value's rank (program/value_table.h).
 //
 // JSON (`to_json`):
 //   {"components": [{"component_id": null | "weight.x", "resource_id": "...",
@@ -52,6 +53,7 @@
 #include "ferrite/core/identity.h"
 #include "ferrite/core/once.h"
 #include "ferrite/core/status.h"
+#include "ferrite/program/value_table.h"
 
 namespace ferrite {
 
@@ -134,5 +136,8 @@ class ResolvedValueStorage {
 
   std::shared_ptr<const State> state_;  // never null but when moved from
 };
+
+// Every value's storage, by the value's rank in its program.
+using ValueStorages = ValueTable<ResolvedValueStorage>;
 
 }  // namespace ferrite

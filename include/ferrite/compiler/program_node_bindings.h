@@ -65,7 +65,7 @@ enum class InputDigests : uint8_t { kWhenRead, kSoleCandidateNow };
 
 Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
-    const ValueTensors& tensors, const std::map<ProgramValueId, ResolvedValueStorage>& storages,
+    const ValueTensors& tensors, const ValueStorages& storages,
     const std::vector<PlanNodeResolution>* previous = nullptr,
     InputDigests digests = InputDigests::kWhenRead);
 

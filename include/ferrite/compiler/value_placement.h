@@ -13,7 +13,9 @@
 // node outputs get their own activation resource at offset 0; a MustAlias
 // output reuses its input's storage; a state gets `resource/state/sha256/...`
 // sized align_up(capacity minimum bytes, element size). Only referenced
-// components get storage.
+// components get storage. Every value's storage is kept by its rank in a
+// `ValueStorages` table (catalog/value_storage.h), which the resolution keeps
+// apart from the program.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto locations, arena_weight_locations(family, weights, 64));
@@ -53,15 +55,17 @@ Result<WeightLocations> arena_weight_locations(const PreparedModelFamily& family
 // weights and tensors with other weight locations (the alignment rounds move
 // only weights): the storages of inputs, states and activations that are
 // not aliases are taken from it instead of being derived (and their
-// resource ids hashed) again. The result equals a build without it.
+// resource ids hashed) again. The result equals a build without it. An
+// `earlier` table that does not index the family's program is refused.
 // Without `earlier`, the node outputs' resource ids are hashed on up to
 // `threads` threads (core/parallel_indices.h); the result, and the error
 // when there is one, do not depend on how many.
-Result<std::map<ProgramValueId, ResolvedValueStorage>> build_value_storages(
-    const PreparedModelFamily& family, const ExecutionWeightPlan& weights,
-    const OperationCatalog& operations, const ValueTensors& tensors,
-    const WeightLocations& locations,
-    const std::map<ProgramValueId, ResolvedValueStorage>* earlier = nullptr,
-    unsigned threads = 1);
+Result<ValueStorages> build_value_storages(const PreparedModelFamily& family,
+                                           const ExecutionWeightPlan& weights,
+                                           const OperationCatalog& operations,
+                                           const ValueTensors& tensors,
+                                           const WeightLocations& locations,
+                                           const ValueStorages* earlier = nullptr,
+                                           unsigned threads = 1);
 
 }  // namespace ferrite

@@ -64,17 +64,18 @@ struct ActivationArenaSummary {
 using ValueAlignments = IdentityHashMap<ProgramValueId, uint64_t>;
 
 struct ActivationPlacement {
-  std::map<ProgramValueId, ResolvedValueStorage> value_storages;  // every value
-  std::vector<ActivationArenaSummary> arenas;                     // sorted by resource id
-  ValueAlignments alignments;                                     // per value, as used
+  ValueStorages value_storages;                // every value
+  std::vector<ActivationArenaSummary> arenas;  // sorted by resource id
+  ValueAlignments alignments;                  // per value, as used
 };
 
 struct ActivationPlacementInput {
   const PreparedModelFamily& family;
   const OperationCatalog& operations;
   const ValueTensors& tensors;
-  // The dedicated placement and the selection made with it (for profiles).
-  const std::map<ProgramValueId, ResolvedValueStorage>& dedicated_storages;
+  // The dedicated placement (of `family`'s program: another program's table
+  // is refused) and the selection made with it (for profiles).
+  const ValueStorages& dedicated_storages;
   const JointProviderSelection& dedicated_selection;
   const std::set<ProgramValueId>& retained;
 };

@@ -31,7 +31,7 @@ namespace ferrite {
 struct ProgramResolution {
   ExecutionWeightPlan execution_weights;
   ValueTensors value_tensors;
-  std::map<ProgramValueId, ResolvedValueStorage> value_storages;
+  ValueStorages value_storages;  // by the values' ranks in the family's program
   std::vector<PlanNodeResolution> node_resolutions;  // program order
   uint64_t value_alignment_bytes = 0;
   int fixed_point_rounds = 0;

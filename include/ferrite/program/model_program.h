@@ -129,6 +129,11 @@ class ModelProgram {
   // indexes by ValueInfo::rank instead of sorting. Sorted once, by create;
   // copies share it.
   const std::vector<ProgramValueId>& values_in_id_order() const { return *values_in_id_order_; }
+  // The same vector, shared: for a table that outlives the program
+  // (program/value_table.h).
+  std::shared_ptr<const std::vector<ProgramValueId>> shared_values_in_id_order() const {
+    return values_in_id_order_;
+  }
 
   // Canonical JSON (the program-file "program" object) and its SHA-256
   // (computed once, by create: the program cannot change afterwards).
