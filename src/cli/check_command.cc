@@ -1,6 +1,7 @@
 // `ferrite check`: load a program and a catalog, validate the compile options
 // and print every value's inferred tensor.
 #include <ostream>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -84,10 +85,23 @@ int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
 
   const ModelProgram& program = family->program();
   const auto rows = program_value_rows(program);
+  // Each row's tensor (inference gives every value one).
+  std::vector<const ResolvedTensorSpec*> row_tensors;
+  row_tensors.reserve(rows.size());
+  for (const auto& row : rows) {
+    row_tensors.push_back(tensors->find(*row.id));
+    if (row_tensors.back() == nullptr) {
+      return report_error(make_error(ErrorCode::kInvalidExecutionPlan,
+                                     "value `{}` has no inferred tensor", row.id->str())
+                              .value(),
+                          args.json, out, err);
+    }
+  }
   if (args.json) {
     nlohmann::json values = nlohmann::json::array();
-    for (const auto& row : rows) {
-      const auto& tensor = tensors->at(*row.id);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto& row = rows[i];
+      const ResolvedTensorSpec& tensor = *row_tensors[i];
       values.push_back({{"value", row.id->str()},
                         {"kind", row.kind},
                         {"defined_by", row.defined_by},
@@ -110,8 +124,9 @@ int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
   out << fmt::format("family fingerprint {}\n\n", family->fingerprint());
   TextTable table({"VALUE", "KIND", "TENSOR", "BYTES", "DEFINED BY"});
   uint64_t activation_bytes = 0;
-  for (const auto& row : rows) {
-    const auto& tensor = tensors->at(*row.id);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    const ResolvedTensorSpec& tensor = *row_tensors[i];
     if (row.kind == "activation" || row.kind == "input") {
       activation_bytes += tensor.minimum_storage_bytes();
     }

@@ -5,7 +5,6 @@
 #include "ferrite/catalog/canonical_encoding.h"
 #include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/parallel_indices.h"
-#include "ferrite/program/value_rank_table.h"
 
 namespace ferrite {
 namespace {
@@ -22,11 +21,9 @@ BufferUsage usage_of(std::optional<ProgramValueKind> kind) {
   }
 }
 
-// A pass's tensor and storage of each value. A program value's are read by
-// its rank (ModelProgram::node_value_infos has its info for every binding:
-// no look-up per binding): storages from their table, tensors from a table
-// indexed by one walk of their map (index_by_rank). An id the program does
-// not define has no storage; its tensor is looked up in the map.
+// A pass's tensor and storage of each value, read by its rank
+// (ModelProgram::node_value_infos has its info for every binding: no
+// look-up per binding). An id the program does not define has neither.
 struct ValueSources {
   const ResolvedTensorSpec* tensor = nullptr;
   const ResolvedValueStorage* storage = nullptr;
@@ -34,24 +31,18 @@ struct ValueSources {
 
 class ValueSourceIndex {
  public:
-  // `storages` indexes `program` (checked by the caller).
-  ValueSourceIndex(const ModelProgram& program, const ValueTensors& tensors,
-                   const ValueStorages& storages)
-      : tensors_(&tensors), storages_(&storages), tensor_by_rank_(index_by_rank(program, tensors)) {}
+  // Both tables index the program (checked by the caller).
+  ValueSourceIndex(const ValueTensors& tensors, const ValueStorages& storages)
+      : tensors_(&tensors), storages_(&storages) {}
 
-  ValueSources find(const ProgramValueId& id, const ModelProgram::ValueInfo* info) const {
-    if (info != nullptr) {
-      return {tensor_by_rank_.value_at_rank(info->rank, nullptr), storages_->at_rank(info->rank)};
-    }
-    ValueSources out;
-    if (auto it = tensors_->find(id); it != tensors_->end()) out.tensor = &it->second;
-    return out;
+  ValueSources find(const ModelProgram::ValueInfo* info) const {
+    if (info == nullptr) return {};
+    return {tensors_->at_rank(info->rank), storages_->at_rank(info->rank)};
   }
 
  private:
   const ValueTensors* tensors_;
   const ValueStorages* storages_;
-  ValueRankTable<const ResolvedTensorSpec*> tensor_by_rank_;
 };
 
 // The binding of `value` to a slot. `earlier`, when given, is the same
@@ -67,7 +58,7 @@ Result<ResolvedValueBinding> make_binding(
     const ModelProgram::ValueInfo* info, const ValueSourceIndex& sources,
     const ResolvedValueBinding* earlier, bool& reused) {
   reused = false;
-  const ValueSources found = sources.find(value, info);
+  const ValueSources found = sources.find(info);
   if (found.tensor == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` has no resolved tensor",
                       value.str());
@@ -147,9 +138,9 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     const NodeResolutionContext& context, const ProgramPlanCompileOptions& options,
     const ValueTensors& tensors, const ValueStorages& storages,
     const std::vector<PlanNodeResolution>* previous, InputDigests digests) {
-  if (!storages.indexes(context.family.program())) {
+  if (!tensors.indexes(context.family.program()) || !storages.indexes(context.family.program())) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
-                      "the value storages were built for another program");
+                      "the value tensors or storages were made for another program");
   }
   // Every node's operation and version first: a backend that cannot run the
   // program fails before any estimator is called (spec §12 case 15).
@@ -169,7 +160,7 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
   }
   const auto& nodes = context.family.program().nodes();
   const ModelProgram& program = context.family.program();
-  const ValueSourceIndex sources(program, tensors, storages);
+  const ValueSourceIndex sources(tensors, storages);
   if (previous != nullptr && previous->size() != nodes.size()) previous = nullptr;
   // Each node is resolved on its own (a function of the context and its
   // bindings), into its own slot; several threads take nodes in chunks in

@@ -6,7 +6,6 @@
 #include <fmt/ranges.h>
 
 #include "ferrite/core/checked_math.h"
-#include "ferrite/program/value_rank_table.h"
 
 namespace ferrite {
 namespace {
@@ -265,31 +264,36 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
                                          const OperationCatalog& operations,
                                          const ProgramPlanCompileOptions& options) {
   const ModelProgram& program = family.program();
-  // Worked out in a table by the values' ranks in id order (one hash of the
-  // id's address per look-up, not a search of an ordered map), and handed
-  // back as the ordered map, filled in id order. An explicit tensor of a
-  // value the program does not define (validate_compile_options refuses
-  // one; a caller may not have asked it) is kept beside the table.
-  ValueRankTable<ResolvedTensorSpec> table(program);
-  ValueTensors foreign;
+  // Worked out by the values' ranks (one hash of the id's address per
+  // look-up, not a search of an ordered map) in the table handed back.
+  ValueTensors tensors(program);
+  // The value's tensor, or null (also for an id the program does not define).
   const auto find = [&](const ProgramValueId& id) -> const ResolvedTensorSpec* {
-    if (const ResolvedTensorSpec* found = table.find(id)) return found;
-    auto it = foreign.find(id);
-    return it == foreign.end() ? nullptr : &it->second;
+    const ModelProgram::ValueInfo* info = program.find_value(id);
+    return info != nullptr ? tensors.at_rank(info->rank) : nullptr;
   };
-  // Inserts unless present; the tensor the value has either way.
-  const auto emplace = [&](const ProgramValueId& id,
-                           ResolvedTensorSpec tensor) -> std::pair<const ResolvedTensorSpec*, bool> {
-    if (const ResolvedTensorSpec* present = find(id)) return {present, false};
-    if (program.find_value(id) == nullptr) {
-      return {&foreign.emplace(id, std::move(tensor)).first->second, true};
+  // Inserts unless present; the tensor the value has either way. An option
+  // tensor of a value the program does not define is refused, with the
+  // error validate_compile_options gives (a caller may not have asked it).
+  using Emplaced = std::pair<const ResolvedTensorSpec*, bool>;
+  const auto emplace = [&](const ProgramValueId& id, ResolvedTensorSpec tensor) -> Result<Emplaced> {
+    const ModelProgram::ValueInfo* info = program.find_value(id);
+    if (info == nullptr) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "program compile options contain an unknown semantic value `{}`",
+                        id.str())
+          .with_field("value_id", id.str());
     }
-    table.insert_or_assign(id, std::move(tensor));
-    return {table.find(id), true};
+    if (const ResolvedTensorSpec* present = tensors.at_rank(info->rank)) {
+      return Emplaced{present, false};
+    }
+    tensors.set_at_rank(info->rank, std::move(tensor));
+    return Emplaced{tensors.at_rank(info->rank), true};
   };
   const auto insert_exact = [&](const ProgramValueId& id, const ResolvedTensorSpec& tensor,
                                 std::string_view kind) -> Result<void> {
-    auto [present, inserted] = emplace(id, tensor);
+    FERRITE_ASSIGN_OR_RETURN(const Emplaced emplaced, emplace(id, tensor));
+    const auto [present, inserted] = emplaced;
     if (!inserted && !(*present == tensor)) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "explicit {} tensor `{}` differs from model semantics "
@@ -301,7 +305,7 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
   };
   for (const auto& [value_id, spec] : options.tensor_specs()) {
     FERRITE_ASSIGN_OR_RETURN(auto tensor, spec.resolve());
-    emplace(value_id, std::move(tensor));
+    FERRITE_RETURN_IF_ERROR(emplace(value_id, std::move(tensor)));
   }
   for (const auto& weight : program.weights()) {
     FERRITE_ASSIGN_OR_RETURN(auto tensor, weight.tensor.resolve());
@@ -357,7 +361,7 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
             .with_field("value_id", value_id.str());
         return make_error(std::move(status));
       }
-      emplace(value_id, std::move(*tensor));
+      FERRITE_RETURN_IF_ERROR(emplace(value_id, std::move(*tensor)));
     }
   }
   for (const auto& output : program.outputs()) {
@@ -366,8 +370,6 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
                         "program compilation did not resolve every semantic output");
     }
   }
-  ValueTensors tensors = std::move(table).to_map();
-  tensors.merge(foreign);
   return tensors;
 }
 

@@ -12,7 +12,6 @@
 #include "ferrite/core/checked_math.h"
 #include "ferrite/core/fingerprint.h"
 #include "ferrite/core/parallel_indices.h"
-#include "ferrite/program/value_rank_table.h"
 
 namespace ferrite {
 namespace {
@@ -50,10 +49,13 @@ Result<std::vector<const WeightComponentSpec*>> referenced_components(
   return out;
 }
 
+// `tensors` indexes `program` (checked by the caller).
 Result<ResolvedValueStorage> activation_storage(const ProgramValueId& value,
-                                                const ValueRankTable<const ResolvedTensorSpec*>& tensors,
+                                                const ModelProgram& program,
+                                                const ValueTensors& tensors,
                                                 const std::string& family_fingerprint) {
-  const ResolvedTensorSpec* tensor = tensors.value_or(value, nullptr);
+  const ModelProgram::ValueInfo* info = program.find_value(value);
+  const ResolvedTensorSpec* tensor = info != nullptr ? tensors.at_rank(info->rank) : nullptr;
   if (tensor == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "activation `{}` has no resolved tensor",
                       value.str());
@@ -146,10 +148,12 @@ Result<ValueStorages> build_value_storages(const PreparedModelFamily& family,
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "the earlier value storages were built for another program");
   }
-  // Tensors are looked up by the values' ranks (one hash of an id's address
-  // per look-up, no search of an ordered map); storages are read and written
-  // by rank.
-  const auto tensor_of = index_by_rank(program, tensors);
+  if (!tensors.indexes(program)) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "the value tensors were inferred for another program");
+  }
+  // Tensors and storages are read and written by the values' ranks (one hash
+  // of an id's address per look-up, no search of an ordered map).
   ValueStorages storages(program);
   // The program's rank of `value`, or null when it does not define it.
   const auto rank_of = [&](const ProgramValueId& value) -> std::optional<size_t> {
@@ -190,7 +194,7 @@ Result<ValueStorages> build_value_storages(const PreparedModelFamily& family,
     }
     derived.resize(own.size());
     for_each_index(own.size(), threads, kValuesPerChunk, [&](size_t i) {
-      derived[i] = activation_storage(*own[i], tensor_of, family_fp);
+      derived[i] = activation_storage(*own[i], program, tensors, family_fp);
       return true;
     });
   }
@@ -198,7 +202,7 @@ Result<ValueStorages> build_value_storages(const PreparedModelFamily& family,
   // An input's or activation's storage, from `earlier` when it has one.
   auto own_storage = [&](const ProgramValueId& value) -> Result<ResolvedValueStorage> {
     if (const ResolvedValueStorage* kept = earlier_of(value)) return *kept;
-    return activation_storage(value, tensor_of, family_fp);
+    return activation_storage(value, program, tensors, family_fp);
   };
   for (const auto& input : program.inputs()) {
     FERRITE_ASSIGN_OR_RETURN(auto storage, own_storage(input));
@@ -231,7 +235,8 @@ Result<ValueStorages> build_value_storages(const PreparedModelFamily& family,
       FERRITE_RETURN_IF_ERROR(store(state.value_id, *kept));
       continue;
     }
-    const ResolvedTensorSpec* found = tensor_of.value_or(state.value_id, nullptr);
+    const auto state_rank = rank_of(state.value_id);
+    const ResolvedTensorSpec* found = state_rank ? tensors.at_rank(*state_rank) : nullptr;
     if (found == nullptr) {
       return make_error(ErrorCode::kInvalidExecutionPlan, "state `{}` has no resolved tensor",
                         state.id.str());

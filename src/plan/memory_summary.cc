@@ -147,21 +147,26 @@ PlanResourceKind kind_of(BufferUsage usage) {
 Result<std::vector<uint64_t>> workspace_tokens(const ModelProgram& program,
                                                const ValueTensors& value_tensors,
                                                const RuntimePolicy& policy) {
+  if (!value_tensors.indexes(program)) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "the value tensors were inferred for another program");
+  }
   const auto& program_nodes = program.nodes();
   std::vector<std::optional<uint64_t>> extents(program_nodes.size());
   uint64_t largest = 1;
   for (size_t i = 0; i < program_nodes.size(); ++i) {
     const auto* work = std::get_if<WorkTokens>(&program_nodes[i]->work);
     if (work == nullptr) continue;
-    auto tensor = value_tensors.find(work->value_id);
-    if (tensor == value_tensors.end() || work->axis >= tensor->second.rank()) {
+    const ModelProgram::ValueInfo* info = program.find_value(work->value_id);
+    const ResolvedTensorSpec* tensor = info != nullptr ? value_tensors.at_rank(info->rank) : nullptr;
+    if (tensor == nullptr || work->axis >= tensor->rank()) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "node `{}` schedules tokens along axis {} of value `{}`, which has no "
                         "such axis",
                         program_nodes[i]->id.str(), work->axis, work->value_id.str())
           .with_field("node_id", program_nodes[i]->id.str());
     }
-    extents[i] = std::max<uint64_t>(1, tensor->second.dimensions()[work->axis]);
+    extents[i] = std::max<uint64_t>(1, tensor->dimensions()[work->axis]);
     largest = std::max(largest, *extents[i]);
   }
   std::vector<uint64_t> tokens(program_nodes.size());

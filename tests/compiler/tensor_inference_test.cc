@@ -20,6 +20,7 @@ using testing::node_id;
 using testing::synthetic_family;
 using testing::synthetic_operations;
 using testing::synthetic_options;
+using testing::tensor_at;
 using testing::unwrap;
 using testing::value;
 
@@ -84,11 +85,26 @@ TEST(TensorInferenceTest, Case3InfersTheSyntheticOutput) {
   auto tensors = infer_value_tensors(family, synthetic_operations(), options);
   ASSERT_TRUE(tensors) << tensors.error().to_string();
   EXPECT_EQ(tensors->size(), 4u);
-  const auto& out = tensors->at(value("value.output"));
+  const auto& out = tensor_at(*tensors, "value.output");
   EXPECT_EQ(out.dimensions(), std::vector<uint64_t>{4});
   EXPECT_EQ(out.element_type(), ElementType::kF32);
   EXPECT_TRUE(out.is_contiguous());
-  EXPECT_EQ(tensors->at(value("value.state")).element_type(), ElementType::kU8);
+  EXPECT_EQ(tensor_at(*tensors, "value.state").element_type(), ElementType::kU8);
+}
+
+// The tensors come back by rank: an option tensor of a value the program
+// does not define has no slot, so inference refuses it (as the validation
+// would have) instead of dropping it.
+TEST(TensorInferenceTest, AnOptionTensorOfAnUnknownValueIsRefusedWithoutValidation) {
+  auto family = synthetic_family();
+  auto options = synthetic_options();
+  ASSERT_TRUE(options.insert_tensor_spec(value("value.ghost"), dense({4})));
+  auto result = infer_value_tensors(family, synthetic_operations(), options);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), ErrorCode::kInvalidExecutionPlan);
+  EXPECT_THAT(result.error().message(),
+              HasSubstr("program compile options contain an unknown semantic value `value.ghost`"));
+  EXPECT_EQ(result.error().fields().at("value_id"), "value.ghost");
 }
 
 TEST(TensorInferenceTest, Case7RetentionRejectsInputsWeightsAndUnknownValues) {
@@ -307,7 +323,7 @@ TEST(TensorInferenceTest, OutputDimensionsComeFromBoundSymbols) {
                {dense({32, 64}), dense({172, 64})}};
   auto tensors = n.infer();
   ASSERT_TRUE(tensors) << tensors.error().to_string();
-  EXPECT_EQ(tensors->at(value("value.out0")).dimensions(), (std::vector<uint64_t>{32, 172}));
+  EXPECT_EQ(tensor_at(*tensors, "value.out0").dimensions(), (std::vector<uint64_t>{32, 172}));
 }
 
 TEST(TensorInferenceTest, SymbolConflictNamesAxisValueAndConstraint) {
@@ -345,7 +361,7 @@ TEST(TensorInferenceTest, DegenerateRangeInfersItsSingleValue) {
                {dense({3})}};
   auto tensors = n.infer();
   ASSERT_TRUE(tensors);
-  EXPECT_EQ(tensors->at(value("value.out0")).dimensions(), std::vector<uint64_t>{5});
+  EXPECT_EQ(tensor_at(*tensors, "value.out0").dimensions(), std::vector<uint64_t>{5});
 }
 
 TEST(TensorInferenceTest, UnresolvedOutputSymbolAsksForExplicitTensor) {
@@ -361,7 +377,7 @@ TEST(TensorInferenceTest, UnresolvedOutputSymbolAsksForExplicitTensor) {
   n.explicit_tensors.emplace(value("value.out0"), dense({7}));
   auto tensors = n.infer();
   ASSERT_TRUE(tensors) << tensors.error().to_string();
-  EXPECT_EQ(tensors->at(value("value.out0")).dimensions(), std::vector<uint64_t>{7});
+  EXPECT_EQ(tensor_at(*tensors, "value.out0").dimensions(), std::vector<uint64_t>{7});
 }
 
 TEST(TensorInferenceTest, AmbiguousDtypeAsksForExplicitTensor) {
@@ -375,7 +391,7 @@ TEST(TensorInferenceTest, AmbiguousDtypeAsksForExplicitTensor) {
   n.explicit_tensors.emplace(value("value.out0"), dense({3}, ElementType::kF16));
   auto tensors = n.infer();
   ASSERT_TRUE(tensors);
-  EXPECT_EQ(tensors->at(value("value.out0")).element_type(), ElementType::kF16);
+  EXPECT_EQ(tensor_at(*tensors, "value.out0").element_type(), ElementType::kF16);
 }
 
 TEST(TensorInferenceTest, ExplicitOutputIsUnifiedWithItsContract) {
@@ -411,7 +427,7 @@ TEST(TensorInferenceTest, StridedOutputTakesBoundStrideSymbols) {
                {ProgramTensorSpec{{2, 3}, ElementType::kF32, StridedLayout{{64, 4}}}}};
   auto tensors = n.infer();
   ASSERT_TRUE(tensors) << tensors.error().to_string();
-  const auto& out = tensors->at(value("value.out0"));
+  const auto& out = tensor_at(*tensors, "value.out0");
   EXPECT_EQ(out.layout(), ResolvedTensorLayout(StridedLayout{{64, 4}}));
   EXPECT_EQ(out.minimum_storage_bytes(), 4u + 64u + 8u);
 }
@@ -460,16 +476,16 @@ TEST(TensorInferenceTest, BlockedOutputsGetExactOrZeroFillPadding) {
   SingleNode exact{op_with({in}, {blocked_out}), {dense({8, 4})}};
   auto t1 = exact.infer();
   ASSERT_TRUE(t1) << t1.error().to_string();
-  EXPECT_EQ(t1->at(value("value.out0")).layout(),
+  EXPECT_EQ(tensor_at(*t1, "value.out0").layout(),
             ResolvedTensorLayout(BlockedLayout{{4, 4}, {1, 0}, BlockedPaddingExact{}}));
-  EXPECT_EQ(t1->at(value("value.out0")).minimum_storage_bytes(), 128u);
+  EXPECT_EQ(tensor_at(*t1, "value.out0").minimum_storage_bytes(), 128u);
 
   SingleNode padded{op_with({in}, {blocked_out}), {dense({3, 5})}};
   auto t2 = padded.infer();
   ASSERT_TRUE(t2) << t2.error().to_string();
-  EXPECT_EQ(t2->at(value("value.out0")).layout(),
+  EXPECT_EQ(tensor_at(*t2, "value.out0").layout(),
             ResolvedTensorLayout(BlockedLayout{{4, 4}, {1, 0}, BlockedPaddingZeroFill{{8, 4}}}));
-  EXPECT_EQ(t2->at(value("value.out0")).minimum_storage_bytes(), 128u);
+  EXPECT_EQ(tensor_at(*t2, "value.out0").minimum_storage_bytes(), 128u);
 }
 
 TEST(TensorInferenceTest, BlockedInputMatchesOnBlockAndAxisOrderIgnoringPadding) {
@@ -522,8 +538,8 @@ TEST(TensorInferenceTest, SymbolTablesAreFreshPerNode) {
       {{value("value.x"), dense({3})}, {value("value.y"), dense({5})}}));
   auto tensors = infer_value_tensors(family, unwrap(OperationCatalog::create({op})), options);
   ASSERT_TRUE(tensors) << tensors.error().to_string();
-  EXPECT_EQ(tensors->at(value("value.a")).dimensions(), std::vector<uint64_t>{3});
-  EXPECT_EQ(tensors->at(value("value.b")).dimensions(), std::vector<uint64_t>{5});
+  EXPECT_EQ(tensor_at(*tensors, "value.a").dimensions(), std::vector<uint64_t>{3});
+  EXPECT_EQ(tensor_at(*tensors, "value.b").dimensions(), std::vector<uint64_t>{5});
 }
 
 }  // namespace tensor_inference_test

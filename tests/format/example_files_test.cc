@@ -10,6 +10,7 @@
 #include "ferrite/format/program_file.h"
 #include "ferrite/format/tensor_arg.h"
 #include "format/format_test_util.h"
+#include "support/fixtures.h"
 
 namespace ferrite {
 namespace example_files_test {
@@ -17,6 +18,7 @@ namespace example_files_test {
 using format_test::read_source_file;
 using format_test::source_path;
 using nlohmann::json;
+using testing::tensor_at;
 
 PreparedModelFamily load_program(std::string_view name) {
   auto family = read_program_file(source_path(std::string("examples/") + std::string(name)));
@@ -157,10 +159,10 @@ TEST(ExampleFilesTest, LlamaDecoderInfersTensorsForAnyTokenCount) {
     ASSERT_TRUE(validate_compile_options(family, *options));
     auto tensors = infer_value_tensors(family, catalog, *options);
     ASSERT_TRUE(tensors) << tensors.error().to_string();
-    EXPECT_EQ(tensors->at(ProgramValueId::literal("value.logits")).to_string(), "f32[1,512]");
-    EXPECT_EQ(tensors->at(ProgramValueId::literal("value.blk.1.attention")).to_string(),
+    EXPECT_EQ(tensor_at(*tensors, "value.logits").to_string(), "f32[1,512]");
+    EXPECT_EQ(tensor_at(*tensors, "value.blk.1.attention").to_string(),
               std::string("f32[") + tokens + ",64]");
-    EXPECT_EQ(tensors->at(ProgramValueId::literal("value.blk.0.swiglu")).to_string(),
+    EXPECT_EQ(tensor_at(*tensors, "value.blk.0.swiglu").to_string(),
               std::string("f32[") + tokens + ",172]");
   }
 }

@@ -478,6 +478,38 @@ TEST(ActivationPlacementTest, StoragesTakenFromAnEarlierRoundEqualFreshOnes) {
   }
 }
 
+// Tables are read by rank, so a table made for another program is refused
+// (not read at the wrong ranks) by every pass that is handed one.
+TEST(ActivationPlacementTest, TablesOfAnotherProgramAreRefused) {
+  const ResolvedFourNodes p;
+  const auto other = program({{"unary", {"value.in"}, "value.q"}}, {"value.q"});
+  const CompilationTarget t = target();
+  const ProgramResolution foreign = resolve_dedicated(other, t);
+  const ExecutionWeightPlan& weights = p.resolved.execution_weights;
+  const auto locations = unwrap(probe_weight_locations(p.family, weights));
+  const auto& operations = p.t.catalog.operations();
+  auto tensors = build_value_storages(p.family, weights, operations, foreign.value_tensors,
+                                      locations);
+  ASSERT_FALSE(tensors);
+  EXPECT_THAT(tensors.error().message(), HasSubstr("tensors were inferred for another program"));
+  auto earlier = build_value_storages(p.family, weights, operations, p.resolved.value_tensors,
+                                      locations, &foreign.value_storages);
+  ASSERT_FALSE(earlier);
+  EXPECT_THAT(earlier.error().message(), HasSubstr("storages were built for another program"));
+  auto nodes = resolve_program_nodes(p.context, p.options, p.resolved.value_tensors,
+                                     foreign.value_storages);
+  ASSERT_FALSE(nodes);
+  EXPECT_THAT(nodes.error().message(), HasSubstr("made for another program"));
+  auto selection = unwrap(select_providers_jointly(p.resolved.node_resolutions, p.t.catalog,
+                                                   p.runtime_policy));
+  const std::set<ProgramValueId> retained;
+  auto placed = place_activations({p.family, operations, p.resolved.value_tensors,
+                                   foreign.value_storages, selection, retained},
+                                  {});
+  ASSERT_FALSE(placed);
+  EXPECT_THAT(placed.error().message(), HasSubstr("built for another program"));
+}
+
 // The probe's activation resource ids are hashed on several threads in a
 // large program: the storages equal one thread's, and with two outputs
 // lacking tensors the error names the first one the walk meets, as serially.
@@ -504,8 +536,8 @@ TEST(ActivationPlacementTest, StoragesHashedOnSeveralThreadsEqualOneThreads) {
         << threads << " threads";
   }
   ValueTensors missing = resolved.value_tensors;
-  missing.erase(value("value.v450"));
-  missing.erase(value("value.v120"));
+  ASSERT_TRUE(missing.erase(value("value.v450")));
+  ASSERT_TRUE(missing.erase(value("value.v120")));
   auto one = build_value_storages(family, weights, operations, missing, locations);
   auto four = build_value_storages(family, weights, operations, missing, locations, nullptr, 4);
   ASSERT_FALSE(one);

@@ -17,6 +17,7 @@ namespace program_resolution_test {
 using ::testing::HasSubstr;
 using testing::dense;
 using testing::synthetic_operation;
+using testing::tensor_at;
 using testing::unwrap;
 using testing::value;
 
@@ -70,7 +71,7 @@ TEST(ProgramResolutionTest, Case3SyntheticProgramResolvesThroughTheRegisteredPro
   const auto& resolution = r->node_resolutions[0];
   ASSERT_EQ(resolution.candidates().size(), 1u);
   EXPECT_EQ(resolution.candidates()[0].provider_id().str(), "provider.operation.reference");
-  EXPECT_EQ(r->value_tensors.at(value("value.output")).dimensions(), std::vector<uint64_t>{4});
+  EXPECT_EQ(tensor_at(r->value_tensors, "value.output").dimensions(), std::vector<uint64_t>{4});
   const auto& weight = resolution.values()[1];
   ASSERT_TRUE(weight.weight());
   EXPECT_EQ(weight.weight()->weight_id.str(), "weight.matrix");

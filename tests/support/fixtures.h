@@ -16,6 +16,7 @@
 #include "ferrite/catalog/operation_catalog.h"
 #include "ferrite/catalog/value_storage.h"
 #include "ferrite/compiler/compile_options.h"
+#include "ferrite/compiler/tensor_inference.h"
 #include "ferrite/program/model_program.h"
 #include "ferrite/program/prepared_model_family.h"
 #include "ferrite/program/weight_schema.h"
@@ -33,16 +34,25 @@ T unwrap(Result<T> result) {
 
 inline ProgramValueId value(std::string_view id) { return ProgramValueId::literal(id); }
 
-// The value's storage in `storages`; a value without one aborts the test, as
-// unwrap does (std::map::at would have thrown).
-inline const ResolvedValueStorage& storage_at(const ValueStorages& storages, std::string_view id) {
-  const ResolvedValueStorage* found = storages.find(value(id));
+// The value's entry in a ValueTable (its storage, its tensor); a value
+// without one aborts the test, as unwrap does (std::map::at would have
+// thrown).
+template <class T>
+const T& entry_at(const ValueTable<T>& table, std::string_view id) {
+  const T* found = table.find(value(id));
   if (found == nullptr) {
-    std::cerr << "fixture error: value `" << id << "` has no storage\n";
+    std::cerr << "fixture error: value `" << id << "` has no entry\n";
     std::abort();
   }
   return *found;
 }
+inline const ResolvedValueStorage& storage_at(const ValueStorages& storages, std::string_view id) {
+  return entry_at(storages, id);
+}
+inline const ResolvedTensorSpec& tensor_at(const ValueTensors& tensors, std::string_view id) {
+  return entry_at(tensors, id);
+}
+
 inline NodeId node_id(std::string_view id) { return NodeId::literal(id); }
 
 inline ProgramTensorSpec dense(std::vector<uint64_t> dims, ElementType type = ElementType::kF32) {

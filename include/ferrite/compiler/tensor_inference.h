@@ -17,6 +17,9 @@
 //      * an output whose dtype, range, symbol or layout is ambiguous is an error
 //        that asks for an explicit tensor; blocked outputs get Exact padding when
 //        every extent divides its block, else ZeroFill.
+//   The tensors come back by the values' ranks (`ValueTensors`); an option
+//   tensor of a value the program does not define is the "unknown semantic
+//   value" error here too, for a caller that skipped step 1.
 // Errors name the node, role, ordinal, value and axis, e.g.
 //   node `n` input[0] `value.input` rank or dtype differs from its operation
 //   contract: actual rank=1 dtype=U32, expected rank=1 dtypes={F32}
@@ -24,7 +27,7 @@
 // Example:
 //   FERRITE_RETURN_IF_ERROR(validate_compile_options(family, options));
 //   FERRITE_ASSIGN_OR_RETURN(auto tensors, infer_value_tensors(family, operations, options));
-//   tensors.at(ProgramValueId::literal("value.logits")).to_string();  // "f32[32,512]"
+//   tensors.find(ProgramValueId::literal("value.logits"))->to_string();  // "f32[32,512]"
 #pragma once
 
 #include <cstddef>
@@ -41,6 +44,7 @@
 #include "ferrite/core/tensor_contract.h"
 #include "ferrite/core/tensor_spec.h"
 #include "ferrite/program/prepared_model_family.h"
+#include "ferrite/program/value_table.h"
 
 namespace ferrite {
 
@@ -82,7 +86,9 @@ struct TensorSymbols {
   SymbolTable strides;
 };
 
-using ValueTensors = std::map<ProgramValueId, ResolvedTensorSpec>;
+// Every value's concrete tensor, by the value's rank in its program
+// (program/value_table.h).
+using ValueTensors = ValueTable<ResolvedTensorSpec>;
 
 Result<void> validate_compile_options(const PreparedModelFamily& family,
                                       const ProgramPlanCompileOptions& options);

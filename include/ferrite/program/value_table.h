@@ -14,8 +14,8 @@
 //     program's ranks address this table (its id order is this one, shared
 //     or equal); a function handed a program and a table checks it once
 //     before it reads by rank.
-//   - By id: `find` and `insert_or_assign` search the sorted ids (log n
-//     compares), for cold paths and tests. Ids the program does not define
+//   - By id: `find`, `insert_or_assign` and `erase` search the sorted ids
+//     (log n compares), for cold paths and tests. Ids the program does not define
 //     have no slot: `find` answers null, `insert_or_assign` refuses them.
 //   - `for_each` walks the filled slots in id order; two tables are equal
 //     when they index the same ids and hold equal entries.
@@ -72,6 +72,15 @@ class ValueTable {
   // not define `id`.
   bool insert_or_assign(const ProgramValueId& id, T value) {
     return set_at_rank(rank_of(id), std::move(value));
+  }
+
+  // Empties the value's slot; false when it was empty or the program does
+  // not define `id`.
+  bool erase(const ProgramValueId& id) {
+    const size_t rank = rank_of(id);
+    if (rank >= slots_.size() || !slots_[rank]) return false;
+    slots_[rank].reset();
+    return true;
   }
 
   // fn(id, entry) for every filled slot, in id order.
