@@ -276,7 +276,8 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
   // tensor of a value the program does not define is refused, with the
   // error validate_compile_options gives (a caller may not have asked it).
   using Emplaced = std::pair<const ResolvedTensorSpec*, bool>;
-  const auto emplace = [&](const ProgramValueId& id, ResolvedTensorSpec tensor) -> Result<Emplaced> {
+  const auto emplace = [&](const ProgramValueId& id,
+                           ResolvedTensorSpec tensor) -> Result<Emplaced> {
     const ModelProgram::ValueInfo* info = program.find_value(id);
     if (info == nullptr) {
       return make_error(ErrorCode::kInvalidExecutionPlan,

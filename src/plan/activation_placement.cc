@@ -49,10 +49,10 @@ nlohmann::json ActivationArenaSummary::to_json() const {
                         {"dedicated_bytes", dedicated_bytes}};
 }
 
-ValueAlignments chosen_activation_alignments(const std::vector<PlanNodeResolution>& resolutions,
+ValueAlignments chosen_activation_alignments(const ModelProgram& program,
+                                             const std::vector<PlanNodeResolution>& resolutions,
                                              const JointProviderSelection& selection) {
-  ValueAlignments out;
-  out.reserve(2 * resolutions.size());
+  ValueAlignments out(program);
   for (size_t i = 0; i < resolutions.size(); ++i) {
     const PlanNodeResolution& resolution = resolutions[i];
     const ProviderId* chosen = selection.chosen_for(i, resolution.node_id());
@@ -61,8 +61,11 @@ ValueAlignments chosen_activation_alignments(const std::vector<PlanNodeResolutio
     if (plan == nullptr) continue;
     for (const auto& binding : resolution.values()) {
       if (binding.usage() != BufferUsage::kActivations) continue;
-      uint64_t& a = out[binding.value_id()];
-      a = std::max(a, plan->value_alignment_bytes());
+      const ModelProgram::ValueInfo* info = program.find_value(binding.value_id());
+      if (info == nullptr) continue;  // not a program value: no buffer to align
+      const uint64_t* earlier = out.at_rank(info->rank);
+      out.set_at_rank(info->rank, std::max(earlier != nullptr ? *earlier : 0,
+                                           plan->value_alignment_bytes()));
     }
   }
   return out;
@@ -78,10 +81,13 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "the dedicated value storages were built for another program");
   }
+  if (alignments.ranks() != 0 && !alignments.indexes(program)) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "the value alignments were built for another program");
+  }
   // Every value's storage: the dedicated one, replaced by its packed one
   // (by rank, below) where it has one.
-  ActivationPlacement out{input.dedicated_storages, {}, {}};
-  out.alignments.reserve(buffers.size());
+  ActivationPlacement out{input.dedicated_storages, {}, ValueAlignments(program)};
   // Each member value's rank, or an error naming it.
   const auto rank_of = [&](const ProgramValueId& value) -> Result<size_t> {
     const ModelProgram::ValueInfo* info = program.find_value(value);
@@ -105,6 +111,7 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
     std::vector<ClassMember> members;
   };
   std::vector<ArenaClass> found;
+  std::vector<size_t> ranks;  // of the buffer's values
   for (const auto& buffer : buffers) {
     const ProgramValueId& representative = buffer.values.front();
     FERRITE_ASSIGN_OR_RETURN(const size_t representative_rank, rank_of(representative));
@@ -122,10 +129,11 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
                         representative.str());
     }
     uint64_t alignment = std::max<uint64_t>(1, element_type_size_bytes(component.element_type));
+    ranks.clear();
     for (const auto& v : buffer.values) {
-      if (auto it = alignments.find(v); it != alignments.end()) {
-        alignment = std::max(alignment, it->second);
-      }
+      FERRITE_ASSIGN_OR_RETURN(const size_t rank, rank_of(v));
+      ranks.push_back(rank);
+      if (const uint64_t* floor = alignments.at_rank(rank)) alignment = std::max(alignment, *floor);
     }
     if (!is_power_of_two(alignment)) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
@@ -143,7 +151,7 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
     if (cls == found.end()) cls = found.insert(found.end(), ArenaClass{&selected, {}});
     cls->members.push_back(
         ClassMember{&buffer, component.length_bytes, *padded, alignment, component.element_type});
-    for (const auto& v : buffer.values) out.alignments[v] = alignment;
+    for (size_t rank : ranks) out.alignments.set_at_rank(rank, alignment);
   }
 
   // Profile text → members (the text is one-to-one with the profile).

@@ -177,7 +177,8 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
                                        resolution.value_storages,
                                        selection,
                                        options.completion_retention().values()};
-  auto alignments = chosen_activation_alignments(resolution.node_resolutions, selection);
+  const ModelProgram& program = family.program();
+  auto alignments = chosen_activation_alignments(program, resolution.node_resolutions, selection);
   // As in the alignment rounds: a node whose bindings the packing did not
   // move keeps its unpacked resolution; every other node is resolved again
   // in every round. A packing round is usually the last (an alignment it
@@ -194,11 +195,15 @@ Result<void> ProgramPlanCompiler::pack_activations(const PreparedModelFamily& fa
                              select_providers_jointly(resolutions, catalog, policy,
                                                       options.compile_threads()));
     bool raised = false;
-    for (const auto& [value, needed] : chosen_activation_alignments(resolutions, packed_selection)) {
-      auto used = placement.alignments.find(value);
-      if (used == placement.alignments.end() || needed > used->second) {
-        uint64_t& floor = alignments[value];
-        floor = std::max(floor, needed);
+    const ValueAlignments chosen =
+        chosen_activation_alignments(program, resolutions, packed_selection);
+    for (size_t rank = 0; rank < chosen.ranks(); ++rank) {
+      const uint64_t* needed = chosen.at_rank(rank);
+      if (needed == nullptr) continue;
+      const uint64_t* used = placement.alignments.at_rank(rank);
+      if (used == nullptr || *needed > *used) {
+        const uint64_t* floor = alignments.at_rank(rank);
+        alignments.set_at_rank(rank, std::max(floor != nullptr ? *floor : 0, *needed));
         raised = true;
       }
     }

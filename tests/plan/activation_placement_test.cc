@@ -508,6 +508,45 @@ TEST(ActivationPlacementTest, TablesOfAnotherProgramAreRefused) {
                                   {});
   ASSERT_FALSE(placed);
   EXPECT_THAT(placed.error().message(), HasSubstr("built for another program"));
+  const ValueAlignments foreign_alignments(other.program());
+  auto misaligned = place_activations({p.family, operations, p.resolved.value_tensors,
+                                       p.resolved.value_storages, selection, retained},
+                                      foreign_alignments);
+  ASSERT_FALSE(misaligned);
+  EXPECT_THAT(misaligned.error().message(), HasSubstr("alignments were built for another program"));
+}
+
+// Each activation's alignment is the largest value alignment of the chosen
+// providers of the nodes binding it; weights (not activations) get none.
+// Placement uses at least that (and the element size), per value, and packs
+// every member of a buffer at its buffer's alignment.
+TEST(ActivationPlacementTest, ChosenAlignmentsAreTheChosenProvidersLargest) {
+  const ResolvedFourNodes p;
+  const ModelProgram& program = p.family.program();
+  auto selection = unwrap(select_providers_jointly(p.resolved.node_resolutions, p.t.catalog,
+                                                   p.runtime_policy));
+  const ValueAlignments chosen =
+      chosen_activation_alignments(program, p.resolved.node_resolutions, selection);
+  for (const char* id : {"value.in", "value.a", "value.x", "value.y", "value.z"}) {
+    ASSERT_NE(chosen.find(value(id)), nullptr) << id;
+    EXPECT_EQ(*chosen.find(value(id)), 16u) << id;  // target()'s provider alignment
+  }
+  EXPECT_EQ(chosen.find(value("value.w")), nullptr);
+  EXPECT_EQ(chosen.size(), 5u);
+
+  ValueAlignments floors(program);
+  ASSERT_TRUE(floors.insert_or_assign(value("value.x"), 256));
+  const std::set<ProgramValueId> retained;
+  const ActivationPlacement placed = unwrap(place_activations(
+      {p.family, p.t.catalog.operations(), p.resolved.value_tensors, p.resolved.value_storages,
+       selection, retained},
+      floors));
+  ASSERT_NE(placed.alignments.find(value("value.x")), nullptr);
+  EXPECT_EQ(*placed.alignments.find(value("value.x")), 256u);
+  ASSERT_NE(placed.alignments.find(value("value.y")), nullptr);
+  EXPECT_EQ(*placed.alignments.find(value("value.y")), 4u);  // f32, no floor given
+  EXPECT_EQ(placed.alignments.find(value("value.w")), nullptr);
+  EXPECT_EQ(storage_at(placed.value_storages, "value.x").components()[0].offset_bytes % 256, 0u);
 }
 
 // The probe's activation resource ids are hashed on several threads in a

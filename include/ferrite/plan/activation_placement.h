@@ -21,10 +21,11 @@
 // bound over the same padded sizes), the bytes the dedicated layout needs
 // (the sum of padded buffer sizes) and the buffer count.
 // `chosen_activation_alignments` is step 3's source: per value, the largest
-// value alignment of the chosen providers of the nodes binding it.
+// value alignment of the chosen providers of the nodes binding it. Value
+// tables (storages, alignments) of another program are refused.
 //
 // Example:
-//   auto alignments = chosen_activation_alignments(resolutions, selection);
+//   auto alignments = chosen_activation_alignments(program, resolutions, selection);
 //   FERRITE_ASSIGN_OR_RETURN(auto placement, place_activations(
 //       {family, operations, tensors, dedicated, selection, retained}, alignments));
 //   placement.arenas[0].peak_bytes == placement.arenas[0].load_bytes;  // typical for decoders
@@ -42,8 +43,8 @@
 #include "ferrite/catalog/value_storage.h"
 #include "ferrite/compiler/joint_selection.h"
 #include "ferrite/compiler/tensor_inference.h"
-#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/program/prepared_model_family.h"
+#include "ferrite/program/value_table.h"
 
 namespace ferrite {
 
@@ -59,9 +60,9 @@ struct ActivationArenaSummary {
   friend bool operator==(const ActivationArenaSummary&, const ActivationArenaSummary&) = default;
 };
 
-// Per value, an alignment in bytes. Looked up only, never iterated into
-// output: hashed by the ids' addresses (identity.h).
-using ValueAlignments = IdentityHashMap<ProgramValueId, uint64_t>;
+// Per value, an alignment in bytes, by the value's rank in the program
+// (program/value_table.h). A table of no program (`{}`) holds none.
+using ValueAlignments = ValueTable<uint64_t>;
 
 struct ActivationPlacement {
   ValueStorages value_storages;                // every value
@@ -80,7 +81,8 @@ struct ActivationPlacementInput {
   const std::set<ProgramValueId>& retained;
 };
 
-ValueAlignments chosen_activation_alignments(const std::vector<PlanNodeResolution>& resolutions,
+ValueAlignments chosen_activation_alignments(const ModelProgram& program,
+                                             const std::vector<PlanNodeResolution>& resolutions,
                                              const JointProviderSelection& selection);
 
 Result<ActivationPlacement> place_activations(const ActivationPlacementInput& input,

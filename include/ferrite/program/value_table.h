@@ -53,6 +53,8 @@ class ValueTable {
     return &theirs == ids_.get() || theirs == ids();
   }
 
+  // How many slots (the program's values; 0 for a table of no program).
+  size_t ranks() const { return slots_.size(); }
   // The entry at `rank`, or null when the slot is empty or past the values.
   const T* at_rank(size_t rank) const {
     return rank < slots_.size() && slots_[rank] ? &*slots_[rank] : nullptr;
