@@ -1,5 +1,4 @@
-// ValueRankTable: per-value slots by rank in id order, and the id-ordered
-// maps they convert to and from.
+// ValueRankTable: a pass's per-value slots by rank in id order.
 #include "ferrite/program/value_rank_table.h"
 
 #include <gtest/gtest.h>
@@ -28,29 +27,6 @@ TEST(ValueRankTableTest, SlotsHoldProgramValuesOnly) {
   EXPECT_EQ(table.value_or(value("value.unknown"), -1), -1);
 }
 
-TEST(ValueRankTableTest, MapsComeOutInIdOrderAndIndexWithoutCopies) {
-  const auto family = synthetic_family();
-  const ModelProgram& program = family.program();
-  ValueRankTable<std::string> table(program);
-  // Filled in an order that is not the ids' (ids are "value.input", ...).
-  for (const auto& id : {value("value.weight"), value("value.input"), value("value.state")}) {
-    ASSERT_TRUE(table.insert_or_assign(id, std::string(id.str())));
-  }
-  const std::map<ProgramValueId, std::string> map = std::move(table).to_map();
-  const std::map<ProgramValueId, std::string> expected{
-      {value("value.input"), "value.input"},
-      {value("value.state"), "value.state"},
-      {value("value.weight"), "value.weight"}};
-  EXPECT_EQ(map, expected);
-
-  std::map<ProgramValueId, std::string> with_foreign = map;
-  with_foreign.emplace(value("value.unknown"), "foreign");
-  const auto index = index_by_rank(program, with_foreign);
-  EXPECT_EQ(index.value_or(value("value.state"), nullptr), &with_foreign.at(value("value.state")));
-  EXPECT_EQ(index.value_or(value("value.output"), nullptr), nullptr);
-  EXPECT_EQ(index.value_or(value("value.unknown"), nullptr), nullptr);  // left out
-}
-
 TEST(ValueRankTableTest, ForEachWalksTheFilledSlotsInIdOrder) {
   const auto family = synthetic_family();
   const ModelProgram& program = family.program();
@@ -70,38 +46,26 @@ TEST(ValueRankTableTest, ForEachWalksTheFilledSlotsInIdOrder) {
   EXPECT_EQ(walked, expected);
 }
 
-// index_by_rank walks the map beside the program's ids; whatever the map
-// skips or adds (a gap, a foreign id before, between or after the program's),
-// every slot must be what a look-up per entry gives, and at_rank must read the
-// same slot as find.
-TEST(ValueRankTableTest, IndexByRankEqualsALookUpPerEntryWhateverTheMapSkipsOrAdds) {
+// A slot read by rank is the slot read by id, for every subset of the
+// program's values filled; past the last value there is none.
+TEST(ValueRankTableTest, AtRankReadsTheSlotFindReads) {
   const auto family = synthetic_family();
   const ModelProgram& program = family.program();
   const auto& ids = program.values_in_id_order();
   ASSERT_GE(ids.size(), 3u);
-  const std::vector<ProgramValueId> foreign{value("a.before.everything"), value("value.inz"),
-                                            value("zzz.after.everything")};
-  // Every subset of the program's values, with and without the foreign ids.
   for (uint32_t mask = 0; mask < (1u << ids.size()); ++mask) {
-    for (bool with_foreign : {false, true}) {
-      std::map<ProgramValueId, int> map;
-      for (size_t rank = 0; rank < ids.size(); ++rank) {
-        if (mask & (1u << rank)) map.emplace(ids[rank], static_cast<int>(rank));
-      }
-      if (with_foreign) {
-        for (const auto& id : foreign) map.emplace(id, -1);
-      }
-      const auto index = index_by_rank(program, map);
-      for (size_t rank = 0; rank < ids.size(); ++rank) {
-        const auto it = map.find(ids[rank]);
-        const int* expected = it != map.end() ? &it->second : nullptr;
-        EXPECT_EQ(index.value_or(ids[rank], nullptr), expected) << "mask " << mask;
-        EXPECT_EQ(index.value_at_rank(rank, nullptr), expected) << "mask " << mask;
-        EXPECT_EQ(index.value_at_rank(program.find_value(ids[rank])->rank, nullptr), expected);
-      }
-      for (const auto& id : foreign) EXPECT_EQ(index.value_or(id, nullptr), nullptr);
-      EXPECT_EQ(index.at_rank(ids.size()), nullptr);  // past the last value
+    ValueRankTable<int> table(program);
+    for (size_t rank = 0; rank < ids.size(); ++rank) {
+      if (mask & (1u << rank)) ASSERT_TRUE(table.insert_or_assign(ids[rank], static_cast<int>(rank)));
     }
+    for (size_t rank = 0; rank < ids.size(); ++rank) {
+      const int* by_id = table.find(ids[rank]);
+      EXPECT_EQ(by_id != nullptr, (mask & (1u << rank)) != 0) << "mask " << mask;
+      EXPECT_EQ(table.at_rank(rank), by_id) << "mask " << mask;
+      EXPECT_EQ(table.at_rank(program.find_value(ids[rank])->rank), by_id) << "mask " << mask;
+      EXPECT_EQ(table.value_at_rank(rank, -1), by_id != nullptr ? *by_id : -1);
+    }
+    EXPECT_EQ(table.at_rank(ids.size()), nullptr);  // past the last value
   }
 }
 

@@ -1,31 +1,26 @@
-// ferrite/program/value_rank_table.h — per-value data by rank in id order.
+// ferrite/program/value_rank_table.h — a pass's per-value data by rank.
 //
 // Contract: a `ValueRankTable<T>` holds at most one T per value a program
 // defines, at the value's ModelProgram::ValueInfo::rank (its position in
 // values_in_id_order()). A look-up is one hash of the id's address and an
-// index; walking the table walks the values in id order. It converts to and
-// from the id-ordered maps the compiler's interfaces carry in O(n): a map
-// is indexed by walking it once, and built by appending in id order (each
-// entry goes in at the end, with no search). Ids the program does not define
-// have no slot: `find` answers null, `insert_or_assign` refuses them,
-// `index_by_rank` leaves them out.
+// index; walking the table walks the values in id order. Ids the program
+// does not define have no slot: `find` answers null, `insert_or_assign`
+// refuses them.
 //
 // Hazards: the table refers to the program, which must outlive it, and its
 // slots are valid only for that program (or a copy, which shares the ranks).
+// A table kept past the pass that made it is a `ValueTable`
+// (program/value_table.h), which shares only the program's id order.
 //
 // Example:
-//   ValueRankTable<ResolvedValueStorage> storages(program);
-//   storages.insert_or_assign(value, std::move(storage));  // false if not a program value
-//   if (const auto* s = storages.find(value)) use(*s);
-//   auto tensors_by_rank = index_by_rank(program, tensors);  // ValueRankTable<const ResolvedTensorSpec*>
-//   const ResolvedTensorSpec* tensor = tensors_by_rank.value_or(value, nullptr);
-//   const ResolvedTensorSpec* same = tensors_by_rank.value_at_rank(info->rank, nullptr);
-//   storages.for_each([](const ProgramValueId& id, const ResolvedValueStorage& s) { ... });
-//   std::map<ProgramValueId, ResolvedValueStorage> map = std::move(storages).to_map();
+//   ValueRankTable<const PlanNode*> sites(program);
+//   sites.insert_or_assign(value, &node);  // false if not a program value
+//   if (const auto* s = sites.find(value)) use(**s);
+//   const PlanNode* same = sites.value_at_rank(info->rank, nullptr);
+//   sites.for_each([](const ProgramValueId& id, const PlanNode* node) { ... });
 #pragma once
 
 #include <cstddef>
-#include <map>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -78,47 +73,9 @@ class ValueRankTable {
     }
   }
 
-  // Every filled slot, as the id-ordered map.
-  std::map<ProgramValueId, T> to_map() && {
-    std::map<ProgramValueId, T> out;
-    const auto& ids = program_->values_in_id_order();
-    for (size_t rank = 0; rank < slots_.size(); ++rank) {
-      if (slots_[rank]) out.emplace_hint(out.end(), ids[rank], std::move(*slots_[rank]));
-    }
-    return out;
-  }
-
  private:
-  template <class U>
-  friend ValueRankTable<const U*> index_by_rank(const ModelProgram& program,
-                                                const std::map<ProgramValueId, U>& map);
-
   const ModelProgram* program_;
   std::vector<std::optional<T>> slots_;
 };
-
-// Pointers to a map's entries by rank (the map must outlive the table):
-// one walk of the map beside values_in_id_order() (the same order, so while
-// the two agree an entry costs one id compare and no look-up), no copies.
-// An entry the program does not define is skipped; after it, or after a
-// value the map lacks, the walk finds its place again with one look-up.
-template <class T>
-ValueRankTable<const T*> index_by_rank(const ModelProgram& program,
-                                       const std::map<ProgramValueId, T>& map) {
-  ValueRankTable<const T*> table(program);
-  const auto& ids = program.values_in_id_order();
-  size_t next = 0;  // the rank the next entry has while the two agree
-  for (const auto& [id, value] : map) {
-    if (next < ids.size() && ids[next] == id) {
-      table.slots_[next++] = &value;
-      continue;
-    }
-    const ModelProgram::ValueInfo* info = program.find_value(id);
-    if (info == nullptr) continue;
-    table.slots_[info->rank] = &value;
-    next = size_t{info->rank} + 1;
-  }
-  return table;
-}
 
 }  // namespace ferrite
