@@ -56,7 +56,8 @@ TEST(ValueRankTableTest, AtRankReadsTheSlotFindReads) {
   for (uint32_t mask = 0; mask < (1u << ids.size()); ++mask) {
     ValueRankTable<int> table(program);
     for (size_t rank = 0; rank < ids.size(); ++rank) {
-      if (mask & (1u << rank)) ASSERT_TRUE(table.insert_or_assign(ids[rank], static_cast<int>(rank)));
+      if ((mask & (1u << rank)) == 0) continue;
+      ASSERT_TRUE(table.insert_or_assign(ids[rank], static_cast<int>(rank)));
     }
     for (size_t rank = 0; rank < ids.size(); ++rank) {
       const int* by_id = table.find(ids[rank]);
