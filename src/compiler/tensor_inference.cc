@@ -269,8 +269,7 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
   ValueTensors tensors(program);
   // The value's tensor, or null (also for an id the program does not define).
   const auto find = [&](const ProgramValueId& id) -> const ResolvedTensorSpec* {
-    const ModelProgram::ValueInfo* info = program.find_value(id);
-    return info != nullptr ? tensors.at_rank(info->rank) : nullptr;
+    return tensors.find(program, id);
   };
   // Inserts unless present; the tensor the value has either way. An option
   // tensor of a value the program does not define is refused, with the

@@ -54,8 +54,7 @@ Result<ResolvedValueStorage> activation_storage(const ProgramValueId& value,
                                                 const ModelProgram& program,
                                                 const ValueTensors& tensors,
                                                 const std::string& family_fingerprint) {
-  const ModelProgram::ValueInfo* info = program.find_value(value);
-  const ResolvedTensorSpec* tensor = info != nullptr ? tensors.at_rank(info->rank) : nullptr;
+  const ResolvedTensorSpec* tensor = tensors.find(program, value);
   if (tensor == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "activation `{}` has no resolved tensor",
                       value.str());
@@ -161,9 +160,7 @@ Result<ValueStorages> build_value_storages(const PreparedModelFamily& family,
     return info != nullptr ? std::optional<size_t>(info->rank) : std::nullopt;
   };
   const auto earlier_of = [&](const ProgramValueId& value) -> const ResolvedValueStorage* {
-    if (earlier == nullptr) return nullptr;
-    const auto rank = rank_of(value);
-    return rank ? earlier->at_rank(*rank) : nullptr;
+    return earlier != nullptr ? earlier->find(program, value) : nullptr;
   };
   // Every value stored below is one the program defines.
   const auto store = [&](const ProgramValueId& value, ResolvedValueStorage storage) -> Result<void> {
@@ -235,8 +232,7 @@ Result<ValueStorages> build_value_storages(const PreparedModelFamily& family,
       FERRITE_RETURN_IF_ERROR(store(state.value_id, *kept));
       continue;
     }
-    const auto state_rank = rank_of(state.value_id);
-    const ResolvedTensorSpec* found = state_rank ? tensors.at_rank(*state_rank) : nullptr;
+    const ResolvedTensorSpec* found = tensors.find(program, state.value_id);
     if (found == nullptr) {
       return make_error(ErrorCode::kInvalidExecutionPlan, "state `{}` has no resolved tensor",
                         state.id.str());
@@ -266,8 +262,7 @@ Result<ValueStorages> build_value_storages(const PreparedModelFamily& family,
                             node->id.str());
         }
         const auto& input = node->inputs[must->tensor_index];
-        const auto input_rank = rank_of(input);
-        const ResolvedValueStorage* aliased = input_rank ? storages.at_rank(*input_rank) : nullptr;
+        const ResolvedValueStorage* aliased = storages.find(program, input);
         if (aliased == nullptr) {
           return make_error(ErrorCode::kInvalidExecutionPlan,
                             "node `{}` alias input `{}` has no storage", node->id.str(),

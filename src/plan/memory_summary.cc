@@ -157,9 +157,7 @@ Result<std::vector<uint64_t>> workspace_tokens(const ModelProgram& program,
   for (size_t i = 0; i < program_nodes.size(); ++i) {
     const auto* work = std::get_if<WorkTokens>(&program_nodes[i]->work);
     if (work == nullptr) continue;
-    const ModelProgram::ValueInfo* info = program.find_value(work->value_id);
-    const ResolvedTensorSpec* tensor =
-        info != nullptr ? value_tensors.at_rank(info->rank) : nullptr;
+    const ResolvedTensorSpec* tensor = value_tensors.find(program, work->value_id);
     if (tensor == nullptr || work->axis >= tensor->rank()) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "node `{}` schedules tokens along axis {} of value `{}`, which has no "

@@ -44,6 +44,27 @@ TEST(ValueTableTest, SlotsHoldProgramValuesOnlyByRankOrById) {
   EXPECT_EQ(table.size(), 1u);
 }
 
+// find(program, id) takes the rank from the program's hash of the id and
+// answers what the search by id answers, for every value and for ids the
+// program does not define.
+TEST(ValueTableTest, FindWithTheProgramAnswersWhatTheSearchAnswers) {
+  const auto family = synthetic_family();
+  const ModelProgram& program = family.program();
+  ValueTable<int> table(program);
+  int next = 0;
+  for (const ProgramValueId& id : program.values_in_id_order()) {
+    if (next++ % 2 == 0) ASSERT_TRUE(table.insert_or_assign(id, next));
+  }
+  ASSERT_GT(table.size(), 0u);
+  ASSERT_LT(table.size(), program.values_in_id_order().size());
+  for (const ProgramValueId& id : program.values_in_id_order()) {
+    EXPECT_EQ(table.find(program, id), table.find(id)) << id.str();
+  }
+  for (const char* foreign : {"a.before.everything", "value.inz", "zzz.after.everything"}) {
+    EXPECT_EQ(table.find(program, value(foreign)), nullptr) << foreign;
+  }
+}
+
 TEST(ValueTableTest, ForEachWalksTheFilledSlotsInIdOrder) {
   const auto family = synthetic_family();
   ValueTable<std::string> table(family.program());

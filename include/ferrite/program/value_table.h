@@ -14,9 +14,13 @@
 //     program's ranks address this table (its id order is this one, shared
 //     or equal); a function handed a program and a table checks it once
 //     before it reads by rank.
-//   - By id: `find`, `insert_or_assign` and `erase` search the sorted ids
-//     (log n compares), for cold paths and tests. Ids the program does not define
-//     have no slot: `find` answers null, `insert_or_assign` refuses them.
+//   - By id with the program: `find(program, id)` takes the rank from the
+//     program's hash of the id (one look-up, no search); the program must
+//     be one this table indexes.
+//   - By id alone: `find`, `insert_or_assign` and `erase` search the sorted
+//     ids (log n compares), for cold paths and tests. Ids the program does
+//     not define have no slot: `find` answers null, `insert_or_assign`
+//     refuses them.
 //   - `for_each` walks the filled slots in id order; two tables are equal
 //     when they index the same ids and hold equal entries.
 //
@@ -25,6 +29,7 @@
 //   storages.set_at_rank(program.find_value(id)->rank, std::move(storage));
 //   if (const ResolvedValueStorage* s = storages.find(id)) use(*s);   // a search
 //   if (storages.indexes(program)) use(storages.at_rank(info->rank));  // no search
+//   if (const auto* s = storages.find(program, id)) use(*s);   // one hash, no search
 //   storages.for_each([](const ProgramValueId& id, const ResolvedValueStorage& s) { ... });
 #pragma once
 
@@ -66,6 +71,14 @@ class ValueTable {
     return true;
   }
 
+  // The value's entry by the program's hash of `id`; null when the program
+  // does not define it or its slot is empty. Precondition: indexes(program)
+  // (checked once by the pass, not here).
+  const T* find(const ModelProgram& program, const ProgramValueId& id) const {
+    const ModelProgram::ValueInfo* info = program.find_value(id);
+    return info != nullptr ? at_rank(info->rank) : nullptr;
+  }
+  // The value's entry by a search of the sorted ids; null as above.
   const T* find(const ProgramValueId& id) const {
     const size_t rank = rank_of(id);
     return rank < slots_.size() ? at_rank(rank) : nullptr;
