@@ -189,6 +189,54 @@ nlohmann::json estimator_input_material(
       {"required_quantization_formats", json_identity_array(required_quantization_formats)}};
 }
 
+namespace {
+
+// {"<kind>":{"available":"…","required":"…"}}
+void version_mismatch(std::string_view kind, const ContractVersion& required,
+                      const ContractVersion& available, CanonicalEncoder& out) {
+  out.begin_object();
+  out.key(kind);
+  out.begin_object();
+  out.key("available");
+  out.string(available.to_string());
+  out.key("required");
+  out.string(required.to_string());
+  out.end_object();
+  out.end_object();
+}
+
+// {"<kind>":{"<member>":[ids…]}}, the ids in set order.
+template <class Ids>
+void id_list(std::string_view kind, std::string_view member, const Ids& ids,
+             CanonicalEncoder& out) {
+  out.begin_object();
+  out.key(kind);
+  out.begin_object();
+  out.key(member);
+  out.begin_array();
+  for (const auto& id : ids) out.string(id.str());
+  out.end_array();
+  out.end_object();
+  out.end_object();
+}
+
+}  // namespace
+
+void encode_canonical(const ProviderCompatibilityRejectReason& reason, CanonicalEncoder& out) {
+  if (const auto* r = std::get_if<OperationVersionMismatch>(&reason)) {
+    version_mismatch("operation_version_mismatch", r->required, r->available, out);
+  } else if (const auto* p = std::get_if<ProviderVersionMismatch>(&reason)) {
+    version_mismatch("provider_version_mismatch", p->required, p->available, out);
+  } else if (const auto* c = std::get_if<MissingCapabilities>(&reason)) {
+    id_list("missing_capabilities", "capabilities", c->capabilities, out);
+  } else if (const auto* w = std::get_if<UnsupportedWeightFormats>(&reason)) {
+    id_list("unsupported_weight_formats", "formats", w->formats, out);
+  } else {
+    id_list("unsupported_quantization_formats", "formats",
+            std::get<UnsupportedQuantizationFormats>(reason).formats, out);
+  }
+}
+
 void encode_canonical(const ProviderWorkspaceRequirement& workspace, CanonicalEncoder& out) {
   out.begin_object();
   out.key("alignment_bytes");

@@ -213,6 +213,28 @@ json plan_reject_reason_to_json(const PlanProviderRejectReason& reason) {
   return json{{"storage_incompatible", ids}};
 }
 
+void encode_canonical(const PlanProviderRejectReason& reason, CanonicalEncoder& out) {
+  if (std::holds_alternative<ProviderNotRegistered>(reason)) {
+    out.string("not_registered");
+    return;
+  }
+  out.begin_object();
+  if (const auto* incompatible = std::get_if<ProviderIncompatible>(&reason)) {
+    out.key("incompatible");
+    out.begin_array();
+    for (const auto& r : incompatible->reasons) encode_canonical(r, out);
+    out.end_array();
+  } else {
+    out.key("storage_incompatible");
+    out.begin_array();
+    for (const auto& id : std::get<ProviderStorageIncompatible>(reason).resource_ids) {
+      out.string(id.str());
+    }
+    out.end_array();
+  }
+  out.end_object();
+}
+
 Result<ResourceId> workspace_base_id(const NodeId& node, std::string_view kind,
                                      const std::string& estimate_fingerprint) {
   if (!is_canonical_sha256(estimate_fingerprint)) {
@@ -512,14 +534,18 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                                         std::vector<ResolvedValueBinding> bindings,
                                         std::set<CapabilityId> requested_capabilities,
                                         std::optional<ProviderId> preferred_provider,
-                                        const PlanNodeResolution* earlier) {
+                                        const PlanNodeResolution* earlier,
+                                        std::optional<size_t> node_index_hint) {
   // 1. Policy, node, operation.
   FERRITE_RETURN_IF_ERROR(context.policy.validate());
   if (bindings.empty())
     return make_error(ErrorCode::kInvalidExecutionPlan, "node resolution requires bindings")
         .with_field("node_id", node.id.str());
   const ModelProgram& program = context.family.program();
-  const std::optional<size_t> node_index = program.find_node_index(node.id);
+  const bool hinted = node_index_hint && *node_index_hint < program.nodes().size() &&
+                     program.nodes()[*node_index_hint] == &node;
+  const std::optional<size_t> node_index =
+      hinted ? node_index_hint : program.find_node_index(node.id);
   if (!node_index) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "program has no node `{}`", node.id.str())
         .with_field("node_id", node.id.str());

@@ -227,7 +227,7 @@ Result<std::vector<PlanNodeResolution>> resolve_program_nodes(
     // Resolved again; its estimator input's head is the earlier round's when
     // unchanged (resolve_node).
     auto resolved = resolve_node(context, *node, std::move(bindings), std::move(requested),
-                                 std::move(preferred), earlier);
+                                 std::move(preferred), earlier, index);
     if (resolved && digests == InputDigests::kSoleCandidateNow &&
         resolved->candidates().size() == 1) {
       // Computed once, shared by every copy of the candidate (DeferredSha256).

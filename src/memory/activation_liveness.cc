@@ -30,8 +30,9 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
     const ModelProgram::ValueInfo* info = program.find_value(id);
     return info == nullptr ? nullptr : &spans[info->rank];
   };
-  auto touch = [&](const ProgramValueId& id, uint64_t position) -> Result<Span*> {
-    const ModelProgram::ValueInfo* info = program.find_value(id);
+  // `info` is find_value(id)'s answer (given: the node walk below has it).
+  auto touch_info = [&](const ProgramValueId& id, const ModelProgram::ValueInfo* info,
+                        uint64_t position) -> Result<Span*> {
     if (info == nullptr) {  // create refuses such a program
       return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` is not in the program",
                         id.str());
@@ -46,13 +47,22 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
     s.last = std::max(s.last, position);
     return &s;
   };
+  auto touch = [&](const ProgramValueId& id, uint64_t position) -> Result<Span*> {
+    return touch_info(id, program.find_value(id), position);
+  };
   for (const auto& input : program.inputs()) {
     FERRITE_ASSIGN_OR_RETURN(Span * s, touch(input, 0));
     s->pinned_start = true;
   }
+  // Each node's values by position (ModelProgram::node_value_infos: its
+  // inputs, then its outputs), not a look-up per binding.
   for (uint64_t i = 0; i < end; ++i) {
-    for (const auto& v : nodes[i]->inputs) FERRITE_RETURN_IF_ERROR(touch(v, i));
-    for (const auto& v : nodes[i]->outputs) FERRITE_RETURN_IF_ERROR(touch(v, i));
+    size_t slot = 0;
+    for (const auto* list : {&nodes[i]->inputs, &nodes[i]->outputs}) {
+      for (const auto& v : *list) {
+        FERRITE_RETURN_IF_ERROR(touch_info(v, program.find_value_at(i, slot++, v), i));
+      }
+    }
   }
   for (const auto& output : program.outputs()) {
     Span* s = span_of(output);

@@ -59,9 +59,12 @@ ValueAlignments chosen_activation_alignments(const ModelProgram& program,
     if (chosen == nullptr) continue;
     const ProviderResourcePlan* plan = resolution.candidate(*chosen);
     if (plan == nullptr) continue;
-    for (const auto& binding : resolution.values()) {
+    const auto& values = resolution.values();
+    for (size_t slot = 0; slot < values.size(); ++slot) {
+      const ResolvedValueBinding& binding = values[slot];
       if (binding.usage() != BufferUsage::kActivations) continue;
-      const ModelProgram::ValueInfo* info = program.find_value(binding.value_id());
+      // Resolutions mirror the program's nodes: the info by position.
+      const ModelProgram::ValueInfo* info = program.find_value_at(i, slot, binding.value_id());
       if (info == nullptr) continue;  // not a program value: no buffer to align
       const uint64_t* earlier = out.at_rank(info->rank);
       out.set_at_rank(info->rank, std::max(earlier != nullptr ? *earlier : 0,

@@ -302,15 +302,18 @@ Result<ExecutionPlan::ValueSites> ExecutionPlan::first_bindings(const ModelProgr
     const PlanNode& node = nodes_[i];
     for (size_t index = 0; index < node.values.size(); ++index) {
       const ResolvedValueBinding& b = node.values[index];
-      const ValueSite* site = first.find(b.value_id());
+      // Plan nodes mirror the program's: the value's info by position.
+      const ModelProgram::ValueInfo* info = program.find_value_at(i, index, b.value_id());
+      if (info == nullptr) {
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "node `{}` binds `{}`, which is not in the program", node.id.str(),
+                          b.value_id().str())
+            .with_field("value_id", b.value_id().str());
+      }
+      const ValueSite* site = first.at_rank(info->rank);
       if (site == nullptr) {
-        if (!first.insert_or_assign(
-                b.value_id(), ValueSite{static_cast<uint32_t>(i), static_cast<uint32_t>(index)})) {
-          return make_error(ErrorCode::kInvalidExecutionPlan,
-                            "node `{}` binds `{}`, which is not in the program", node.id.str(),
-                            b.value_id().str())
-              .with_field("value_id", b.value_id().str());
-        }
+        first.set_at_rank(info->rank,
+                          ValueSite{static_cast<uint32_t>(i), static_cast<uint32_t>(index)});
         continue;
       }
       const ResolvedValueBinding& seen = binding_at(*site);

@@ -55,7 +55,7 @@ void workspace(std::string_view name, const std::optional<ProviderWorkspaceRequi
                CanonicalEncoder& out) {
   if (!w) return;
   out.key(name);
-  out.json(w->to_json());
+  encode_canonical(*w, out);
 }
 
 // The node's bindings of one role, in ordinal order: the value id alone when
@@ -171,7 +171,7 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
       out.key("provider_id");
       out.string(rejected_id.str());
       out.key("reason");
-      out.json(plan_reject_reason_to_json(reason));
+      ferrite::encode_canonical(reason, out);
       out.end_object();
     }
     out.end_array();

@@ -155,11 +155,15 @@ TensorAccess merge_access(TensorAccess a, TensorAccess b) {
   return writes ? TensorAccess::kWrite : TensorAccess::kRead;
 }
 
-std::vector<StateEffect> state_effects(const ModelProgram& program,
+// `values` are the bindings of the program's node at `node_index` (their
+// infos are read by position; any that are not are looked up).
+std::vector<StateEffect> state_effects(const ModelProgram& program, size_t node_index,
                                        const std::vector<ResolvedValueBinding>& values) {
   std::map<StateId, StateEffect> effects;
-  for (const auto& b : values) {
-    const StateSpec* state = program.find_state_by_value(b.value_id());
+  for (size_t slot = 0; slot < values.size(); ++slot) {
+    const ResolvedValueBinding& b = values[slot];
+    const ModelProgram::ValueInfo* info = program.find_value_at(node_index, slot, b.value_id());
+    const StateSpec* state = info != nullptr ? info->state : nullptr;
     if (state == nullptr) continue;
     auto it = effects.find(state->id);
     if (it == effects.end()) {
@@ -251,7 +255,7 @@ Result<PlanNode> build_plan_node_alone(const PlanNodeBuildContext& context, size
   FERRITE_RETURN_IF_ERROR(validate_resolved_bindings(node.id, *op, resolution.values()));
   FERRITE_ASSIGN_OR_RETURN(auto aliases,
                            exact_aliases(context, node_index, node, resolution.values()));
-  auto effects = state_effects(context.family.program(), resolution.values());
+  auto effects = state_effects(context.family.program(), node_index, resolution.values());
   FERRITE_ASSIGN_OR_RETURN(auto selection, select_provider(context, node_index, node, *op, resolution));
   const ProviderResourcePlan* plan = resolution.candidate(selection.provider);
   const OperationProviderDescriptor* descriptor =

@@ -332,6 +332,16 @@ std::span<const ModelProgram::ValueInfo* const> ModelProgram::node_value_infos(
   return {node_value_infos_.data() + begin, node_value_offsets_[node_index + 1] - begin};
 }
 
+const ModelProgram::ValueInfo* ModelProgram::find_value_at(size_t node_index, size_t slot,
+                                                            const ProgramValueId& id) const {
+  const std::span<const ValueInfo* const> infos = node_value_infos(node_index);
+  if (slot < infos.size()) {
+    const ValueInfo* info = infos[slot];
+    if (info != nullptr && (*values_in_id_order_)[info->rank] == id) return info;
+  }
+  return find_value(id);
+}
+
 std::optional<ProgramValueKind> ModelProgram::value_kind(const ProgramValueId& id) const {
   const ValueInfo* entry = find_value(id);
   if (entry == nullptr) return std::nullopt;

@@ -118,6 +118,33 @@ TEST(ModelProgramTest, NodeValueInfosAreEachBindingsFindValue) {
   }
 }
 
+// find_value_at answers find_value's answer whatever the hint: the slot's
+// info when the slot holds the id, a look-up for a wrong slot, a wrong node,
+// a node past the last, or an id the program does not define.
+TEST(ModelProgramTest, FindValueAtAnswersFindValueWhateverTheHint) {
+  auto built = ProgramParts{}.build();
+  ASSERT_TRUE(built) << built.error().to_string();
+  const ModelProgram& p = *built;
+  const size_t nodes = p.nodes().size();
+  for (size_t i = 0; i < nodes; ++i) {
+    const ProgramNode& node = *p.nodes()[i];
+    std::vector<ProgramValueId> bound = node.inputs;
+    bound.insert(bound.end(), node.outputs.begin(), node.outputs.end());
+    for (size_t slot = 0; slot < bound.size(); ++slot) {
+      const ProgramValueId& id = bound[slot];
+      EXPECT_EQ(p.find_value_at(i, slot, id), p.find_value(id)) << id.str();
+      EXPECT_EQ(p.find_value_at(i, slot + 1, id), p.find_value(id)) << id.str();
+      EXPECT_EQ(p.find_value_at(i + 1, slot, id), p.find_value(id)) << id.str();
+      EXPECT_EQ(p.find_value_at(nodes + 5, slot, id), p.find_value(id)) << id.str();
+    }
+    EXPECT_EQ(p.find_value_at(i, 0, value("value.not.in.the.program")), nullptr);
+  }
+  // A value of the program at another node's slot gets its own info.
+  for (const ProgramValueId& id : p.values_in_id_order()) {
+    EXPECT_EQ(p.find_value_at(0, 0, id), p.find_value(id)) << id.str();
+  }
+}
+
 TEST(ModelProgramTest, Rule1RejectsNoBlocks) {
   ProgramParts parts;
   parts.blocks.clear();

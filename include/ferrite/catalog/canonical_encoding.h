@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferrite/catalog/provider_compatibility.h"
 #include "ferrite/catalog/value_binding.h"
 #include "ferrite/catalog/value_storage.h"
 #include "ferrite/catalog/workspace_requirement.h"
@@ -40,6 +41,8 @@ void encode_canonical(const ResolvedStorageComponent& component, CanonicalEncode
 void encode_canonical(const ResolvedValueStorage& storage, CanonicalEncoder& out);
 void encode_canonical(const ResolvedValueBinding& binding, CanonicalEncoder& out);
 void encode_canonical(const ProviderWorkspaceRequirement& workspace, CanonicalEncoder& out);
+void encode_canonical(const ProviderCompatibilityRejectReason& reason,
+                      CanonicalEncoder& out);  // reject_reason_to_json
 
 // The canonical bytes of an estimator input's `values` array, and the
 // estimator input fingerprint given them: a node encodes its bindings once and

@@ -71,6 +71,9 @@ using PlanProviderRejectReason =
 
 std::string describe_plan_reject_reason(const PlanProviderRejectReason& reason);
 nlohmann::json plan_reject_reason_to_json(const PlanProviderRejectReason& reason);
+// The bytes canonical_json(plan_reject_reason_to_json(reason)) would be,
+// streamed (catalog/canonical_encoding.h): what a plan node's encoding writes.
+void encode_canonical(const PlanProviderRejectReason& reason, CanonicalEncoder& out);
 
 // "resource/{kind}/sha256/{hex}" for a node's scratch/binding/persistent workspace.
 Result<ResourceId> workspace_base_id(const NodeId& node, std::string_view kind,
@@ -231,12 +234,16 @@ Result<const ResolvedWeightBinding*> weight_contract_for(const NodeResolutionCon
 // with this context (same catalog): its estimator input's head is reused
 // when unchanged (NodeEstimatorInput), and its bindings' shapes are not
 // unified again when every tensor is unchanged (validate_resolved_bindings).
+// `node_index`, when given, is where a pass over the program's nodes found
+// `node` in ModelProgram::nodes(): taken when that entry is `node` itself,
+// instead of finding the node by id (any other hint is ignored).
 Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                                         const ProgramNode& node,
                                         std::vector<ResolvedValueBinding> bindings,
                                         std::set<CapabilityId> requested_capabilities,
                                         std::optional<ProviderId> preferred_provider,
-                                        const PlanNodeResolution* earlier = nullptr);
+                                        const PlanNodeResolution* earlier = nullptr,
+                                        std::optional<size_t> node_index = std::nullopt);
 
 // Checks bindings against an operation signature (spec §4.1 binding contract).
 // `unified_before`, when given, holds bindings that passed these checks

@@ -124,6 +124,13 @@ class ModelProgram {
   // pass over every node's bindings reads instead of a look-up per binding
   // (at 100,000 nodes each look-up is a cache miss). Empty past the last node.
   std::span<const ValueInfo* const> node_value_infos(size_t node_index) const;
+  // find_value(id), answered from node_value_infos(node_index)[slot] when
+  // that entry is `id`'s (one compare of interned ids; no hash): what a pass
+  // over bindings that mirror the program's nodes (resolutions, plan nodes)
+  // calls with each binding's node and position. Any other id, slot or node
+  // — a binding list that does not mirror its node — gets the look-up, so
+  // the answer is find_value's whatever the hint.
+  const ValueInfo* find_value_at(size_t node_index, size_t slot, const ProgramValueId& id) const;
   // Every value the program defines (inputs, states, weights, node
   // outputs), sorted by id: what a pass that must walk values in id order
   // indexes by ValueInfo::rank instead of sorting. Sorted once, by create;

@@ -17,6 +17,7 @@
 //   sites.insert_or_assign(value, &node);  // false if not a program value
 //   if (const auto* s = sites.find(value)) use(**s);
 //   const PlanNode* same = sites.value_at_rank(info->rank, nullptr);
+//   sites.set_at_rank(info->rank, &node);  // no look-up
 //   sites.for_each([](const ProgramValueId& id, const PlanNode* node) { ... });
 #pragma once
 
@@ -53,6 +54,13 @@ class ValueRankTable {
   T value_at_rank(size_t rank, T fallback) const {
     const T* found = at_rank(rank);
     return found != nullptr ? *found : std::move(fallback);
+  }
+  // Sets the slot at `rank` (a ValueInfo::rank of this program); false (and
+  // nothing stored) past the program's values.
+  bool set_at_rank(size_t rank, T value) {
+    if (rank >= slots_.size()) return false;
+    slots_[rank] = std::move(value);
+    return true;
   }
   // Sets the value's slot; false (and nothing stored) when the program does
   // not define `id`.
