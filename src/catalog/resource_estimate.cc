@@ -135,6 +135,12 @@ std::string estimate_fingerprint_of(const ProviderResourcePlan& plan) {
 Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
     const OperationProviderDescriptor& descriptor, const DeferredSha256& input_fingerprint,
     const OperationResourceEstimate& estimate) {
+  return from_provider_output(descriptor, input_fingerprint, OperationResourceEstimate(estimate));
+}
+
+Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
+    const OperationProviderDescriptor& descriptor, const DeferredSha256& input_fingerprint,
+    OperationResourceEstimate&& estimate) {
   const std::string& provider = descriptor.provider_id.str();
   std::string mismatch;  // the rest of "provider `p` resource estimate <mismatch>"
   if (estimate.estimator_id != descriptor.resource_estimator_id) {
@@ -171,9 +177,9 @@ Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
   FERRITE_ASSIGN_OR_RETURN(plan.estimator_, shared_estimator(descriptor));
   plan.estimator_input_fingerprint_ = input_fingerprint;
   plan.value_alignment_bytes_ = estimate.value_alignment_bytes;
-  plan.scratch_ = estimate.scratch;
-  plan.binding_ = estimate.binding;
-  plan.persistent_ = estimate.persistent;
+  plan.scratch_ = std::move(estimate.scratch);
+  plan.binding_ = std::move(estimate.binding);
+  plan.persistent_ = std::move(estimate.persistent);
   if (plan.scratch_ || plan.binding_ || plan.persistent_) {
     plan.estimate_digest_ = std::make_shared<EstimateDigest>();
   }

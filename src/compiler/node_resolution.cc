@@ -690,7 +690,8 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
     FERRITE_ASSIGN_OR_RETURN(auto estimate, estimator->estimate_resources(estimate_request));
     FERRITE_ASSIGN_OR_RETURN(auto plan,
                              ProviderResourcePlan::from_provider_output(
-                                 *descriptor, estimate_request.input_fingerprint, estimate));
+                                 *descriptor, estimate_request.input_fingerprint,
+                                 std::move(estimate)));
     const uint64_t minimum = op->resources.minimum_value_alignment_bytes;
     if (plan.value_alignment_bytes() < minimum || plan.value_alignment_bytes() % minimum != 0) {
       return make_error(

@@ -160,6 +160,26 @@ TEST(ProviderResourcePlanTest, RejectsInvocationPersistent) {
   expect_plan_error(plan_from(estimate), {"persistent workspace with scope `invocation`"});
 }
 
+// An estimate handed over (moved) gives the plan a copied one gives, and is
+// checked the same way: a mismatched estimator is refused either way.
+TEST(ProviderResourcePlanTest, AMovedEstimateGivesTheCopiedEstimatesPlan) {
+  const OperationResourceEstimate estimate = good_estimate();
+  auto copied = plan_from(estimate);
+  ASSERT_TRUE(copied) << copied.error().to_string();
+  auto moved = ProviderResourcePlan::from_provider_output(provider_descriptor(), kInput,
+                                                          good_estimate());
+  ASSERT_TRUE(moved) << moved.error().to_string();
+  EXPECT_EQ(*moved, *copied);
+  EXPECT_EQ(moved->estimate_fingerprint(), copied->estimate_fingerprint());
+  ASSERT_TRUE(moved->scratch().has_value());
+  EXPECT_EQ(*moved->scratch(), *estimate.scratch);
+  OperationResourceEstimate other = good_estimate();
+  other.estimator_id = "estimator.other";
+  expect_plan_error(ProviderResourcePlan::from_provider_output(provider_descriptor(), kInput,
+                                                               std::move(other)),
+                    {"estimator `estimator.other`", "registers estimator `estimator.main`"});
+}
+
 TEST(ProviderResourcePlanTest, RejectsInvalidWorkspace) {
   OperationResourceEstimate estimate = good_estimate();
   estimate.scratch = workspace(ProviderWorkspaceScope::kInvocation, WorkspaceTokens{0});

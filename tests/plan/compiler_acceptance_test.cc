@@ -834,6 +834,22 @@ TEST(CompilerAcceptanceTest, Case23BindingsViolatingTheSignatureFailBeforeEstima
   auto direct = validate_resolved_bindings(node.id, op, bindings, &good->values());
   ASSERT_FALSE(direct);
   EXPECT_THAT(direct.error().message(), HasSubstr("dtype=U32"));
+
+  // The node's index, as a pass over the program gives it, resolves as the
+  // look-up does; an index that is not this node's (past the nodes, or
+  // another node's) is ignored, and the bad bindings still fail.
+  const auto index = h.family.program().find_node_index(node.id);
+  ASSERT_TRUE(index.has_value());
+  for (size_t hint : {*index, *index + 1, size_t{1000}}) {
+    auto hinted = resolve_node(context, node, resolved->node_resolutions[0].values(), {},
+                               std::nullopt, nullptr, hint);
+    ASSERT_TRUE(hinted) << hint << ": " << hinted.error().to_string();
+    EXPECT_EQ(hinted->values(), good->values()) << hint;
+    EXPECT_EQ(hinted->candidates(), good->candidates()) << hint;
+    auto hinted_bad = resolve_node(context, node, bindings, {}, std::nullopt, nullptr, hint);
+    ASSERT_FALSE(hinted_bad) << hint;
+    EXPECT_THAT(hinted_bad.error().message(), HasSubstr("dtype=U32")) << hint;
+  }
 }
 
 // --- Case 28: the alias graph ----------------------------------------------------

@@ -78,6 +78,11 @@ class ProviderResourcePlan {
   static Result<ProviderResourcePlan> from_provider_output(
       const OperationProviderDescriptor& descriptor, const DeferredSha256& input_fingerprint,
       const OperationResourceEstimate& estimate);
+  // The same checks and plan, with the estimate's workspaces moved into the
+  // plan instead of copied (the compiler's estimates are used once).
+  static Result<ProviderResourcePlan> from_provider_output(
+      const OperationProviderDescriptor& descriptor, const DeferredSha256& input_fingerprint,
+      OperationResourceEstimate&& estimate);
 
   const ProviderId& provider_id() const { return provider_id_; }
   const std::string& estimator_id() const { return estimator_->id; }
