@@ -213,9 +213,7 @@ void id_list(std::string_view kind, std::string_view member, const Ids& ids,
   out.key(kind);
   out.begin_object();
   out.key(member);
-  out.begin_array();
-  for (const auto& id : ids) out.string(id.str());
-  out.end_array();
+  encode_id_array(ids, out);
   out.end_object();
   out.end_object();
 }

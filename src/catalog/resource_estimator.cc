@@ -189,6 +189,23 @@ Result<std::shared_ptr<const NodeEstimatorInput>> NodeEstimatorInput::encode_sha
   return std::shared_ptr<const NodeEstimatorInput>(std::move(input));
 }
 
+std::shared_ptr<const NodeEstimatorInput> NodeEstimatorInput::with_moved_values(
+    const NodeEstimatorInput& earlier,
+    std::shared_ptr<const std::vector<ResolvedValueBinding>> values) {
+  if (earlier.head_ == nullptr || earlier.values_ == nullptr || values == nullptr ||
+      values->size() != earlier.values_->size()) {
+    return nullptr;
+  }
+  for (size_t i = 0; i < values->size(); ++i) {
+    if ((*values)[i].weight() != (*earlier.values_)[i].weight()) return nullptr;
+  }
+  auto input = std::shared_ptr<NodeEstimatorInput>(new NodeEstimatorInput());
+  input->head_ = earlier.head_;
+  input->values_ = std::move(values);
+  input->weight_canonical_ = earlier.weight_canonical_;
+  return std::shared_ptr<const NodeEstimatorInput>(std::move(input));
+}
+
 Result<std::shared_ptr<const NodeEstimatorInput::Head>> NodeEstimatorInput::make_head(
     const std::string& prepared_family_fingerprint, const std::string& operation_fingerprint,
     const NodeId& node_id, const OperationId& operation_id,
@@ -230,11 +247,6 @@ void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& o
   const Head& head = *head_;
   thread_local CanonicalText text;
   text.reset();
-  auto identities = [&](const auto& ids) {
-    text.begin_array();
-    for (const auto& id : ids) text.string(id.str());
-    text.end_array();
-  };
   text.begin_object();
   text.key("attributes");
   text.begin_object();
@@ -256,11 +268,11 @@ void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& o
   text.key("provider_id");
   text.string(provider_id.str());
   text.key("required_capabilities");
-  identities(head.capabilities);
+  encode_id_array(head.capabilities, text);
   text.key("required_quantization_formats");
-  identities(head.quantization_formats);
+  encode_id_array(head.quantization_formats, text);
   text.key("required_weight_formats");
-  identities(head.weight_formats);
+  encode_id_array(head.weight_formats, text);
   text.key("values");
   out.update(text.text());
   if (values_ != nullptr) {

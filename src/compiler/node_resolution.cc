@@ -226,11 +226,7 @@ void encode_canonical(const PlanProviderRejectReason& reason, CanonicalEncoder& 
     out.end_array();
   } else {
     out.key("storage_incompatible");
-    out.begin_array();
-    for (const auto& id : std::get<ProviderStorageIncompatible>(reason).resource_ids) {
-      out.string(id.str());
-    }
-    out.end_array();
+    encode_id_array(std::get<ProviderStorageIncompatible>(reason).resource_ids, out);
   }
   out.end_object();
 }
@@ -513,6 +509,69 @@ Result<std::shared_ptr<const NodeEstimatorInput>> estimator_input_of(
       quantization_formats, earlier);
 }
 
+// Whether `now` are `then` with at most their storage moved: the same
+// values in the same slots, with the same tensors, access, alias and usage,
+// and the very same weight contracts. Everything resolve_node checks or
+// derives before its storage checks and estimates is a function of these,
+// the node and the context.
+bool only_storage_moved(const std::vector<ResolvedValueBinding>& now,
+                        const std::vector<ResolvedValueBinding>& then) {
+  return std::equal(now.begin(), now.end(), then.begin(), then.end(),
+                    [](const ResolvedValueBinding& a, const ResolvedValueBinding& b) {
+                      return a.weight() == b.weight() && a.value_id() == b.value_id() &&
+                             a.role() == b.role() && a.ordinal() == b.ordinal() &&
+                             a.usage() == b.usage() && a.access() == b.access() &&
+                             a.alias() == b.alias() && a.tensor() == b.tensor();
+                    });
+}
+
+// The providers `earlier` found compatible with `node`, in the catalog's
+// order (that of require_compatible_for_node): a resolution names each of
+// them once, as a candidate or as a storage rejection. Empty when the
+// catalog's providers do not account for all of them (then the caller asks
+// the catalog).
+std::vector<ProviderId> earlier_compatible(const CapabilityCatalog& catalog,
+                                           const ProgramNode& node,
+                                           const PlanNodeResolution& earlier) {
+  auto row = catalog.providers().find(node.operation_id);
+  if (row == catalog.providers().end()) return {};
+  std::vector<ProviderId> out;
+  out.reserve(earlier.candidates().size() + earlier.rejections().size());
+  for (const OperationProviderDescriptor& descriptor : row->second) {
+    if (earlier.candidate(descriptor.provider_id) != nullptr ||
+        earlier.rejections().contains(descriptor.provider_id)) {
+      out.push_back(descriptor.provider_id);
+    }
+  }
+  if (out.size() != earlier.candidates().size() + earlier.rejections().size()) return {};
+  return out;
+}
+
+// What validate_semantic_bindings and check_weight_requirements derive, for
+// bindings an earlier round checked with only their storage moved since: the
+// state each binding names, and the quantized formats of its weights.
+void moved_binding_facts(const ModelProgram& program,
+                         const std::vector<ResolvedValueBinding>& values,
+                         std::span<const ModelProgram::ValueInfo* const> infos,
+                         PerBinding<const StateSpec*>& states,
+                         std::set<WeightFormatId>& weight_formats,
+                         std::set<QuantizationFormatId>& quantization_formats) {
+  const bool by_position = infos.size() == values.size();
+  states.assign(values.size(), nullptr);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const ResolvedValueBinding& binding = values[i];
+    const ModelProgram::ValueInfo* info =
+        by_position ? infos[i] : program.find_value(binding.value_id());
+    if (info != nullptr && info->weight == nullptr) states[i] = info->state;
+    if (binding.usage() == BufferUsage::kWeights && binding.weight() != nullptr &&
+        binding.weight()->has_quantized_components()) {
+      weight_formats.insert(binding.weight()->format_id);
+      const auto formats = binding.weight()->quantization_formats();
+      quantization_formats.insert(formats.begin(), formats.end());
+    }
+  }
+}
+
 }  // namespace
 
 VerifiedEstimatorDescriptors verified_estimator_descriptors(const CapabilityCatalog& catalog,
@@ -558,31 +617,53 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
                            context.catalog.operation_for_node(node.id, node.operation_id));
   // 2. Attributes and bindings.
-  FERRITE_RETURN_IF_ERROR(op->validate_attributes(node.id, node.attributes));
   // An earlier round of this node unified these same tensors with `op`.
   const std::vector<ResolvedValueBinding>* unified_before =
       earlier != nullptr && earlier->node_id() == node.id &&
               earlier->operation_id() == node.operation_id
           ? &earlier->values()
           : nullptr;
-  FERRITE_RETURN_IF_ERROR(validate_resolved_bindings(node.id, *op, bindings, unified_before));
-  FERRITE_RETURN_IF_ERROR(validate_program_bindings(node, bindings));
-  std::vector<std::string_view> weight_canonical;
-  PerBinding<const WeightReference*> weights;
-  PerBinding<const StateSpec*> states;
-  FERRITE_RETURN_IF_ERROR(
-      validate_semantic_bindings(context, node, bindings, infos, weight_canonical, weights, states));
-  // 3. Compatibility, before any estimator runs.
-  std::set<WeightFormatId> weight_formats;
-  std::set<QuantizationFormatId> quantization_formats;
-  FERRITE_RETURN_IF_ERROR(
-      check_weight_requirements(node, bindings, weights, weight_formats, quantization_formats));
   // Shared from here on: by the resolution and by the estimator input, which
   // encodes them only if a digest is read. (Moving the vector keeps its
   // elements where they are.)
   const auto shared_bindings =
       std::make_shared<const std::vector<ResolvedValueBinding>>(std::move(bindings));
   const std::vector<ResolvedValueBinding>& values = *shared_bindings;
+  // The node's estimator input less the provider, encoded once for all
+  // providers, and the providers compatible with the node. When only storage
+  // moved since the earlier round, both are that round's: its input with the
+  // new bindings (the head and weight views unchanged), its providers; and
+  // what it checked of everything but storage is not checked again.
+  std::shared_ptr<const NodeEstimatorInput> node_input;
+  std::vector<ProviderId> compatible;
+  if (unified_before != nullptr && earlier->estimator_input() != nullptr &&
+      earlier->required_capabilities() == requested_capabilities &&
+      only_storage_moved(values, *unified_before)) {
+    node_input =
+        NodeEstimatorInput::with_moved_values(*earlier->estimator_input(), shared_bindings);
+    if (node_input != nullptr) compatible = earlier_compatible(context.catalog, node, *earlier);
+    if (compatible.empty()) node_input = nullptr;
+  }
+  const bool storage_moved_only = node_input != nullptr;
+  if (!storage_moved_only) {
+    FERRITE_RETURN_IF_ERROR(op->validate_attributes(node.id, node.attributes));
+  }
+  FERRITE_RETURN_IF_ERROR(validate_resolved_bindings(node.id, *op, values, unified_before));
+  std::vector<std::string_view> weight_canonical;
+  PerBinding<const StateSpec*> states;
+  std::set<WeightFormatId> weight_formats;
+  std::set<QuantizationFormatId> quantization_formats;
+  if (!storage_moved_only) {
+    PerBinding<const WeightReference*> weights;
+    FERRITE_RETURN_IF_ERROR(validate_program_bindings(node, values));
+    FERRITE_RETURN_IF_ERROR(validate_semantic_bindings(context, node, values, infos,
+                                                       weight_canonical, weights, states));
+    // 3. Compatibility, before any estimator runs.
+    FERRITE_RETURN_IF_ERROR(
+        check_weight_requirements(node, values, weights, weight_formats, quantization_formats));
+  } else {
+    moved_binding_facts(program, values, infos, states, weight_formats, quantization_formats);
+  }
   std::set<CapabilityId> required_capabilities = op->provider.required_capabilities;
   required_capabilities.insert(requested_capabilities.begin(), requested_capabilities.end());
   ProviderCompatibilityRequest request{
@@ -591,8 +672,10 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
       .required_capabilities = std::move(required_capabilities),
       .required_weight_formats = std::move(weight_formats),
       .required_quantization_formats = std::move(quantization_formats)};
-  FERRITE_ASSIGN_OR_RETURN(auto compatible,
-                           context.catalog.require_compatible_for_node(node.id, request));
+  if (!storage_moved_only) {
+    FERRITE_ASSIGN_OR_RETURN(compatible,
+                             context.catalog.require_compatible_for_node(node.id, request));
+  }
   if (compatible.empty()) {  // the catalog reports none as an error; never read front() of none
     return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` has no compatible provider",
                       node.id.str())
@@ -607,8 +690,6 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   std::vector<ProviderResourcePlan> candidates;
   std::map<ProviderId, PlanProviderRejectReason> rejections;
   const DeviceDescriptor& device = context.catalog.device();
-  // The node's estimator input less the provider, encoded once for all providers.
-  std::shared_ptr<const NodeEstimatorInput> node_input;
   // Token-scaled states (K/V caches): their rows, which shape-dependent
   // workspaces (attention scores) may scale with; the same for every provider.
   std::vector<uint64_t> token_rows;

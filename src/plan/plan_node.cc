@@ -43,13 +43,6 @@ json StateEffect::to_json() const {
 
 namespace {
 
-template <class Ids>
-void id_array(const Ids& ids, CanonicalEncoder& out) {
-  out.begin_array();
-  for (const auto& id : ids) out.string(id.str());
-  out.end_array();
-}
-
 // A workspace member, left out when the estimate has none.
 void workspace(std::string_view name, const std::optional<ProviderWorkspaceRequirement>& w,
                CanonicalEncoder& out) {
@@ -116,10 +109,10 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
   // Absent when the chosen provider was the only compatible one.
   if (!(compatible_providers.size() == 1 && compatible_providers.front() == provider_id)) {
     out.key("compatible_providers");
-    id_array(compatible_providers, out);
+    encode_id_array(compatible_providers, out);
   }
   out.key("dependencies");
-  id_array(dependencies, out);
+  encode_id_array(dependencies, out);
   if (!exact_aliases.empty()) {
     out.key("exact_aliases");
     out.begin_array();
@@ -178,7 +171,7 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
   }
   if (!required_capabilities.empty()) {
     out.key("required_capabilities");
-    id_array(required_capabilities, out);
+    encode_id_array(required_capabilities, out);
   }
   if (scratch_resource) {
     out.key("scratch_resource");
@@ -198,7 +191,7 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
       out.key("lifetime");
       out.string(state_lifetime_name(effect.lifetime));
       out.key("resource_ids");
-      id_array(effect.resource_ids, out);
+      encode_id_array(effect.resource_ids, out);
       out.key("state_id");
       out.string(effect.state_id.str());
       out.end_object();

@@ -564,6 +564,48 @@ TEST(EstimatorInputTest, NodeInputGivesEachProviderItsDeferredFingerprint) {
   EXPECT_TRUE(core.computed());  // read through the plan: the one shared digest
 }
 
+// A later round whose bindings only moved in storage takes the earlier
+// input's head as it is: the digest is the one computed from scratch for
+// the moved bindings. Anything but such bindings gets no input.
+TEST(EstimatorInputTest, MovedValuesKeepTheHeadAndGiveTheDigestFromScratch) {
+  InputArgs a;
+  auto earlier = NodeEstimatorInput::encode_sharing_values(
+      a.family, a.operation, a.node, a.operation_id, a.version, a.attributes,
+      std::make_shared<const std::vector<ResolvedValueBinding>>(a.values), {},
+      a.capabilities, a.weight_formats, a.quantization_formats);
+  ASSERT_TRUE(earlier) << earlier.error().to_string();
+  // The input moved; the weight binding is the very same (one shared contract).
+  InputArgs b = a;
+  b.values[0] = node_values(4096)[0];
+  auto moved = NodeEstimatorInput::with_moved_values(
+      **earlier, std::make_shared<const std::vector<ResolvedValueBinding>>(b.values));
+  ASSERT_NE(moved, nullptr);
+  EXPECT_EQ(moved->fingerprint_for(b.provider).hex(), b.fingerprint().value());
+  EXPECT_NE(moved->fingerprint_for(b.provider).hex(), a.fingerprint().value());
+  EXPECT_EQ((*earlier)->fingerprint_for(a.provider).hex(), a.fingerprint().value());
+
+  // Another weight contract (equal, not the same), fewer values, none, or an
+  // earlier input that holds its values encoded: no input.
+  EXPECT_EQ(NodeEstimatorInput::with_moved_values(
+                **earlier, std::make_shared<const std::vector<ResolvedValueBinding>>(
+                               node_values(4096))),
+            nullptr);
+  std::vector<ResolvedValueBinding> fewer = b.values;
+  fewer.pop_back();
+  EXPECT_EQ(NodeEstimatorInput::with_moved_values(
+                **earlier, std::make_shared<const std::vector<ResolvedValueBinding>>(fewer)),
+            nullptr);
+  EXPECT_EQ(NodeEstimatorInput::with_moved_values(**earlier, nullptr), nullptr);
+  auto encoded = NodeEstimatorInput::encode(a.family, a.operation, a.node, a.operation_id,
+                                            a.version, a.attributes,
+                                            encode_canonical_values(a.values), a.capabilities,
+                                            a.weight_formats, a.quantization_formats);
+  ASSERT_TRUE(encoded) << encoded.error().to_string();
+  EXPECT_EQ(NodeEstimatorInput::with_moved_values(
+                **encoded, std::make_shared<const std::vector<ResolvedValueBinding>>(b.values)),
+            nullptr);
+}
+
 // The hand-written encoders of tensors and alias policies write the bytes of
 // the documents they replace, for every layout and alias kind.
 TEST(EstimatorInputTest, StreamedTensorsAndAliasesEqualTheirDocuments) {

@@ -852,6 +852,89 @@ TEST(CompilerAcceptanceTest, Case23BindingsViolatingTheSignatureFailBeforeEstima
   }
 }
 
+// A later round's bindings that moved only in storage are resolved with
+// what the node's earlier round checked of everything else: the result is
+// the resolution from scratch (the same candidates, estimate fingerprints
+// and input digests), the estimates are made again, and the storage rules
+// still hold. Any other change (another capability requested) takes the
+// whole resolution.
+TEST(CompilerAcceptanceTest, Case27StorageMovedBindingsResolveAsFromScratch) {
+  PlanHarness h;
+  auto resolved = ProgramPlanCompiler::resolve(h.family, h.catalog, h.runtime_policy, h.estimators,
+                                               h.materializers, h.options);
+  ASSERT_TRUE(resolved) << resolved.error().to_string();
+  auto counter = std::make_shared<CountingEstimator>(
+      plan_testing::provider("provider.operation.reference", h.op));
+  auto estimators = unwrap(EstimatorRegistry::create({counter}));
+  const NodeResolutionContext context{h.family, resolved->execution_weights.schema(), h.catalog,
+                                      h.runtime_policy, estimators};
+  const ProgramNode& node = *h.family.program().find_node(node_id("node.main"));
+  const std::vector<ResolvedValueBinding>& values = resolved->node_resolutions[0].values();
+  auto earlier = resolve_node(context, node, values, {}, std::nullopt);
+  ASSERT_TRUE(earlier) << earlier.error().to_string();
+
+  // The output moved to another resource; everything else is the same
+  // binding (the weight slot points at the same shared contract).
+  const auto output = std::find_if(values.begin(), values.end(), [](const auto& b) {
+    return b.role() == ValueBindingRole::kOutput;
+  });
+  ASSERT_NE(output, values.end());
+  const size_t slot = static_cast<size_t>(output - values.begin());
+  const ResolvedStorageComponent& placed = output->storage().components().front();
+  auto moved_to = [&](ResourceId resource, uint64_t offset) {
+    std::vector<ResolvedValueBinding> moved = values;
+    moved[slot] = unwrap(ResolvedValueBinding::create(
+        output->value_id(), output->role(), output->ordinal(), output->tensor(),
+        output->access(), output->alias(), output->usage(), output->shared_weight(),
+        unwrap(ResolvedValueStorage::single(std::move(resource), offset, placed.length_bytes,
+                                            placed.element_type))));
+    return moved;
+  };
+  const auto moved = moved_to(ResourceId::literal("resource.moved"), 256);
+  const int before = counter->calls;
+  auto from_scratch = resolve_node(context, node, moved, {}, std::nullopt);
+  auto taken = resolve_node(context, node, moved, {}, std::nullopt, &*earlier);
+  ASSERT_TRUE(from_scratch) << from_scratch.error().to_string();
+  ASSERT_TRUE(taken) << taken.error().to_string();
+  EXPECT_EQ(counter->calls, before + 2);  // estimated again both times
+  EXPECT_EQ(*taken, *from_scratch);
+  ASSERT_EQ(taken->candidates().size(), from_scratch->candidates().size());
+  for (size_t i = 0; i < taken->candidates().size(); ++i) {
+    const ProviderResourcePlan& a = taken->candidates()[i];
+    const ProviderResourcePlan& b = from_scratch->candidates()[i];
+    EXPECT_EQ(a.estimator_input_fingerprint(), b.estimator_input_fingerprint());
+    EXPECT_EQ(a.estimate_fingerprint(), b.estimate_fingerprint());
+    EXPECT_NE(a.estimator_input_fingerprint(),
+              earlier->candidates()[i].estimator_input_fingerprint());
+  }
+  EXPECT_EQ(taken->values(), moved);
+  EXPECT_EQ(taken->rejections(), from_scratch->rejections());
+
+  // Moved onto the input's bytes (the output may not alias it): refused with
+  // the earlier round given, as from scratch.
+  const ResolvedValueBinding* input = nullptr;
+  for (const auto& b : values) {
+    if (b.role() == ValueBindingRole::kInput && b.usage() == BufferUsage::kActivations) input = &b;
+  }
+  ASSERT_NE(input, nullptr);
+  const ResolvedStorageComponent& input_bytes = input->storage().components().front();
+  const auto overlapping = moved_to(input_bytes.resource_id, input_bytes.offset_bytes);
+  auto overlap_scratch = resolve_node(context, node, overlapping, {}, std::nullopt);
+  auto overlap_taken = resolve_node(context, node, overlapping, {}, std::nullopt, &*earlier);
+  ASSERT_FALSE(overlap_scratch);
+  ASSERT_FALSE(overlap_taken);
+  EXPECT_EQ(overlap_taken.error().message(), overlap_scratch.error().message());
+
+  // A capability no provider offers, requested now: the earlier round's
+  // providers are not taken; the catalog refuses the node.
+  const std::set<CapabilityId> missing{CapabilityId::literal("capability.nowhere")};
+  auto refused_scratch = resolve_node(context, node, moved, missing, std::nullopt);
+  auto refused_taken = resolve_node(context, node, moved, missing, std::nullopt, &*earlier);
+  ASSERT_FALSE(refused_scratch);
+  ASSERT_FALSE(refused_taken);
+  EXPECT_EQ(refused_taken.error().message(), refused_scratch.error().message());
+}
+
 // --- Case 28: the alias graph ----------------------------------------------------
 //
 //   node.main  (operation.main)  value.input, value.weight, value.state → value.hidden

@@ -134,6 +134,18 @@ class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInpu
       const std::set<QuantizationFormatId>& required_quantization_formats,
       const NodeEstimatorInput* earlier = nullptr);
 
+  // `earlier`'s input with its values replaced by `values`: the same node's
+  // bindings in a later round with at most their storage moved (as many,
+  // each pointing at the very same weight contract as its slot in
+  // `earlier`, which keeps `earlier`'s weight views valid). The head and the
+  // weight views are shared, nothing is compared or copied: the caller
+  // vouches that everything else the head is made of is unchanged (same
+  // context, node, capabilities). Null when `earlier` holds no shared values
+  // or `values` do not match it that far.
+  static std::shared_ptr<const NodeEstimatorInput> with_moved_values(
+      const NodeEstimatorInput& earlier,
+      std::shared_ptr<const std::vector<ResolvedValueBinding>> values);
+
   DeferredSha256 fingerprint_for(const ProviderId& provider_id) const;
   // Writes the whole document with `provider_id` into `out` (a digest just
   // started): what fingerprint_for's digest hashes.

@@ -231,9 +231,17 @@ Result<const ResolvedWeightBinding*> weight_contract_for(const NodeResolutionCon
                                                          std::optional<ResolvedWeightBinding>& scratch);
 
 // `earlier`, when given, is the same node's resolution in an earlier round
-// with this context (same catalog): its estimator input's head is reused
-// when unchanged (NodeEstimatorInput), and its bindings' shapes are not
-// unified again when every tensor is unchanged (validate_resolved_bindings).
+// with this context (same catalog, policy and family): its estimator input's
+// head is reused when unchanged (NodeEstimatorInput), and its bindings'
+// shapes are not unified again when every tensor is unchanged
+// (validate_resolved_bindings). When the bindings are earlier's with only
+// their storage moved (same values, slots, tensors, access, alias, usage and
+// the very same weight contracts) and the requested capabilities are
+// earlier's, what earlier checked and derived from all but storage is
+// taken from it: the attributes, the program's and the semantic binding
+// checks, the compatible providers (its candidates and rejections, in the
+// catalog's order) and the estimator input (with the new bindings). The
+// storage checks, the estimates and the plans are made again.
 // `node_index`, when given, is where a pass over the program's nodes found
 // `node` in ModelProgram::nodes(): taken when that entry is `node` itself,
 // instead of finding the node by id (any other hint is ignored).

@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include <absl/container/inlined_vector.h>
 #include <nlohmann/json.hpp>
 
 namespace ferrite {
@@ -123,8 +124,10 @@ class CanonicalEncoder {
   std::string buffer_;
   size_t used_ = 0;
   size_t flush_at_ = kFlushBytes;
-  // Per open container: has it a member/element yet?
-  std::vector<uint8_t> has_element_;
+  // Per open container: has it a member/element yet? Inline up to a depth
+  // no canonical document here reaches, so a fresh encoder (a short text
+  // encoded once) allocates nothing for it.
+  absl::InlinedVector<uint8_t, 32> has_element_;
   bool after_key_ = false;
 };
 
