@@ -321,10 +321,15 @@ Result<PlanNodeResolution> PlanNodeResolution::create(
                       node_id.str())
         .with_field("node_id", node_id.str());
   }
-  std::sort(candidates.begin(), candidates.end(),
-            [](const ProviderResourcePlan& a, const ProviderResourcePlan& b) {
-              return a.provider_id() < b.provider_id();
-            });
+  // Sorted only when out of order: sorting moves every plan out and back in
+  // even when they are in order already (most nodes list one provider, or
+  // the catalog's are in id order).
+  const auto by_provider = [](const ProviderResourcePlan& a, const ProviderResourcePlan& b) {
+    return a.provider_id() < b.provider_id();
+  };
+  if (!std::is_sorted(candidates.begin(), candidates.end(), by_provider)) {
+    std::sort(candidates.begin(), candidates.end(), by_provider);
+  }
   for (size_t i = 0; i < candidates.size(); ++i) {
     // Fields only: the estimate fingerprint is computed by the one constructor
     // (from_provider_output) from members nothing can change afterwards, and

@@ -935,6 +935,49 @@ TEST(CompilerAcceptanceTest, Case27StorageMovedBindingsResolveAsFromScratch) {
   EXPECT_EQ(refused_taken.error().message(), refused_scratch.error().message());
 }
 
+// A resolution lists its candidates in provider-id order whatever order
+// they are given in (resolve_node gives them in the catalog's, which is that
+// order already; a caller of create may not).
+TEST(CompilerAcceptanceTest, Case27ResolutionCandidatesAreInProviderOrder) {
+  PlanHarness h;
+  auto resolved = ProgramPlanCompiler::resolve(h.family, h.catalog, h.runtime_policy, h.estimators,
+                                               h.materializers, h.options);
+  ASSERT_TRUE(resolved) << resolved.error().to_string();
+  const PlanNodeResolution& resolution = resolved->node_resolutions[0];
+  ASSERT_EQ(resolution.candidates().size(), 1u);
+  const ProviderResourcePlan& reference = resolution.candidates().front();
+  const OperationProviderDescriptor first = plan_testing::provider("provider.a.first", h.op);
+  const OperationResourceEstimate estimate{
+      .estimator_id = first.resource_estimator_id,
+      .estimator_version = first.resource_estimator_version,
+      .estimator_implementation_fingerprint = first.resource_estimator_implementation_fingerprint,
+      .claimed_input_fingerprint = reference.estimator_input_digest(),
+      .value_alignment_bytes = 64,
+      .scratch = std::nullopt,
+      .binding = std::nullopt,
+      .persistent = std::nullopt};
+  const ProviderResourcePlan earlier_id = unwrap(ProviderResourcePlan::from_provider_output(
+      first, reference.estimator_input_digest(), estimate));
+  ASSERT_LT(earlier_id.provider_id(), reference.provider_id());
+  const std::vector<ProviderId> in_order{earlier_id.provider_id(), reference.provider_id()};
+  for (const auto& given : {std::vector<ProviderResourcePlan>{reference, earlier_id},
+                            std::vector<ProviderResourcePlan>{earlier_id, reference}}) {
+    auto made = PlanNodeResolution::create(resolution.node_id(), resolution.operation_id(),
+                                           resolution.values(), {}, std::nullopt, given, {});
+    ASSERT_TRUE(made) << made.error().to_string();
+    std::vector<ProviderId> listed;
+    for (const auto& plan : made->candidates()) listed.push_back(plan.provider_id());
+    EXPECT_EQ(listed, in_order);
+    EXPECT_EQ(made->candidates()[0], earlier_id);
+    EXPECT_EQ(made->candidates()[1], reference);
+  }
+  auto twice = PlanNodeResolution::create(resolution.node_id(), resolution.operation_id(),
+                                          resolution.values(), {}, std::nullopt,
+                                          {reference, earlier_id, reference}, {});
+  ASSERT_FALSE(twice);
+  EXPECT_THAT(twice.error().message(), HasSubstr("twice"));
+}
+
 // --- Case 28: the alias graph ----------------------------------------------------
 //
 //   node.main  (operation.main)  value.input, value.weight, value.state → value.hidden
