@@ -790,17 +790,28 @@ TEST(CompilerAcceptanceTest, Case23EstimatorDescriptorsAreVerifiedOncePerProvide
               HasSubstr("has no registered estimator whose descriptor equals the catalog's"));
 }
 
-TEST(CompilerAcceptanceTest, Case23BindingsViolatingTheSignatureFailBeforeEstimation) {
+// node.main of the plan harness, resolved once, and a context whose only
+// estimator counts its calls: what the resolve_node cases below start from.
+// Built in place (the context refers to the members before it).
+struct CountedNodeCase {
   PlanHarness h;
-  auto resolved = ProgramPlanCompiler::resolve(h.family, h.catalog, h.runtime_policy, h.estimators,
-                                               h.materializers, h.options);
-  ASSERT_TRUE(resolved) << resolved.error().to_string();
-  auto counter = std::make_shared<CountingEstimator>(
+  ProgramResolution resolved = unwrap(ProgramPlanCompiler::resolve(
+      h.family, h.catalog, h.runtime_policy, h.estimators, h.materializers, h.options));
+  std::shared_ptr<CountingEstimator> counter = std::make_shared<CountingEstimator>(
       plan_testing::provider("provider.operation.reference", h.op));
-  auto estimators = unwrap(EstimatorRegistry::create({counter}));
-  const NodeResolutionContext context{h.family, resolved->execution_weights.schema(), h.catalog,
-                                      h.runtime_policy, estimators};
+  EstimatorRegistry estimators = unwrap(EstimatorRegistry::create({counter}));
+  NodeResolutionContext context{h.family, resolved.execution_weights.schema(), h.catalog,
+                                h.runtime_policy, estimators};
   const ProgramNode& node = *h.family.program().find_node(node_id("node.main"));
+};
+
+TEST(CompilerAcceptanceTest, Case23BindingsViolatingTheSignatureFailBeforeEstimation) {
+  CountedNodeCase c;
+  const PlanHarness& h = c.h;
+  const ProgramResolution* resolved = &c.resolved;
+  const std::shared_ptr<CountingEstimator>& counter = c.counter;
+  const NodeResolutionContext& context = c.context;
+  const ProgramNode& node = c.node;
 
   // The unchanged bindings resolve with exactly one estimate.
   auto good = resolve_node(context, node, resolved->node_resolutions[0].values(), {}, std::nullopt);
@@ -859,16 +870,12 @@ TEST(CompilerAcceptanceTest, Case23BindingsViolatingTheSignatureFailBeforeEstima
 // still hold. Any other change (another capability requested) takes the
 // whole resolution.
 TEST(CompilerAcceptanceTest, Case27StorageMovedBindingsResolveAsFromScratch) {
-  PlanHarness h;
-  auto resolved = ProgramPlanCompiler::resolve(h.family, h.catalog, h.runtime_policy, h.estimators,
-                                               h.materializers, h.options);
-  ASSERT_TRUE(resolved) << resolved.error().to_string();
-  auto counter = std::make_shared<CountingEstimator>(
-      plan_testing::provider("provider.operation.reference", h.op));
-  auto estimators = unwrap(EstimatorRegistry::create({counter}));
-  const NodeResolutionContext context{h.family, resolved->execution_weights.schema(), h.catalog,
-                                      h.runtime_policy, estimators};
-  const ProgramNode& node = *h.family.program().find_node(node_id("node.main"));
+  CountedNodeCase c;
+  const PlanHarness& h = c.h;
+  const ProgramResolution* resolved = &c.resolved;
+  const std::shared_ptr<CountingEstimator>& counter = c.counter;
+  const NodeResolutionContext& context = c.context;
+  const ProgramNode& node = c.node;
   const std::vector<ResolvedValueBinding>& values = resolved->node_resolutions[0].values();
   auto earlier = resolve_node(context, node, values, {}, std::nullopt);
   ASSERT_TRUE(earlier) << earlier.error().to_string();
