@@ -192,7 +192,7 @@ nlohmann::json estimator_input_material(
 namespace {
 
 // {"<kind>":{"available":"…","required":"…"}}
-void version_mismatch(std::string_view kind, const ContractVersion& required,
+void version_mismatch(LiteralKey kind, const ContractVersion& required,
                       const ContractVersion& available, CanonicalEncoder& out) {
   out.begin_object();
   out.key(kind);
@@ -207,7 +207,7 @@ void version_mismatch(std::string_view kind, const ContractVersion& required,
 
 // {"<kind>":{"<member>":[ids…]}}, the ids in set order.
 template <class Ids>
-void id_list(std::string_view kind, std::string_view member, const Ids& ids,
+void id_list(LiteralKey kind, LiteralKey member, const Ids& ids,
              CanonicalEncoder& out) {
   out.begin_object();
   out.key(kind);
@@ -240,11 +240,11 @@ void encode_canonical(const ProviderWorkspaceRequirement& workspace, CanonicalEn
   out.key("alignment_bytes");
   out.unsigned_integer(workspace.alignment_bytes);
   out.key("formula");
-  auto member = [&out](std::string_view name, uint64_t value) {
+  auto member = [&out](LiteralKey name, uint64_t value) {
     out.key(name);
     out.unsigned_integer(value);
   };
-  auto open = [&out](std::string_view kind) {
+  auto open = [&out](LiteralKey kind) {
     out.begin_object();
     out.key(kind);
     out.begin_object();

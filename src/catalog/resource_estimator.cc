@@ -251,7 +251,7 @@ void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& o
   text.key("attributes");
   text.begin_object();
   for (const auto& [id, value] : head.attributes) {
-    text.key(id.str());
+    text.key_text(id.str());
     encode_semantic_value(value, text);
   }
   text.end_object();

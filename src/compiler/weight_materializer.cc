@@ -219,7 +219,7 @@ ExecutionWeightPlan::ExecutionWeightPlan(std::string source_fp,
   hash.key("component_sources");
   hash.begin_object();
   for (const auto& [id, list] : sources_) {
-    hash.key(id.str());
+    hash.key_text(id.str());
     hash.begin_array();
     for (const auto& source : list) hash.string(source.str());
     hash.end_array();

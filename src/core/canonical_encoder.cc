@@ -84,12 +84,9 @@ void CanonicalEncoder::end_array() {
   raw(']');
 }
 
-void CanonicalEncoder::key(std::string_view name) {
-  assert(!has_element_.empty() && !after_key_);
-  const char before = has_element_.back() != 0 ? ',' : 0;
-  has_element_.back() = 1;
+void CanonicalEncoder::key_text(std::string_view name) {
+  const char before = begin_member() ? ',' : 0;
   quoted(name, before, ':');
-  after_key_ = true;
 }
 
 namespace {
@@ -268,7 +265,7 @@ void CanonicalEncoder::json_without_member(const nlohmann::json& value, std::str
   begin_object();
   for (const auto& [name, member] : value.get_ref<const nlohmann::json::object_t&>()) {
     if (name == omitted) continue;
-    key(name);
+    key_text(name);
     json(member);
   }
   end_object();
@@ -281,7 +278,7 @@ void CanonicalEncoder::json(const nlohmann::json& value) {
       begin_object();
       const auto& members = value.get_ref<const nlohmann::json::object_t&>();
       for (const auto& [name, member] : members) {
-        key(name);
+        key_text(name);
         json(member);
       }
       end_object();

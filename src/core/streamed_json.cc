@@ -79,7 +79,7 @@ Result<void> encode_canonical(CanonicalEncoder& out, const nlohmann::json& value
     out.begin_object();
     for (auto it = value.begin(); it != value.end(); ++it) {
       if (!omitted.empty() && it.key() == omitted) continue;
-      out.key(it.key());
+      out.key_text(it.key());
       FERRITE_RETURN_IF_ERROR(
           encode_canonical(out, it.value(), json_child_path(path, it.key()), streamed));
     }

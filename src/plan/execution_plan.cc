@@ -515,7 +515,7 @@ void ExecutionPlan::encode_tables_before(std::string_view key, size_t& next,
   static constexpr std::array<std::string_view, kMembers> kNames{"memory", "nodes", "operations",
                                                                  "providers", "values"};
   for (; next < kMembers && kNames[next] < key; ++next) {
-    out.key(kNames[next]);
+    out.key_text(kNames[next]);
     if (next == kMemory) {
       encode_canonical(memory_, out);  // an object, not a table's array
       continue;
@@ -574,7 +574,7 @@ void ExecutionPlan::encode_payload(CanonicalEncoder& out, bool with_plan_id,
     const bool is_plan_id = it.key() == "plan_id";
     if (!with_plan_id && is_plan_id) continue;
     if (is_plan_id && plan_id_member != nullptr) plan_id_member->begin = out.size();
-    out.key(it.key());
+    out.key_text(it.key());
     out.json(it.value());
     if (is_plan_id && plan_id_member != nullptr) plan_id_member->end = out.size();
   }

@@ -44,7 +44,7 @@ json StateEffect::to_json() const {
 namespace {
 
 // A workspace member, left out when the estimate has none.
-void workspace(std::string_view name, const std::optional<ProviderWorkspaceRequirement>& w,
+void workspace(LiteralKey name, const std::optional<ProviderWorkspaceRequirement>& w,
                CanonicalEncoder& out) {
   if (!w) return;
   out.key(name);
@@ -97,7 +97,7 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
     out.key("attributes");
     out.begin_object();
     for (const auto& [attribute, value] : attributes) {
-      out.key(attribute.str());
+      out.key_text(attribute.str());
       encode_semantic_value(value, out);
     }
     out.end_object();

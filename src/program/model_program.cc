@@ -508,7 +508,7 @@ void ModelProgram::encode_canonical(CanonicalEncoder& out) const {
       out.key("attributes");
       out.begin_object();
       for (const auto& [id, value] : node.attributes) {
-        out.key(id.str());
+        out.key_text(id.str());
         encode_semantic_value(value, out);
       }
       out.end_object();

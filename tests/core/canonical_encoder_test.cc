@@ -134,7 +134,7 @@ TEST(CanonicalEncoderTest, EveryByteAtEveryPositionIsEscapedAsTheReference) {
 TEST(CanonicalEncoderTest, EmptyViewsWithoutDataAreEmptyStrings) {
   CanonicalText out;
   out.begin_object();
-  out.key(std::string_view());
+  out.key_text(std::string_view());
   out.string(std::string_view());
   out.key("x");
   out.begin_array();
@@ -217,6 +217,49 @@ TEST(CanonicalEncoderTest, HandWrittenCallsEqualTheDocumentTheyDescribe) {
   out.end_array();
   out.end_object();
   EXPECT_EQ(out.text(), reference_text(document));
+}
+
+// Literal keys (written without an escape scan) give the bytes and the
+// digest run-time keys give: the first member and the later ones (commas),
+// nested objects, an empty key, and enough members to cross the hashing
+// encoder's flush boundary.
+TEST(CanonicalEncoderTest, LiteralKeysWriteWhatRunTimeKeysWrite) {
+  auto describe = [](CanonicalEncoder& out, bool literal) {
+    auto key = [&](LiteralKey name) {
+      if (literal) {
+        out.key(name);
+      } else {
+        out.key_text(std::string(name.text()));
+      }
+    };
+    out.begin_object();
+    key("");
+    out.begin_object();
+    key("inner");
+    out.unsigned_integer(1);
+    key("later");
+    out.begin_array();
+    out.end_array();
+    out.end_object();
+    for (int i = 0; i < 2000; ++i) {
+      key("member:with/portable.bytes_and-more");
+      out.integer(-i);
+    }
+    key("zz ~ last");
+    out.string("x");
+    out.end_object();
+  };
+  CanonicalText literal_text, run_time_text;
+  describe(literal_text, true);
+  describe(run_time_text, false);
+  EXPECT_EQ(literal_text.text(), run_time_text.text());
+  EXPECT_EQ(literal_text.text().substr(0, 31), R"({"":{"inner":1,"later":[]},"mem)");
+  CanonicalSha256 literal_hash, run_time_hash;
+  describe(literal_hash, true);
+  describe(run_time_hash, false);
+  const std::string digest = literal_hash.hex();
+  EXPECT_EQ(digest, run_time_hash.hex());
+  EXPECT_EQ(digest, sha256_hex(run_time_text.text()));
 }
 
 TEST(CanonicalEncoderTest, WithoutMemberEqualsTheDocumentWithTheMemberErased) {

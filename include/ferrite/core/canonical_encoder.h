@@ -26,6 +26,8 @@
 //   std::string fp = hash.hex();  // == canonical_fingerprint({{"a",2},{"b","x"}})
 #pragma once
 
+#include <cassert>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -36,6 +38,28 @@
 #include <nlohmann/json.hpp>
 
 namespace ferrite {
+
+// A member name spelled in the source: a string literal whose bytes JSON
+// writes as they are (none below 0x20, no `"`, no `\`, ASCII only), checked
+// when the call is compiled (a literal that needs escaping does not
+// compile). The encoder writes it with no escape scan.
+class LiteralKey {
+ public:
+  template <size_t N>
+  consteval LiteralKey(const char (&text)[N])  // NOLINT(google-explicit-constructor)
+      : text_(text, N - 1) {
+    for (size_t i = 0; i + 1 < N; ++i) {
+      const unsigned char c = static_cast<unsigned char>(text[i]);
+      if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) {
+        throw "a literal key must need no escaping in JSON";
+      }
+    }
+  }
+  std::string_view text() const { return text_; }
+
+ private:
+  std::string_view text_;
+};
 
 class CanonicalEncoder {
  public:
@@ -49,7 +73,21 @@ class CanonicalEncoder {
   void begin_array();
   void end_array();
   // The next member's key; the value call that follows is its value.
-  void key(std::string_view name);
+  // `key` takes a literal (LiteralKey), `key_text` a name known only at run
+  // time (an identity, a document's key), escaped as any string.
+  void key(LiteralKey name) {
+    const bool comma = begin_member();
+    const std::string_view text = name.text();
+    char* out = room(text.size() + 3 + (comma ? 1 : 0));
+    if (comma) *out++ = ',';
+    *out++ = '"';
+    std::memcpy(out, text.data(), text.size());
+    out += text.size();
+    *out++ = '"';
+    *out = ':';
+    written();
+  }
+  void key_text(std::string_view name);
   void string(std::string_view text);
   void unsigned_integer(uint64_t value);
   void integer(int64_t value);
@@ -95,6 +133,15 @@ class CanonicalEncoder {
 
  private:
   void begin_value();
+  // Marks the open object as having a member and the next value as the
+  // member's; true when a comma must come first.
+  bool begin_member() {
+    assert(!has_element_.empty() && !after_key_);
+    const bool comma = has_element_.back() != 0;
+    has_element_.back() = 1;
+    after_key_ = true;
+    return comma;
+  }
   // Hazard: `room` hands out bytes past the pending ones, which the caller
   // must write all of before anything else touches the buffer.
   char* room(size_t bytes) {
