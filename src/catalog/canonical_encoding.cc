@@ -23,7 +23,7 @@ void encode_canonical(const ResolvedStorageComponent& component, CanonicalEncode
   out.key("offset_bytes");
   out.unsigned_integer(component.offset_bytes);
   out.key("resource_id");
-  out.string(component.resource_id.str());
+  out.string(component.resource_id);
   out.end_object();
 }
 
@@ -71,7 +71,7 @@ void encode_canonical(const ResolvedWeightBinding& weight, CanonicalEncoder& out
   for (const ResolvedWeightComponentLayout& component : weight.components) {
     out.begin_object();
     out.key("component_id");
-    out.string(component.component_id.str());
+    out.string(component.component_id);
     out.key("encoding");
     encode_weight_encoding(component.encoding, out);
     out.key("physical_dimensions");
@@ -84,9 +84,9 @@ void encode_canonical(const ResolvedWeightBinding& weight, CanonicalEncoder& out
   }
   out.end_array();
   out.key("format_id");
-  out.string(weight.format_id.str());
+  out.string(weight.format_id);
   out.key("layout_id");
-  out.string(weight.layout_id.str());
+  out.string(weight.layout_id);
   out.key("physical_layout");
   encode_physical_layout(weight.physical_layout, out);
   out.key("schema_version");
@@ -97,7 +97,7 @@ void encode_canonical(const ResolvedWeightBinding& weight, CanonicalEncoder& out
   out.unsigned_integer(weight.schema_version.minor);
   out.end_object();
   out.key("weight_id");
-  out.string(weight.weight_id.str());
+  out.string(weight.weight_id);
   out.end_object();
 }
 
@@ -122,7 +122,7 @@ void encode_binding(const ResolvedValueBinding& binding, std::string_view weight
   out.key("usage");
   out.string(buffer_usage_name(binding.usage()));
   out.key("value_id");
-  out.string(binding.value_id().str());
+  out.string(binding.value_id());
   out.key("weight");
   if (!binding.weight()) {
     out.null();

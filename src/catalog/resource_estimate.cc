@@ -121,7 +121,7 @@ std::string estimate_fingerprint_of(const ProviderResourcePlan& plan) {
   out.key("persistent");
   workspace(plan.persistent());
   out.key("provider_id");
-  out.string(plan.provider_id().str());
+  out.string(plan.provider_id());
   out.key("scratch");
   workspace(plan.scratch());
   out.key("value_alignment_bytes");

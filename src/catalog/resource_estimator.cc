@@ -256,17 +256,17 @@ void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& o
   }
   text.end_object();
   text.key("node_id");
-  text.string(head.node_id.str());
+  text.string(head.node_id);
   text.key("operation_fingerprint");
   text.string(head.operation_fingerprint);
   text.key("operation_id");
-  text.string(head.operation_id.str());
+  text.string(head.operation_id);
   text.key("operation_version");
   text.string(head.operation_version.to_string());
   text.key("prepared_family_fingerprint");
   text.string(head.family_fingerprint);
   text.key("provider_id");
-  text.string(provider_id.str());
+  text.string(provider_id);
   text.key("required_capabilities");
   encode_id_array(head.capabilities, text);
   text.key("required_quantization_formats");

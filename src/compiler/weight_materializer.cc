@@ -221,7 +221,7 @@ ExecutionWeightPlan::ExecutionWeightPlan(std::string source_fp,
   for (const auto& [id, list] : sources_) {
     hash.key_text(id.str());
     hash.begin_array();
-    for (const auto& source : list) hash.string(source.str());
+    for (const auto& source : list) hash.string(source);
     hash.end_array();
   }
   hash.end_object();

@@ -474,12 +474,12 @@ void ExecutionPlan::encode_value_row(const ResolvedValueBinding& binding, size_t
   out.key("usage");
   out.string(buffer_usage_name(binding.usage()));
   out.key("value_id");
-  out.string(binding.value_id().str());
+  out.string(binding.value_id());
   // The weight contract the provider sees is the execution weight schema's
   // entry for this id (pinned by execution_weights_fingerprint).
   if (binding.weight()) {
     out.key("weight_id");
-    out.string(binding.weight()->weight_id.str());
+    out.string(binding.weight()->weight_id);
   }
   out.end_object();
 }
@@ -531,7 +531,7 @@ void ExecutionPlan::encode_tables_before(std::string_view key, size_t& next,
           out.key("operation_fingerprint");
           out.string(identity.fingerprint);
           out.key("operation_id");
-          out.string(operation.str());
+          out.string(operation);
           out.key("operation_version");
           out.string(identity.version.to_string());
           out.end_object();
@@ -547,7 +547,7 @@ void ExecutionPlan::encode_tables_before(std::string_view key, size_t& next,
           out.key("estimator_version");
           out.string(identity.estimator_version);
           out.key("provider_id");
-          out.string(provider.str());
+          out.string(provider);
           out.key("provider_implementation_fingerprint");
           out.string(identity.implementation_fingerprint);
           out.end_object();

@@ -37,7 +37,7 @@ void encode_resource(const PlanResourceSummary& row, CanonicalEncoder& out) {
   out.key("kind");
   out.string(plan_resource_kind_name(row.kind));
   out.key("resource_id");
-  out.string(row.resource_id.str());
+  out.string(row.resource_id);
   out.key("size_bytes");
   out.unsigned_integer(row.size_bytes);
   out.key("storage_profile");

@@ -62,7 +62,7 @@ void value_rows(const std::vector<ResolvedValueBinding>& values, ValueBindingRol
   for (const ResolvedValueBinding& binding : values) {
     if (binding.role() != role) continue;
     if (binding.access() == usual && std::holds_alternative<NoAlias>(binding.alias())) {
-      out.string(binding.value_id().str());
+      out.string(binding.value_id());
       continue;
     }
     out.begin_object();
@@ -71,7 +71,7 @@ void value_rows(const std::vector<ResolvedValueBinding>& values, ValueBindingRol
     out.key("alias");
     encode_canonical(binding.alias(), out);
     out.key("value_id");
-    out.string(binding.value_id().str());
+    out.string(binding.value_id());
     out.end_object();
   }
   out.end_array();
@@ -121,23 +121,23 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
       out.key("input_ordinal");
       out.unsigned_integer(alias.input_ordinal);
       out.key("input_value_id");
-      out.string(alias.input_value_id.str());
+      out.string(alias.input_value_id);
       out.key("kind");
       out.string(plan_alias_kind_name(alias.kind));
       out.key("output_ordinal");
       out.unsigned_integer(alias.output_ordinal);
       out.key("output_value_id");
-      out.string(alias.output_value_id.str());
+      out.string(alias.output_value_id);
       out.end_object();
     }
     out.end_array();
   }
   out.key("id");
-  out.string(id.str());
+  out.string(id);
   out.key("inputs");
   value_rows(values.vector(), ValueBindingRole::kInput, out);
   out.key("operation_id");
-  out.string(operation_id.str());
+  out.string(operation_id);
   out.key("outputs");
   value_rows(values.vector(), ValueBindingRole::kOutput, out);
   if (persistent_resource) {
@@ -145,7 +145,7 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
     out.string(persistent_resource->str());
   }
   out.key("provider_id");
-  out.string(provider_id.str());
+  out.string(provider_id);
   out.key("provider_resources");
   out.begin_object();
   workspace("binding", provider_resources.binding(), out);
@@ -162,7 +162,7 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
     for (const auto& [rejected_id, reason] : rejected_providers) {
       out.begin_object();
       out.key("provider_id");
-      out.string(rejected_id.str());
+      out.string(rejected_id);
       out.key("reason");
       ferrite::encode_canonical(reason, out);
       out.end_object();
@@ -193,7 +193,7 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
       out.key("resource_ids");
       encode_id_array(effect.resource_ids, out);
       out.key("state_id");
-      out.string(effect.state_id.str());
+      out.string(effect.state_id);
       out.end_object();
     }
     out.end_array();

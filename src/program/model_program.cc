@@ -428,7 +428,7 @@ void encode_work_spec(const ProgramNodeWorkSpec& work, CanonicalEncoder& out) {
   out.key("axis");
   out.unsigned_integer(tokens->axis);
   out.key("value");
-  out.string(tokens->value_id.str());
+  out.string(tokens->value_id);
   out.end_object();
   out.end_object();
 }
@@ -491,7 +491,7 @@ void ModelProgram::encode_canonical(CanonicalEncoder& out) const {
   // would be written.
   auto ids = [&out](const std::vector<ProgramValueId>& values) {
     out.begin_array();
-    for (const auto& value : values) out.string(value.str());
+    for (const auto& value : values) out.string(value);
     out.end_array();
   };
   out.begin_object();
@@ -513,11 +513,11 @@ void ModelProgram::encode_canonical(CanonicalEncoder& out) const {
       }
       out.end_object();
       out.key("id");
-      out.string(node.id.str());
+      out.string(node.id);
       out.key("inputs");
       ids(node.inputs);
       out.key("operation");
-      out.string(node.operation_id.str());
+      out.string(node.operation_id);
       out.key("outputs");
       ids(node.outputs);
       out.key("version");
@@ -531,7 +531,7 @@ void ModelProgram::encode_canonical(CanonicalEncoder& out) const {
   }
   out.end_array();
   out.key("family");
-  out.string(family_id_.str());
+  out.string(family_id_);
   out.key("inputs");
   ids(inputs_);
   out.key("outputs");
@@ -547,9 +547,9 @@ void ModelProgram::encode_canonical(CanonicalEncoder& out) const {
     out.key("tensor");
     out.json(tensor_spec_to_json(weight.tensor));
     out.key("value");
-    out.string(weight.value_id.str());
+    out.string(weight.value_id);
     out.key("weight");
-    out.string(weight.weight_id.str());
+    out.string(weight.weight_id);
     out.end_object();
   }
   out.end_array();

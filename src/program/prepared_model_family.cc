@@ -49,7 +49,7 @@ PreparedModelFamily::PreparedModelFamily(ModelFamilyId family_id, nlohmann::json
   hash.key("config_fingerprint");
   hash.string(config_fingerprint_);
   hash.key("family");
-  hash.string(family_id_.str());
+  hash.string(family_id_);
   hash.key("program");
   hash.canonical_value(program_.canonical_text());
   hash.key("weight_schema");

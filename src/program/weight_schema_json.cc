@@ -152,7 +152,7 @@ void encode_weight_encoding(const WeightEncoding& encoding, CanonicalEncoder& ou
     out.key("bits_per_weight");
     out.unsigned_integer(spec.bits_per_weight);
     out.key("format_id");
-    out.string(spec.format_id.str());
+    out.string(spec.format_id);
     out.key("group_size");
     out.unsigned_integer(spec.group_size);
     out.key("kind");
@@ -172,7 +172,7 @@ void encode_weight_encoding(const WeightEncoding& encoding, CanonicalEncoder& ou
     out.key("bytes_per_block");
     out.unsigned_integer(block.bytes_per_block);
     out.key("format_id");
-    out.string(block.format_id.str());
+    out.string(block.format_id);
     out.key("kind");
     out.string(kind);
     out.key("logical_values_per_block");
@@ -186,7 +186,7 @@ void encode_physical_layout(const PhysicalWeightLayout& layout, CanonicalEncoder
   out.begin_object();
   if (const auto* dense = std::get_if<DenseLayout>(&layout.node)) {
     out.key("component_id");
-    out.string(dense->component_id.str());
+    out.string(dense->component_id);
     out.key("kind");
     out.string(kind);
   } else if (const auto* quantized = std::get_if<QuantizedLayout>(&layout.node)) {
@@ -195,9 +195,9 @@ void encode_physical_layout(const PhysicalWeightLayout& layout, CanonicalEncoder
     out.key("kind");
     out.string(kind);
     out.key("packed_values");
-    out.string(quantized->packed_values.str());
+    out.string(quantized->packed_values);
     out.key("scales");
-    out.string(quantized->scales.str());
+    out.string(quantized->scales);
     out.key("zero_points");
     if (quantized->zero_points) {
       out.string(quantized->zero_points->str());
@@ -208,7 +208,7 @@ void encode_physical_layout(const PhysicalWeightLayout& layout, CanonicalEncoder
     out.key("block_axis");
     out.unsigned_integer(block->block_axis);
     out.key("blocks");
-    out.string(block->blocks.str());
+    out.string(block->blocks);
     out.key("kind");
     out.string(kind);
   } else {
@@ -246,7 +246,7 @@ void encode_weight_schema_canonical(const WeightSchema& normalized, CanonicalEnc
     for (const std::string& name : component.external_names) out.string(name);
     out.end_array();
     out.key("id");
-    out.string(component.id.str());
+    out.string(component.id);
     out.key("required");
     out.boolean(component.required);
     out.key("role");
@@ -255,9 +255,9 @@ void encode_weight_schema_canonical(const WeightSchema& normalized, CanonicalEnc
   }
   out.end_array();
   out.key("format_id");
-  out.string(normalized.format_id.str());
+  out.string(normalized.format_id);
   out.key("layout_id");
-  out.string(normalized.layout_id.str());
+  out.string(normalized.layout_id);
   out.key("tensors");
   out.begin_array();
   for (const WeightTensorSpec& tensor : normalized.tensors) {
@@ -265,7 +265,7 @@ void encode_weight_schema_canonical(const WeightSchema& normalized, CanonicalEnc
     out.key("dimensions");
     encode_extents(tensor.dimensions, out);
     out.key("id");
-    out.string(tensor.id.str());
+    out.string(tensor.id);
     out.key("logical_element_type");
     out.string(element_type_name(tensor.logical_element_type));
     out.key("physical_layout");

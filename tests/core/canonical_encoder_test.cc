@@ -4,10 +4,12 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "ferrite/core/fingerprint.h"
+#include "ferrite/core/identity.h"
 
 namespace ferrite {
 namespace canonical_encoder_test {
@@ -260,6 +262,29 @@ TEST(CanonicalEncoderTest, LiteralKeysWriteWhatRunTimeKeysWrite) {
   const std::string digest = literal_hash.hex();
   EXPECT_EQ(digest, run_time_hash.hex());
   EXPECT_EQ(digest, sha256_hex(run_time_text.text()));
+}
+
+// Identities are written without an escape scan: the bytes are those of
+// their text as a string, a moved-from (empty) identity included.
+TEST(CanonicalEncoderTest, IdentitiesWriteWhatTheirTextWrites) {
+  const std::vector<ResourceId> ids{ResourceId::literal("resource/weights/arena/f32:0"),
+                                    ResourceId::literal("a"),
+                                    ResourceId::literal("Z.y_x-w:v/u0123456789")};
+  ResourceId moved = ResourceId::literal("resource.moved");
+  const ResourceId taken = std::move(moved);
+  CanonicalText typed, text;
+  for (CanonicalText* out : {&typed, &text}) out->begin_array();
+  for (const ResourceId& id : ids) {
+    typed.string(id);
+    text.string(id.str());
+  }
+  typed.string(moved);  // NOLINT(bugprone-use-after-move): its empty text
+  text.string(moved.str());
+  for (CanonicalText* out : {&typed, &text}) out->end_array();
+  EXPECT_EQ(typed.text(), text.text());
+  EXPECT_EQ(typed.text(),
+            R"(["resource/weights/arena/f32:0","a","Z.y_x-w:v/u0123456789",""])");
+  EXPECT_EQ(taken.str(), "resource.moved");
 }
 
 TEST(CanonicalEncoderTest, WithoutMemberEqualsTheDocumentWithTheMemberErased) {

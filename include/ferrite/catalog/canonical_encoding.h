@@ -39,7 +39,7 @@ namespace ferrite {
 template <class Ids>
 void encode_id_array(const Ids& ids, CanonicalEncoder& out) {
   out.begin_array();
-  for (const auto& id : ids) out.string(id.str());
+  for (const auto& id : ids) out.string(id);
   out.end_array();
 }
 

@@ -39,6 +39,9 @@
 
 namespace ferrite {
 
+template <class Tag>
+class Identity;  // core/identity.h
+
 // A member name spelled in the source: a string literal whose bytes JSON
 // writes as they are (none below 0x20, no `"`, no `\`, ASCII only), checked
 // when the call is compiled (a literal that needs escaping does not
@@ -89,6 +92,14 @@ class CanonicalEncoder {
   }
   void key_text(std::string_view name);
   void string(std::string_view text);
+  // An identity's text, written without an escape scan: identities hold
+  // portable bytes only (letters, digits, `. _ - : /`; validate_identity) or,
+  // moved from, the empty text.
+  template <class Tag>
+  void string(const Identity<Tag>& id) {
+    begin_value();
+    verbatim_quoted(id.view());
+  }
   void unsigned_integer(uint64_t value);
   void integer(int64_t value);
   void boolean(bool value);
@@ -160,6 +171,14 @@ class CanonicalEncoder {
   }
   void raw(char c) {
     *room(1) = c;
+    written();
+  }
+  // `"text"` for text that needs no escaping.
+  void verbatim_quoted(std::string_view text) {
+    char* out = room(text.size() + 2);
+    *out++ = '"';
+    if (!text.empty()) std::memcpy(out, text.data(), text.size());
+    out[text.size()] = '"';
     written();
   }
   // `"text"`, preceded by `before` and followed by `after` when they are not
