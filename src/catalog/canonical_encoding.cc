@@ -12,7 +12,7 @@ void encode_canonical(const ResolvedStorageComponent& component, CanonicalEncode
   out.begin_object();
   out.key("component_id");
   if (component.component_id) {
-    out.string(component.component_id->str());
+    out.string(*component.component_id);
   } else {
     out.null();
   }
@@ -213,7 +213,7 @@ void id_list(LiteralKey kind, LiteralKey member, const Ids& ids,
   out.key(kind);
   out.begin_object();
   out.key(member);
-  encode_id_array(ids, out);
+  out.id_array(ids);
   out.end_object();
   out.end_object();
 }

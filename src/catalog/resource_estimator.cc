@@ -251,7 +251,7 @@ void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& o
   text.key("attributes");
   text.begin_object();
   for (const auto& [id, value] : head.attributes) {
-    text.key_text(id.str());
+    text.key(id);
     encode_semantic_value(value, text);
   }
   text.end_object();
@@ -268,11 +268,11 @@ void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& o
   text.key("provider_id");
   text.string(provider_id);
   text.key("required_capabilities");
-  encode_id_array(head.capabilities, text);
+  text.id_array(head.capabilities);
   text.key("required_quantization_formats");
-  encode_id_array(head.quantization_formats, text);
+  text.id_array(head.quantization_formats);
   text.key("required_weight_formats");
-  encode_id_array(head.weight_formats, text);
+  text.id_array(head.weight_formats);
   text.key("values");
   out.update(text.text());
   if (values_ != nullptr) {

@@ -226,7 +226,7 @@ void encode_canonical(const PlanProviderRejectReason& reason, CanonicalEncoder& 
     out.end_array();
   } else {
     out.key("storage_incompatible");
-    encode_id_array(std::get<ProviderStorageIncompatible>(reason).resource_ids, out);
+    out.id_array(std::get<ProviderStorageIncompatible>(reason).resource_ids);
   }
   out.end_object();
 }

@@ -219,10 +219,8 @@ ExecutionWeightPlan::ExecutionWeightPlan(std::string source_fp,
   hash.key("component_sources");
   hash.begin_object();
   for (const auto& [id, list] : sources_) {
-    hash.key_text(id.str());
-    hash.begin_array();
-    for (const auto& source : list) hash.string(source);
-    hash.end_array();
+    hash.key(id);
+    hash.id_array(list);
   }
   hash.end_object();
   hash.key("materializer");

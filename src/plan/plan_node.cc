@@ -97,22 +97,22 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
     out.key("attributes");
     out.begin_object();
     for (const auto& [attribute, value] : attributes) {
-      out.key_text(attribute.str());
+      out.key(attribute);
       encode_semantic_value(value, out);
     }
     out.end_object();
   }
   if (binding_resource) {
     out.key("binding_resource");
-    out.string(binding_resource->str());
+    out.string(*binding_resource);
   }
   // Absent when the chosen provider was the only compatible one.
   if (!(compatible_providers.size() == 1 && compatible_providers.front() == provider_id)) {
     out.key("compatible_providers");
-    encode_id_array(compatible_providers, out);
+    out.id_array(compatible_providers);
   }
   out.key("dependencies");
-  encode_id_array(dependencies, out);
+  out.id_array(dependencies);
   if (!exact_aliases.empty()) {
     out.key("exact_aliases");
     out.begin_array();
@@ -142,7 +142,7 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
   value_rows(values.vector(), ValueBindingRole::kOutput, out);
   if (persistent_resource) {
     out.key("persistent_resource");
-    out.string(persistent_resource->str());
+    out.string(*persistent_resource);
   }
   out.key("provider_id");
   out.string(provider_id);
@@ -171,11 +171,11 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
   }
   if (!required_capabilities.empty()) {
     out.key("required_capabilities");
-    encode_id_array(required_capabilities, out);
+    out.id_array(required_capabilities);
   }
   if (scratch_resource) {
     out.key("scratch_resource");
-    out.string(scratch_resource->str());
+    out.string(*scratch_resource);
   }
   if (selection_reason != PlanSelectionReason::kDeterministicCompatible) {
     out.key("selection_reason");
@@ -191,7 +191,7 @@ void PlanNode::encode_canonical(CanonicalEncoder& out) const {
       out.key("lifetime");
       out.string(state_lifetime_name(effect.lifetime));
       out.key("resource_ids");
-      encode_id_array(effect.resource_ids, out);
+      out.id_array(effect.resource_ids);
       out.key("state_id");
       out.string(effect.state_id);
       out.end_object();

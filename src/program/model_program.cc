@@ -489,11 +489,6 @@ json ModelProgram::to_json() const {
 void ModelProgram::encode_canonical(CanonicalEncoder& out) const {
   // Members in canonical (byte-wise sorted) key order, as to_json's document
   // would be written.
-  auto ids = [&out](const std::vector<ProgramValueId>& values) {
-    out.begin_array();
-    for (const auto& value : values) out.string(value);
-    out.end_array();
-  };
   out.begin_object();
   out.key("blocks");
   out.begin_array();
@@ -508,18 +503,18 @@ void ModelProgram::encode_canonical(CanonicalEncoder& out) const {
       out.key("attributes");
       out.begin_object();
       for (const auto& [id, value] : node.attributes) {
-        out.key_text(id.str());
+        out.key(id);
         encode_semantic_value(value, out);
       }
       out.end_object();
       out.key("id");
       out.string(node.id);
       out.key("inputs");
-      ids(node.inputs);
+      out.id_array(node.inputs);
       out.key("operation");
       out.string(node.operation_id);
       out.key("outputs");
-      ids(node.outputs);
+      out.id_array(node.outputs);
       out.key("version");
       out.string(node.required_version.to_string());
       out.key("work");
@@ -533,9 +528,9 @@ void ModelProgram::encode_canonical(CanonicalEncoder& out) const {
   out.key("family");
   out.string(family_id_);
   out.key("inputs");
-  ids(inputs_);
+  out.id_array(inputs_);
   out.key("outputs");
-  ids(outputs_);
+  out.id_array(outputs_);
   out.key("states");
   out.begin_array();
   for (const auto& state : states_) out.json(state_spec_to_json(state));

@@ -793,7 +793,8 @@ TEST(CompilerAcceptanceTest, Case23EstimatorDescriptorsAreVerifiedOncePerProvide
 // node.main of the plan harness, resolved once, and a context whose only
 // estimator counts its calls: what the resolve_node cases below start from.
 // Built in place (the context refers to the members before it).
-struct CountedNodeCase {
+class ResolveNodeCountedTest : public ::testing::Test {
+ protected:
   PlanHarness h;
   ProgramResolution resolved = unwrap(ProgramPlanCompiler::resolve(
       h.family, h.catalog, h.runtime_policy, h.estimators, h.materializers, h.options));
@@ -805,21 +806,15 @@ struct CountedNodeCase {
   const ProgramNode& node = *h.family.program().find_node(node_id("node.main"));
 };
 
-TEST(CompilerAcceptanceTest, Case23BindingsViolatingTheSignatureFailBeforeEstimation) {
-  CountedNodeCase c;
-  const PlanHarness& h = c.h;
-  const ProgramResolution* resolved = &c.resolved;
-  const std::shared_ptr<CountingEstimator>& counter = c.counter;
-  const NodeResolutionContext& context = c.context;
-  const ProgramNode& node = c.node;
+TEST_F(ResolveNodeCountedTest, Case23BindingsViolatingTheSignatureFailBeforeEstimation) {
 
   // The unchanged bindings resolve with exactly one estimate.
-  auto good = resolve_node(context, node, resolved->node_resolutions[0].values(), {}, std::nullopt);
+  auto good = resolve_node(context, node, resolved.node_resolutions[0].values(), {}, std::nullopt);
   ASSERT_TRUE(good) << good.error().to_string();
   EXPECT_EQ(counter->calls, 1);
 
   // A U32 activation where the signature takes F32.
-  std::vector<ResolvedValueBinding> bindings = resolved->node_resolutions[0].values();
+  std::vector<ResolvedValueBinding> bindings = resolved.node_resolutions[0].values();
   const auto& input = bindings[0];
   bindings[0] = unwrap(ResolvedValueBinding::create(
       input.value_id(), input.role(), input.ordinal(),
@@ -835,7 +830,7 @@ TEST(CompilerAcceptanceTest, Case23BindingsViolatingTheSignatureFailBeforeEstima
 
   // Given the node's earlier round, tensors equal to its are not unified
   // again; a tensor that differs is, and fails as above.
-  auto again = resolve_node(context, node, resolved->node_resolutions[0].values(), {},
+  auto again = resolve_node(context, node, resolved.node_resolutions[0].values(), {},
                             std::nullopt, &*good);
   ASSERT_TRUE(again) << again.error().to_string();
   auto bad_again = resolve_node(context, node, bindings, {}, std::nullopt, &*good);
@@ -852,7 +847,7 @@ TEST(CompilerAcceptanceTest, Case23BindingsViolatingTheSignatureFailBeforeEstima
   const auto index = h.family.program().find_node_index(node.id);
   ASSERT_TRUE(index.has_value());
   for (size_t hint : {*index, *index + 1, size_t{1000}}) {
-    auto hinted = resolve_node(context, node, resolved->node_resolutions[0].values(), {},
+    auto hinted = resolve_node(context, node, resolved.node_resolutions[0].values(), {},
                                std::nullopt, nullptr, hint);
     ASSERT_TRUE(hinted) << hint << ": " << hinted.error().to_string();
     EXPECT_EQ(hinted->values(), good->values()) << hint;
@@ -869,14 +864,8 @@ TEST(CompilerAcceptanceTest, Case23BindingsViolatingTheSignatureFailBeforeEstima
 // and input digests), the estimates are made again, and the storage rules
 // still hold. Any other change (another capability requested) takes the
 // whole resolution.
-TEST(CompilerAcceptanceTest, Case27StorageMovedBindingsResolveAsFromScratch) {
-  CountedNodeCase c;
-  const PlanHarness& h = c.h;
-  const ProgramResolution* resolved = &c.resolved;
-  const std::shared_ptr<CountingEstimator>& counter = c.counter;
-  const NodeResolutionContext& context = c.context;
-  const ProgramNode& node = c.node;
-  const std::vector<ResolvedValueBinding>& values = resolved->node_resolutions[0].values();
+TEST_F(ResolveNodeCountedTest, Case27StorageMovedBindingsResolveAsFromScratch) {
+  const std::vector<ResolvedValueBinding>& values = resolved.node_resolutions[0].values();
   auto earlier = resolve_node(context, node, values, {}, std::nullopt);
   ASSERT_TRUE(earlier) << earlier.error().to_string();
 

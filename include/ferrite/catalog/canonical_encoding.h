@@ -34,15 +34,6 @@
 
 namespace ferrite {
 
-// An array of identities (any range of Identity<Tag>), each as its string,
-// in the range's order: how every id list and id set is encoded.
-template <class Ids>
-void encode_id_array(const Ids& ids, CanonicalEncoder& out) {
-  out.begin_array();
-  for (const auto& id : ids) out.string(id);
-  out.end_array();
-}
-
 void encode_canonical(const ResolvedTensorSpec& tensor, CanonicalEncoder& out);  // tensor_spec_to_json
 void encode_canonical(const AliasPolicy& alias, CanonicalEncoder& out);          // alias_policy_to_json
 void encode_canonical(const ResolvedWeightBinding& weight, CanonicalEncoder& out);

@@ -78,17 +78,12 @@ class CanonicalEncoder {
   // The next member's key; the value call that follows is its value.
   // `key` takes a literal (LiteralKey), `key_text` a name known only at run
   // time (an identity, a document's key), escaped as any string.
-  void key(LiteralKey name) {
-    const bool comma = begin_member();
-    const std::string_view text = name.text();
-    char* out = room(text.size() + 3 + (comma ? 1 : 0));
-    if (comma) *out++ = ',';
-    *out++ = '"';
-    std::memcpy(out, text.data(), text.size());
-    out += text.size();
-    *out++ = '"';
-    *out = ':';
-    written();
+  void key(LiteralKey name) { verbatim_key(name.text()); }
+  // An identity as a member name (an attribute id, a component id): written
+  // without an escape scan, as `string(const Identity&)` is.
+  template <class Tag>
+  void key(const Identity<Tag>& name) {
+    verbatim_key(name.view());
   }
   void key_text(std::string_view name);
   void string(std::string_view text);
@@ -99,6 +94,14 @@ class CanonicalEncoder {
   void string(const Identity<Tag>& id) {
     begin_value();
     verbatim_quoted(id.view());
+  }
+  // An array of identities (any range of Identity<Tag>), each as its text,
+  // in the range's order: how every id list and id set is encoded.
+  template <class Ids>
+  void id_array(const Ids& ids) {
+    begin_array();
+    for (const auto& id : ids) string(id);
+    end_array();
   }
   void unsigned_integer(uint64_t value);
   void integer(int64_t value);
@@ -171,6 +174,19 @@ class CanonicalEncoder {
   }
   void raw(char c) {
     *room(1) = c;
+    written();
+  }
+  // `,"text":` (the comma only when the open object has a member already)
+  // for a member name that needs no escaping.
+  void verbatim_key(std::string_view text) {
+    const bool comma = begin_member();
+    char* out = room(text.size() + 3 + (comma ? 1 : 0));
+    if (comma) *out++ = ',';
+    *out++ = '"';
+    if (!text.empty()) std::memcpy(out, text.data(), text.size());
+    out += text.size();
+    *out++ = '"';
+    *out = ':';
     written();
   }
   // `"text"` for text that needs no escaping.
