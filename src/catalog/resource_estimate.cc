@@ -188,6 +188,15 @@ Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
   return plan;
 }
 
+ProviderResourcePlan ProviderResourcePlan::with_input_fingerprint(
+    DeferredSha256 input_fingerprint) const {
+  ProviderResourcePlan plan = *this;
+  plan.estimator_input_fingerprint_ = std::move(input_fingerprint);
+  // The kept estimate fingerprint covers the input fingerprint: a fresh one.
+  if (plan.estimate_digest_ != nullptr) plan.estimate_digest_ = std::make_shared<EstimateDigest>();
+  return plan;
+}
+
 Result<std::shared_ptr<const ProviderResourcePlan::Estimator>>
 ProviderResourcePlan::shared_estimator(const OperationProviderDescriptor& descriptor) {
   const std::string& id = descriptor.resource_estimator_id;

@@ -185,7 +185,10 @@ Result<std::shared_ptr<const NodeEstimatorInput>> NodeEstimatorInput::encode_sha
                                        required_capabilities, required_weight_formats,
                                        required_quantization_formats, earlier));
   input->values_ = std::move(values);
-  input->weight_canonical_ = std::move(weight_canonical);
+  if (!weight_canonical.empty()) {
+    input->weight_canonical_ =
+        std::make_shared<const std::vector<std::string_view>>(std::move(weight_canonical));
+  }
   return std::shared_ptr<const NodeEstimatorInput>(std::move(input));
 }
 
@@ -276,7 +279,9 @@ void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& o
   text.key("values");
   out.update(text.text());
   if (values_ != nullptr) {
-    encode_canonical_values(*values_, weight_canonical_, out);
+    static const std::vector<std::string_view> kNone;
+    encode_canonical_values(*values_, weight_canonical_ != nullptr ? *weight_canonical_ : kNone,
+                            out);
   } else {
     out.update(values_text_);
   }

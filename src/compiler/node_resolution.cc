@@ -772,6 +772,16 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
     // blocked workspace named below).
     estimate_request.provider_id = provider_id;
     estimate_request.input_fingerprint = node_input->fingerprint_for(provider_id);
+    if (storage_moved_only && !estimator->reads_value_storage()) {
+      // Only storage moved and this estimator does not read it: its answer
+      // is the earlier round's, and so is everything checked of that plan
+      // below (a function of the operation, the plan's fields, the policy
+      // and the device), the input fingerprint apart.
+      if (const ProviderResourcePlan* before = earlier->candidate(provider_id)) {
+        candidates.push_back(before->with_input_fingerprint(estimate_request.input_fingerprint));
+        continue;
+      }
+    }
     assert(estimate_request.validate());
     FERRITE_ASSIGN_OR_RETURN(auto estimate, estimator->estimate_resources(estimate_request));
     FERRITE_ASSIGN_OR_RETURN(auto plan,

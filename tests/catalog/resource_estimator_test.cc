@@ -180,6 +180,39 @@ TEST(ProviderResourcePlanTest, AMovedEstimateGivesTheCopiedEstimatesPlan) {
                     {"estimator `estimator.other`", "registers estimator `estimator.main`"});
 }
 
+// A plan re-issued with another input fingerprint is the plan its estimate
+// echoing that fingerprint gives, estimate fingerprint included (it covers
+// the input fingerprint); the original keeps its own.
+TEST(ProviderResourcePlanTest, AReissuedPlanIsTheEstimatesPlanForTheNewInput) {
+  const std::string other_input = sha256_hex("other input");
+  auto original = plan_from(good_estimate());
+  ASSERT_TRUE(original) << original.error().to_string();
+  const std::string original_estimate = original->estimate_fingerprint();
+  OperationResourceEstimate echoing = good_estimate();
+  echoing.claimed_input_fingerprint = other_input;
+  auto expected = plan_from(echoing, provider_descriptor(), other_input);
+  ASSERT_TRUE(expected) << expected.error().to_string();
+  const ProviderResourcePlan reissued = original->with_input_fingerprint(other_input);
+  EXPECT_EQ(reissued, *expected);
+  EXPECT_EQ(reissued.estimator_input_fingerprint(), other_input);
+  EXPECT_EQ(reissued.estimate_fingerprint(), expected->estimate_fingerprint());
+  EXPECT_NE(reissued.estimate_fingerprint(), original_estimate);
+  EXPECT_EQ(original->estimate_fingerprint(), original_estimate);
+  EXPECT_EQ(original->estimator_input_fingerprint(), kInput);
+  EXPECT_TRUE(reissued.validate_fields());
+  // A plan without workspaces keeps no estimate fingerprint: derived each time.
+  OperationResourceEstimate bare = good_estimate();
+  bare.scratch.reset();
+  bare.persistent.reset();
+  auto plain = plan_from(bare);
+  ASSERT_TRUE(plain) << plain.error().to_string();
+  bare.claimed_input_fingerprint = other_input;
+  auto plain_expected = plan_from(bare, provider_descriptor(), other_input);
+  ASSERT_TRUE(plain_expected) << plain_expected.error().to_string();
+  EXPECT_EQ(plain->with_input_fingerprint(other_input).estimate_fingerprint(),
+            plain_expected->estimate_fingerprint());
+}
+
 TEST(ProviderResourcePlanTest, RejectsInvalidWorkspace) {
   OperationResourceEstimate estimate = good_estimate();
   estimate.scratch = workspace(ProviderWorkspaceScope::kInvocation, WorkspaceTokens{0});

@@ -804,6 +804,25 @@ class ResolveNodeCountedTest : public ::testing::Test {
   NodeResolutionContext context{h.family, resolved.execution_weights.schema(), h.catalog,
                                 h.runtime_policy, estimators};
   const ProgramNode& node = *h.family.program().find_node(node_id("node.main"));
+
+  // The first round's bindings of node.main with its output moved to
+  // `offset` in `resource`: every other binding the same (the weight slot on
+  // the same shared contract).
+  std::vector<ResolvedValueBinding> output_moved_to(ResourceId resource, uint64_t offset) const {
+    std::vector<ResolvedValueBinding> moved = resolved.node_resolutions[0].values();
+    for (ResolvedValueBinding& binding : moved) {
+      if (binding.role() != ValueBindingRole::kOutput) continue;
+      const ResolvedStorageComponent& placed = binding.storage().components().front();
+      binding = unwrap(ResolvedValueBinding::create(
+          binding.value_id(), binding.role(), binding.ordinal(), binding.tensor(),
+          binding.access(), binding.alias(), binding.usage(), binding.shared_weight(),
+          unwrap(ResolvedValueStorage::single(std::move(resource), offset, placed.length_bytes,
+                                              placed.element_type))));
+      return moved;
+    }
+    ADD_FAILURE() << "node.main binds no output";
+    return moved;
+  }
 };
 
 TEST_F(ResolveNodeCountedTest, Case23BindingsViolatingTheSignatureFailBeforeEstimation) {
@@ -869,24 +888,8 @@ TEST_F(ResolveNodeCountedTest, Case27StorageMovedBindingsResolveAsFromScratch) {
   auto earlier = resolve_node(context, node, values, {}, std::nullopt);
   ASSERT_TRUE(earlier) << earlier.error().to_string();
 
-  // The output moved to another resource; everything else is the same
-  // binding (the weight slot points at the same shared contract).
-  const auto output = std::find_if(values.begin(), values.end(), [](const auto& b) {
-    return b.role() == ValueBindingRole::kOutput;
-  });
-  ASSERT_NE(output, values.end());
-  const size_t slot = static_cast<size_t>(output - values.begin());
-  const ResolvedStorageComponent& placed = output->storage().components().front();
-  auto moved_to = [&](ResourceId resource, uint64_t offset) {
-    std::vector<ResolvedValueBinding> moved = values;
-    moved[slot] = unwrap(ResolvedValueBinding::create(
-        output->value_id(), output->role(), output->ordinal(), output->tensor(),
-        output->access(), output->alias(), output->usage(), output->shared_weight(),
-        unwrap(ResolvedValueStorage::single(std::move(resource), offset, placed.length_bytes,
-                                            placed.element_type))));
-    return moved;
-  };
-  const auto moved = moved_to(ResourceId::literal("resource.moved"), 256);
+  // The output moved to another resource.
+  const auto moved = output_moved_to(ResourceId::literal("resource.moved"), 256);
   const int before = counter->calls;
   auto from_scratch = resolve_node(context, node, moved, {}, std::nullopt);
   auto taken = resolve_node(context, node, moved, {}, std::nullopt, &*earlier);
@@ -914,7 +917,7 @@ TEST_F(ResolveNodeCountedTest, Case27StorageMovedBindingsResolveAsFromScratch) {
   }
   ASSERT_NE(input, nullptr);
   const ResolvedStorageComponent& input_bytes = input->storage().components().front();
-  const auto overlapping = moved_to(input_bytes.resource_id, input_bytes.offset_bytes);
+  const auto overlapping = output_moved_to(input_bytes.resource_id, input_bytes.offset_bytes);
   auto overlap_scratch = resolve_node(context, node, overlapping, {}, std::nullopt);
   auto overlap_taken = resolve_node(context, node, overlapping, {}, std::nullopt, &*earlier);
   ASSERT_FALSE(overlap_scratch);
@@ -929,6 +932,43 @@ TEST_F(ResolveNodeCountedTest, Case27StorageMovedBindingsResolveAsFromScratch) {
   ASSERT_FALSE(refused_scratch);
   ASSERT_FALSE(refused_taken);
   EXPECT_EQ(refused_taken.error().message(), refused_scratch.error().message());
+}
+
+// An estimator that does not read storage is not asked again when a later
+// round moved only storage: the node gets its earlier plan, echoing the new
+// input fingerprint, which is the resolution from scratch (the same
+// candidates, estimate fingerprints and input digests). One that reads
+// storage is asked every time.
+TEST_F(ResolveNodeCountedTest, Case27StorageBlindEstimatesAreReissuedAsFromScratch) {
+  counter->reads_storage = false;
+  auto earlier = resolve_node(context, node, resolved.node_resolutions[0].values(), {},
+                              std::nullopt);
+  ASSERT_TRUE(earlier) << earlier.error().to_string();
+  const auto moved = output_moved_to(ResourceId::literal("resource.moved"), 256);
+  const int before = counter->calls;
+  auto from_scratch = resolve_node(context, node, moved, {}, std::nullopt);
+  ASSERT_TRUE(from_scratch) << from_scratch.error().to_string();
+  EXPECT_EQ(counter->calls, before + 1);
+  auto reissued = resolve_node(context, node, moved, {}, std::nullopt, &*earlier);
+  ASSERT_TRUE(reissued) << reissued.error().to_string();
+  EXPECT_EQ(counter->calls, before + 1);  // not asked again
+  EXPECT_EQ(*reissued, *from_scratch);
+  ASSERT_EQ(reissued->candidates().size(), from_scratch->candidates().size());
+  ASSERT_EQ(reissued->candidates().size(), earlier->candidates().size());
+  for (size_t i = 0; i < reissued->candidates().size(); ++i) {
+    const ProviderResourcePlan& a = reissued->candidates()[i];
+    const ProviderResourcePlan& b = from_scratch->candidates()[i];
+    EXPECT_EQ(a.estimator_input_fingerprint(), b.estimator_input_fingerprint());
+    EXPECT_EQ(a.estimate_fingerprint(), b.estimate_fingerprint());
+    EXPECT_NE(a.estimate_fingerprint(), earlier->candidates()[i].estimate_fingerprint());
+  }
+
+  // Told that it reads storage, it is asked again.
+  counter->reads_storage = true;
+  auto asked = resolve_node(context, node, moved, {}, std::nullopt, &*earlier);
+  ASSERT_TRUE(asked) << asked.error().to_string();
+  EXPECT_EQ(counter->calls, before + 2);
+  EXPECT_EQ(*asked, *reissued);
 }
 
 // A resolution lists its candidates in provider-id order whatever order

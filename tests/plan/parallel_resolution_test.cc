@@ -1,7 +1,10 @@
 // Compile threads (compile_options.h) change how fast a plan is built, never
 // its bytes: the same program compiles to the same canonical plan and hash
 // with 1 to 8 resolution threads, and a failure names the same (first
-// failing) node.
+// failing) node. So does an estimate the compiler re-issues instead of
+// asking its estimator again (OperationResourceEstimator::reads_value_storage).
+#include <atomic>
+#include <set>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -92,6 +95,81 @@ TEST(ParallelResolutionTest, PlanRowsEncodedInSeveralBlocksKeepTheirOrder) {
   ASSERT_TRUE(parallel) << parallel.error().to_string();
   EXPECT_EQ(parallel->plan().plan_hash(), serial->plan().plan_hash());
   EXPECT_EQ(parallel->plan().canonical_text(), serial->plan().canonical_text());
+}
+
+// Forwards to one of the example catalog's estimators, counting the calls,
+// and says it reads storage or not as told.
+class ForwardingEstimator final : public OperationResourceEstimator {
+ public:
+  ForwardingEstimator(const OperationResourceEstimator& inner, bool reads_storage,
+                      std::atomic<int>& calls)
+      : inner_(inner), reads_storage_(reads_storage), calls_(calls) {}
+  const OperationProviderDescriptor& descriptor() const override { return inner_.descriptor(); }
+  Result<OperationResourceEstimate> estimate_resources(
+      const OperationResourceEstimateRequest& request) const override {
+    ++calls_;
+    return inner_.estimate_resources(request);
+  }
+  bool reads_value_storage() const override { return reads_storage_; }
+
+ private:
+  const OperationResourceEstimator& inner_;
+  bool reads_storage_;
+  std::atomic<int>& calls_;
+};
+
+// `t` with each of its estimators behind a ForwardingEstimator.
+Target forwarded(const Target& t, bool reads_storage, std::atomic<int>& calls) {
+  std::vector<std::shared_ptr<const OperationResourceEstimator>> estimators;
+  std::set<ProviderId> seen;
+  for (const auto& [operation, providers] : t.target.catalog.providers()) {
+    for (const OperationProviderDescriptor& provider : providers) {
+      if (!seen.insert(provider.provider_id).second) continue;
+      const OperationResourceEstimator* inner = t.target.estimators.find(provider.provider_id);
+      EXPECT_NE(inner, nullptr) << provider.provider_id.str();
+      if (inner == nullptr) continue;
+      estimators.push_back(std::make_shared<ForwardingEstimator>(*inner, reads_storage, calls));
+    }
+  }
+  auto registry = EstimatorRegistry::create(std::move(estimators));
+  EXPECT_TRUE(registry) << registry.error().to_string();
+  return {CompilationTarget{t.target.catalog, std::move(*registry)}, t.policy};
+}
+
+// The example catalog's estimators are declarative: they read no storage, so
+// a round that moved only storage re-issues their earlier plans. The plan is
+// the one a compile that asks them in every round makes, byte for byte, with
+// fewer calls.
+TEST(ParallelResolutionTest, ReissuedEstimatesBuildTheSamePlanBytes) {
+  const Target t = example_target();
+  for (const auto& [operation, providers] : t.target.catalog.providers()) {
+    for (const OperationProviderDescriptor& provider : providers) {
+      EXPECT_FALSE(t.target.estimators.find(provider.provider_id)->reads_value_storage())
+          << provider.provider_id.str();
+    }
+  }
+  const PreparedModelFamily family = four_layer_llama();
+  for (unsigned threads : {1u, 3u}) {
+    std::atomic<int> reissuing_calls{0};
+    std::atomic<int> asking_calls{0};
+    const Target reissuing = forwarded(t, false, reissuing_calls);
+    const Target asking = forwarded(t, true, asking_calls);
+    auto reissued = compile_with(family, reissuing, threads);
+    auto asked = compile_with(family, asking, threads);
+    auto plain = compile_with(family, t, threads);
+    ASSERT_TRUE(reissued) << reissued.error().to_string();
+    ASSERT_TRUE(asked) << asked.error().to_string();
+    ASSERT_TRUE(plain) << plain.error().to_string();
+    EXPECT_EQ(reissued->plan().canonical_text(), asked->plan().canonical_text()) << threads;
+    EXPECT_EQ(reissued->plan().plan_hash(), asked->plan().plan_hash()) << threads;
+    EXPECT_EQ(plain->plan().canonical_text(), asked->plan().canonical_text()) << threads;
+    EXPECT_EQ(reissued->resolution.node_resolutions, asked->resolution.node_resolutions);
+    // Every node is estimated at least once; the packing round moved every
+    // node's activations, and its estimates are re-issued.
+    EXPECT_GE(reissuing_calls.load(), static_cast<int>(family.program().nodes().size()));
+    const int nodes = static_cast<int>(family.program().nodes().size());
+    EXPECT_GT(asking_calls.load(), reissuing_calls.load() + nodes / 2) << threads;
+  }
 }
 
 TEST(ParallelResolutionTest, TheFirstFailingNodeIsReportedWhateverTheThreads) {

@@ -120,7 +120,11 @@ class CountingEstimator final : public OperationResourceEstimator {
     }
     return e;
   }
+  // What it says of storage (its correct behaviour reads none; the
+  // kArenaNeeds64 one does).
+  bool reads_value_storage() const override { return reads_storage; }
   mutable std::atomic<int> calls{0};
+  bool reads_storage = true;
 
  private:
   OperationProviderDescriptor descriptor_;

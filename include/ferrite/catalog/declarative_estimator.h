@@ -79,6 +79,9 @@ class DeclarativeResourceEstimator final : public OperationResourceEstimator {
   const DeclarativeEstimateSpec& spec() const { return spec_; }
   Result<OperationResourceEstimate> estimate_resources(
       const OperationResourceEstimateRequest& request) const override;
+  // Its formulas read the attributes, each binding's role, ordinal and
+  // dimensions, and the token rows; never storage.
+  bool reads_value_storage() const override { return false; }
 
  private:
   DeclarativeResourceEstimator(OperationProviderDescriptor descriptor, DeclarativeEstimateSpec spec)

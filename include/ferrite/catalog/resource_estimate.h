@@ -84,6 +84,15 @@ class ProviderResourcePlan {
       const OperationProviderDescriptor& descriptor, const DeferredSha256& input_fingerprint,
       OperationResourceEstimate&& estimate);
 
+  // This plan as from_provider_output makes it from the same estimate
+  // echoing `input_fingerprint` instead: every field but the input
+  // fingerprint is this plan's (the estimate fingerprint, which covers the
+  // input fingerprint, is derived again when read). How the compiler
+  // re-issues an earlier round's plan when only the bindings' storage moved
+  // and the estimator does not read storage
+  // (OperationResourceEstimator::reads_value_storage).
+  ProviderResourcePlan with_input_fingerprint(DeferredSha256 input_fingerprint) const;
+
   const ProviderId& provider_id() const { return provider_id_; }
   const std::string& estimator_id() const { return estimator_->id; }
   const ContractVersion& estimator_version() const { return estimator_->version; }

@@ -138,9 +138,9 @@ class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInpu
   // bindings in a later round with at most their storage moved (as many,
   // each pointing at the very same weight contract as its slot in
   // `earlier`, which keeps `earlier`'s weight views valid). The head and the
-  // weight views are shared, nothing is compared or copied: the caller
-  // vouches that everything else the head is made of is unchanged (same
-  // context, node, capabilities). Null when `earlier` holds no shared values
+  // weight views are shared, not copied, and only the weight contracts are
+  // compared: the caller vouches that everything else the head is made of
+  // is unchanged (same context, node, capabilities). Null when `earlier` holds no shared values
   // or `values` do not match it that far.
   static std::shared_ptr<const NodeEstimatorInput> with_moved_values(
       const NodeEstimatorInput& earlier,
@@ -181,7 +181,9 @@ class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInpu
   std::shared_ptr<const Head> head_;
   std::string values_text_;  // the encoded values array, when given encoded
   std::shared_ptr<const std::vector<ResolvedValueBinding>> values_;  // else these
-  std::vector<std::string_view> weight_canonical_;
+  // Views of the weight contracts the values hold (null when none): shared
+  // by the inputs of later rounds, whose values hold the very same contracts.
+  std::shared_ptr<const std::vector<std::string_view>> weight_canonical_;
 };
 
 class OperationResourceEstimator {
@@ -194,6 +196,17 @@ class OperationResourceEstimator {
   // or synchronized state).
   virtual Result<OperationResourceEstimate> estimate_resources(
       const OperationResourceEstimateRequest& request) const = 0;
+  // Whether an estimate may depend on where the bindings' values are stored
+  // (`ResolvedValueBinding::storage()`: resource ids, offsets, lengths).
+  // False promises that two requests whose bindings differ only in storage
+  // get the same estimate but for the echoed input fingerprint; the
+  // compiler then re-issues the node's plan from an earlier round
+  // (ProviderResourcePlan::with_input_fingerprint) instead of asking again
+  // when a later round moved only storage (the alignment rounds move
+  // weights, the packing round activations). The default, true, is always
+  // correct; an estimator that returns false wrongly makes plans that differ
+  // from a compile that asked it every time.
+  virtual bool reads_value_storage() const { return true; }
 
  protected:
   // Copyable and movable by implementations only (no slicing through the interface).

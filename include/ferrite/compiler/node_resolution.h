@@ -241,7 +241,10 @@ Result<const ResolvedWeightBinding*> weight_contract_for(const NodeResolutionCon
 // taken from it: the attributes, the program's and the semantic binding
 // checks, the compatible providers (its candidates and rejections, in the
 // catalog's order) and the estimator input (with the new bindings). The
-// storage checks, the estimates and the plans are made again.
+// storage checks are made again, and so are the estimates and plans, except
+// that a provider earlier had as a candidate whose estimator does not read
+// storage (OperationResourceEstimator::reads_value_storage) gets its earlier
+// plan again, echoing this round's input fingerprint.
 // `node_index`, when given, is where a pass over the program's nodes found
 // `node` in ModelProgram::nodes(): taken when that entry is `node` itself,
 // instead of finding the node by id (any other hint is ignored).
