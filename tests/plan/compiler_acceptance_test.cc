@@ -823,6 +823,27 @@ class ResolveNodeCountedTest : public ::testing::Test {
     ADD_FAILURE() << "node.main binds no output";
     return moved;
   }
+
+  // `taken` (resolved with the earlier round) is `from_scratch`: the same
+  // resolution, and per candidate the same input digest and estimate
+  // fingerprint, each different from the earlier round's (the storage moved).
+  static void expect_from_scratch(const PlanNodeResolution& taken,
+                                  const PlanNodeResolution& from_scratch,
+                                  const PlanNodeResolution& earlier) {
+    EXPECT_EQ(taken, from_scratch);
+    EXPECT_EQ(taken.rejections(), from_scratch.rejections());
+    ASSERT_EQ(taken.candidates().size(), from_scratch.candidates().size());
+    ASSERT_EQ(taken.candidates().size(), earlier.candidates().size());
+    for (size_t i = 0; i < taken.candidates().size(); ++i) {
+      const ProviderResourcePlan& a = taken.candidates()[i];
+      const ProviderResourcePlan& b = from_scratch.candidates()[i];
+      const ProviderResourcePlan& before = earlier.candidates()[i];
+      EXPECT_EQ(a.estimator_input_fingerprint(), b.estimator_input_fingerprint());
+      EXPECT_EQ(a.estimate_fingerprint(), b.estimate_fingerprint());
+      EXPECT_NE(a.estimator_input_fingerprint(), before.estimator_input_fingerprint());
+      EXPECT_NE(a.estimate_fingerprint(), before.estimate_fingerprint());
+    }
+  }
 };
 
 TEST_F(ResolveNodeCountedTest, Case23BindingsViolatingTheSignatureFailBeforeEstimation) {
@@ -896,18 +917,8 @@ TEST_F(ResolveNodeCountedTest, Case27StorageMovedBindingsResolveAsFromScratch) {
   ASSERT_TRUE(from_scratch) << from_scratch.error().to_string();
   ASSERT_TRUE(taken) << taken.error().to_string();
   EXPECT_EQ(counter->calls, before + 2);  // estimated again both times
-  EXPECT_EQ(*taken, *from_scratch);
-  ASSERT_EQ(taken->candidates().size(), from_scratch->candidates().size());
-  for (size_t i = 0; i < taken->candidates().size(); ++i) {
-    const ProviderResourcePlan& a = taken->candidates()[i];
-    const ProviderResourcePlan& b = from_scratch->candidates()[i];
-    EXPECT_EQ(a.estimator_input_fingerprint(), b.estimator_input_fingerprint());
-    EXPECT_EQ(a.estimate_fingerprint(), b.estimate_fingerprint());
-    EXPECT_NE(a.estimator_input_fingerprint(),
-              earlier->candidates()[i].estimator_input_fingerprint());
-  }
+  expect_from_scratch(*taken, *from_scratch, *earlier);
   EXPECT_EQ(taken->values(), moved);
-  EXPECT_EQ(taken->rejections(), from_scratch->rejections());
 
   // Moved onto the input's bytes (the output may not alias it): refused with
   // the earlier round given, as from scratch.
@@ -952,16 +963,7 @@ TEST_F(ResolveNodeCountedTest, Case27StorageBlindEstimatesAreReissuedAsFromScrat
   auto reissued = resolve_node(context, node, moved, {}, std::nullopt, &*earlier);
   ASSERT_TRUE(reissued) << reissued.error().to_string();
   EXPECT_EQ(counter->calls, before + 1);  // not asked again
-  EXPECT_EQ(*reissued, *from_scratch);
-  ASSERT_EQ(reissued->candidates().size(), from_scratch->candidates().size());
-  ASSERT_EQ(reissued->candidates().size(), earlier->candidates().size());
-  for (size_t i = 0; i < reissued->candidates().size(); ++i) {
-    const ProviderResourcePlan& a = reissued->candidates()[i];
-    const ProviderResourcePlan& b = from_scratch->candidates()[i];
-    EXPECT_EQ(a.estimator_input_fingerprint(), b.estimator_input_fingerprint());
-    EXPECT_EQ(a.estimate_fingerprint(), b.estimate_fingerprint());
-    EXPECT_NE(a.estimate_fingerprint(), earlier->candidates()[i].estimate_fingerprint());
-  }
+  expect_from_scratch(*reissued, *from_scratch, *earlier);
 
   // Told that it reads storage, it is asked again.
   counter->reads_storage = true;
