@@ -577,6 +577,64 @@ void moved_binding_facts(const ModelProgram& program,
   }
 }
 
+// The resources of the bindings whose storage `descriptor` cannot take (no
+// dynamic storage requirement for the slot, or none the policy and device
+// offer); weights are placed by the materializer and never blocked here.
+std::set<ResourceId> storage_blocked_resources(const NodeResolutionContext& context,
+                                               const OperationProviderDescriptor& descriptor,
+                                               const std::vector<ResolvedValueBinding>& values) {
+  std::set<ResourceId> blocked;
+  for (const auto& binding : values) {
+    if (binding.usage() == BufferUsage::kWeights) continue;
+    const auto* requirement = descriptor.dynamic_storage_for(binding.role(), binding.ordinal());
+    if (!requirement || !profile_available(context.policy, context.catalog.device(), *requirement)) {
+      const auto ids = binding.storage().resource_ids();
+      blocked.insert(ids.begin(), ids.end());
+    }
+  }
+  return blocked;
+}
+
+struct ReissuedPlans {
+  std::vector<ProviderResourcePlan> candidates;
+  std::map<ProviderId, PlanProviderRejectReason> rejections;
+};
+
+// The storage-moved path when no provider needs a new estimate: each
+// compatible provider is either refused for its binding storage (as the
+// full path refuses it) or was an earlier candidate whose estimator reads
+// no storage, and gets that plan again echoing `node_input`'s fingerprint.
+// Nullopt when any provider needs more (an estimate, or an error the full
+// path reports): the caller then takes the full path, which gives the same
+// result for the providers this one would have handled.
+std::optional<ReissuedPlans> reissue_earlier_plans(const NodeResolutionContext& context,
+                                                   const ProgramNode& node,
+                                                   const PlanNodeResolution& earlier,
+                                                   const std::vector<ProviderId>& compatible,
+                                                   const std::vector<ResolvedValueBinding>& values,
+                                                   const NodeEstimatorInput& node_input) {
+  ReissuedPlans out;
+  out.candidates.reserve(compatible.size());
+  for (const ProviderId& provider_id : compatible) {
+    const OperationProviderDescriptor* descriptor =
+        context.catalog.find_provider(node.operation_id, provider_id);
+    if (descriptor == nullptr) return std::nullopt;
+    std::set<ResourceId> blocked = storage_blocked_resources(context, *descriptor, values);
+    if (!blocked.empty()) {
+      out.rejections.emplace(provider_id, ProviderStorageIncompatible{sorted_ids(std::move(blocked))});
+      continue;
+    }
+    const OperationResourceEstimator* estimator = context.estimators.find(provider_id);
+    const bool verified = context.verified_descriptors != nullptr &&
+                          context.verified_descriptors->contains(descriptor);
+    if (estimator == nullptr || !verified || estimator->reads_value_storage()) return std::nullopt;
+    const ProviderResourcePlan* before = earlier.candidate(provider_id);
+    if (before == nullptr) return std::nullopt;
+    out.candidates.push_back(before->with_input_fingerprint(node_input.fingerprint_for(provider_id)));
+  }
+  return out;
+}
+
 }  // namespace
 
 VerifiedEstimatorDescriptors verified_estimator_descriptors(const CapabilityCatalog& catalog,
@@ -654,6 +712,18 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
     FERRITE_RETURN_IF_ERROR(op->validate_attributes(node.id, node.attributes));
   }
   FERRITE_RETURN_IF_ERROR(validate_resolved_bindings(node.id, *op, values, unified_before));
+  if (storage_moved_only) {
+    // Every provider refused for storage or re-issued: nothing below (the
+    // estimate request and its sets) is needed.
+    if (auto reissued = reissue_earlier_plans(context, node, *earlier, compatible, values,
+                                              *node_input)) {
+      return PlanNodeResolution::create(node.id, node.operation_id, shared_bindings,
+                                        std::move(requested_capabilities),
+                                        std::move(preferred_provider),
+                                        std::move(reissued->candidates),
+                                        std::move(reissued->rejections), std::move(node_input));
+    }
+  }
   std::vector<std::string_view> weight_canonical;
   PerBinding<const StateSpec*> states;
   std::set<WeightFormatId> weight_formats;
@@ -735,15 +805,7 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                         provider_id.str())
           .with_field("node_id", node.id.str());
     }
-    std::set<ResourceId> blocked;
-    for (const auto& binding : values) {
-      if (binding.usage() == BufferUsage::kWeights) continue;
-      const auto* requirement = descriptor->dynamic_storage_for(binding.role(), binding.ordinal());
-      if (!requirement || !profile_available(context.policy, device, *requirement)) {
-        const auto ids = binding.storage().resource_ids();
-        blocked.insert(ids.begin(), ids.end());
-      }
-    }
+    std::set<ResourceId> blocked = storage_blocked_resources(context, *descriptor, values);
     if (!blocked.empty()) {
       rejections.emplace(provider_id, ProviderStorageIncompatible{sorted_ids(std::move(blocked))});
       continue;
