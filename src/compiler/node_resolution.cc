@@ -587,7 +587,8 @@ std::set<ResourceId> storage_blocked_resources(const NodeResolutionContext& cont
   for (const auto& binding : values) {
     if (binding.usage() == BufferUsage::kWeights) continue;
     const auto* requirement = descriptor.dynamic_storage_for(binding.role(), binding.ordinal());
-    if (!requirement || !profile_available(context.policy, context.catalog.device(), *requirement)) {
+    if (requirement == nullptr ||
+        !profile_available(context.policy, context.catalog.device(), *requirement)) {
       const auto ids = binding.storage().resource_ids();
       blocked.insert(ids.begin(), ids.end());
     }
@@ -621,7 +622,8 @@ std::optional<ReissuedPlans> reissue_earlier_plans(const NodeResolutionContext& 
     if (descriptor == nullptr) return std::nullopt;
     std::set<ResourceId> blocked = storage_blocked_resources(context, *descriptor, values);
     if (!blocked.empty()) {
-      out.rejections.emplace(provider_id, ProviderStorageIncompatible{sorted_ids(std::move(blocked))});
+      out.rejections.emplace(provider_id,
+                             ProviderStorageIncompatible{sorted_ids(std::move(blocked))});
       continue;
     }
     const OperationResourceEstimator* estimator = context.estimators.find(provider_id);
@@ -630,7 +632,8 @@ std::optional<ReissuedPlans> reissue_earlier_plans(const NodeResolutionContext& 
     if (estimator == nullptr || !verified || estimator->reads_value_storage()) return std::nullopt;
     const ProviderResourcePlan* before = earlier.candidate(provider_id);
     if (before == nullptr) return std::nullopt;
-    out.candidates.push_back(before->with_input_fingerprint(node_input.fingerprint_for(provider_id)));
+    out.candidates.push_back(
+        before->with_input_fingerprint(node_input.fingerprint_for(provider_id)));
   }
   return out;
 }

@@ -140,8 +140,8 @@ class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInpu
   // `earlier`, which keeps `earlier`'s weight views valid). The head and the
   // weight views are shared, not copied, and only the weight contracts are
   // compared: the caller vouches that everything else the head is made of
-  // is unchanged (same context, node, capabilities). Null when `earlier` holds no shared values
-  // or `values` do not match it that far.
+  // is unchanged (same context, node, capabilities). Null when `earlier`
+  // holds no shared values or `values` do not match it that far.
   static std::shared_ptr<const NodeEstimatorInput> with_moved_values(
       const NodeEstimatorInput& earlier,
       std::shared_ptr<const std::vector<ResolvedValueBinding>> values);
