@@ -847,7 +847,6 @@ class ResolveNodeCountedTest : public ::testing::Test {
 };
 
 TEST_F(ResolveNodeCountedTest, Case23BindingsViolatingTheSignatureFailBeforeEstimation) {
-
   // The unchanged bindings resolve with exactly one estimate.
   auto good = resolve_node(context, node, resolved.node_resolutions[0].values(), {}, std::nullopt);
   ASSERT_TRUE(good) << good.error().to_string();
