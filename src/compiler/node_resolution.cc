@@ -596,48 +596,6 @@ std::set<ResourceId> storage_blocked_resources(const NodeResolutionContext& cont
   return blocked;
 }
 
-struct ReissuedPlans {
-  std::vector<ProviderResourcePlan> candidates;
-  std::map<ProviderId, PlanProviderRejectReason> rejections;
-};
-
-// The storage-moved path when no provider needs a new estimate: each
-// compatible provider is either refused for its binding storage (as the
-// full path refuses it) or was an earlier candidate whose estimator reads
-// no storage, and gets that plan again echoing `node_input`'s fingerprint.
-// Nullopt when any provider needs more (an estimate, or an error the full
-// path reports): the caller then takes the full path, which gives the same
-// result for the providers this one would have handled.
-std::optional<ReissuedPlans> reissue_earlier_plans(const NodeResolutionContext& context,
-                                                   const ProgramNode& node,
-                                                   const PlanNodeResolution& earlier,
-                                                   const std::vector<ProviderId>& compatible,
-                                                   const std::vector<ResolvedValueBinding>& values,
-                                                   const NodeEstimatorInput& node_input) {
-  ReissuedPlans out;
-  out.candidates.reserve(compatible.size());
-  for (const ProviderId& provider_id : compatible) {
-    const OperationProviderDescriptor* descriptor =
-        context.catalog.find_provider(node.operation_id, provider_id);
-    if (descriptor == nullptr) return std::nullopt;
-    std::set<ResourceId> blocked = storage_blocked_resources(context, *descriptor, values);
-    if (!blocked.empty()) {
-      out.rejections.emplace(provider_id,
-                             ProviderStorageIncompatible{sorted_ids(std::move(blocked))});
-      continue;
-    }
-    const OperationResourceEstimator* estimator = context.estimators.find(provider_id);
-    const bool verified = context.verified_descriptors != nullptr &&
-                          context.verified_descriptors->contains(descriptor);
-    if (estimator == nullptr || !verified || estimator->reads_value_storage()) return std::nullopt;
-    const ProviderResourcePlan* before = earlier.candidate(provider_id);
-    if (before == nullptr) return std::nullopt;
-    out.candidates.push_back(
-        before->with_input_fingerprint(node_input.fingerprint_for(provider_id)));
-  }
-  return out;
-}
-
 }  // namespace
 
 VerifiedEstimatorDescriptors verified_estimator_descriptors(const CapabilityCatalog& catalog,
@@ -715,91 +673,81 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
     FERRITE_RETURN_IF_ERROR(op->validate_attributes(node.id, node.attributes));
   }
   FERRITE_RETURN_IF_ERROR(validate_resolved_bindings(node.id, *op, values, unified_before));
-  if (storage_moved_only) {
-    // Every provider refused for storage or re-issued: nothing below (the
-    // estimate request and its sets) is needed.
-    if (auto reissued = reissue_earlier_plans(context, node, *earlier, compatible, values,
-                                              *node_input)) {
-      return PlanNodeResolution::create(node.id, node.operation_id, shared_bindings,
-                                        std::move(requested_capabilities),
-                                        std::move(preferred_provider),
-                                        std::move(reissued->candidates),
-                                        std::move(reissued->rejections), std::move(node_input));
-    }
-  }
+  // What the estimate request needs of the bindings: gathered by the checks
+  // below on the full path; on the storage-moved path only once a provider
+  // needs an estimate (a node whose every provider is refused for storage or
+  // re-issued needs no request at all).
   std::vector<std::string_view> weight_canonical;
   PerBinding<const StateSpec*> states;
-  std::set<WeightFormatId> weight_formats;
-  std::set<QuantizationFormatId> quantization_formats;
+  // Token-scaled states (K/V caches): their rows, which shape-dependent
+  // workspaces (attention scores) may scale with; the same for every provider.
+  std::vector<uint64_t> token_rows;
+  // One estimate request for every provider, which owns the compatibility
+  // request's sets from when it is made (what follows reads them there);
+  // only the provider and its input fingerprint change from one provider to
+  // the next. It is valid by construction
+  // (OperationResourceEstimateRequest::validate): the catalog validated
+  // `op`, step 2 the attributes and the bindings' slot order, `token_rows`
+  // has a row per binding, and the fingerprint is the core's own deferred
+  // digest.
+  std::optional<OperationResourceEstimateRequest> estimate_request;
+  const auto compatibility_request = [&](std::set<WeightFormatId> weight_formats,
+                                         std::set<QuantizationFormatId> quantization_formats) {
+    std::set<CapabilityId> required_capabilities = op->provider.required_capabilities;
+    required_capabilities.insert(requested_capabilities.begin(), requested_capabilities.end());
+    return ProviderCompatibilityRequest{
+        .operation_id = node.operation_id,
+        .required_version = node.required_version,
+        .required_capabilities = std::move(required_capabilities),
+        .required_weight_formats = std::move(weight_formats),
+        .required_quantization_formats = std::move(quantization_formats)};
+  };
+  const auto make_estimate_request = [&](ProviderCompatibilityRequest&& request) {
+    token_rows.reserve(values.size());
+    for (const StateSpec* state : states) {
+      const auto* scaled = state == nullptr
+                               ? nullptr
+                               : std::get_if<StateCapacityTokenScaled>(&state->capacity_demand);
+      token_rows.push_back(scaled == nullptr ? 0 : scaled->maximum_tokens);
+    }
+    estimate_request.emplace(OperationResourceEstimateRequest{
+        .node_id = node.id,
+        .operation = op,
+        .attributes = node.attributes,
+        .provider_id = compatible.front(),  // set per provider below
+        .values = values,
+        .required_capabilities = std::move(request.required_capabilities),
+        .required_weight_formats = std::move(request.required_weight_formats),
+        .required_quantization_formats = std::move(request.required_quantization_formats),
+        .input_fingerprint = {},
+        .token_rows = token_rows});
+  };
   if (!storage_moved_only) {
     PerBinding<const WeightReference*> weights;
+    std::set<WeightFormatId> weight_formats;
+    std::set<QuantizationFormatId> quantization_formats;
     FERRITE_RETURN_IF_ERROR(validate_program_bindings(node, values));
     FERRITE_RETURN_IF_ERROR(validate_semantic_bindings(context, node, values, infos,
                                                        weight_canonical, weights, states));
     // 3. Compatibility, before any estimator runs.
     FERRITE_RETURN_IF_ERROR(
         check_weight_requirements(node, values, weights, weight_formats, quantization_formats));
-  } else {
-    moved_binding_facts(program, values, infos, states, weight_formats, quantization_formats);
-  }
-  std::set<CapabilityId> required_capabilities = op->provider.required_capabilities;
-  required_capabilities.insert(requested_capabilities.begin(), requested_capabilities.end());
-  ProviderCompatibilityRequest request{
-      .operation_id = node.operation_id,
-      .required_version = node.required_version,
-      .required_capabilities = std::move(required_capabilities),
-      .required_weight_formats = std::move(weight_formats),
-      .required_quantization_formats = std::move(quantization_formats)};
-  if (!storage_moved_only) {
+    ProviderCompatibilityRequest request =
+        compatibility_request(std::move(weight_formats), std::move(quantization_formats));
     FERRITE_ASSIGN_OR_RETURN(compatible,
                              context.catalog.require_compatible_for_node(node.id, request));
+    if (compatible.empty()) {  // the catalog reports none as an error; never read front() of none
+      return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` has no compatible provider",
+                        node.id.str())
+          .with_field("node_id", node.id.str());
+    }
+    make_estimate_request(std::move(request));
   }
-  if (compatible.empty()) {  // the catalog reports none as an error; never read front() of none
-    return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` has no compatible provider",
-                      node.id.str())
-        .with_field("node_id", node.id.str());
-  }
-  const std::string* cached_fingerprint = context.catalog.operation_fingerprint(op->id);
-  if (cached_fingerprint == nullptr) {
-    return make_error(ErrorCode::kInvalidExecutionPlan, "operation fingerprint is not cached");
-  }
-  const std::string& operation_fingerprint = *cached_fingerprint;
-  // 4. Per compatible provider: storage, estimate, trusted plan.
+  // 4. Per compatible provider: storage, then the earlier plan re-issued or
+  // a new estimate and its trusted plan.
   std::vector<ProviderResourcePlan> candidates;
   std::map<ProviderId, PlanProviderRejectReason> rejections;
   const DeviceDescriptor& device = context.catalog.device();
-  // Token-scaled states (K/V caches): their rows, which shape-dependent
-  // workspaces (attention scores) may scale with; the same for every provider.
-  std::vector<uint64_t> token_rows;
-  token_rows.reserve(values.size());
-  for (const StateSpec* state : states) {
-    const auto* scaled =
-        state == nullptr ? nullptr : std::get_if<StateCapacityTokenScaled>(&state->capacity_demand);
-    token_rows.push_back(scaled == nullptr ? 0 : scaled->maximum_tokens);
-  }
-  // One estimate request for every provider, which owns the compatibility
-  // request's sets from here on (what follows reads them there); only the
-  // provider and its input fingerprint change from one provider to the next.
-  // It is valid by construction (OperationResourceEstimateRequest::validate):
-  // the catalog validated `op`, step 2 the attributes and the bindings' slot
-  // order, `token_rows` has a row per binding, and the fingerprint is the
-  // core's own deferred digest.
-  OperationResourceEstimateRequest estimate_request{
-      .node_id = node.id,
-      .operation = op,
-      .attributes = node.attributes,
-      .provider_id = compatible.front(),  // set per provider below
-      .values = values,
-      .required_capabilities = std::move(request.required_capabilities),
-      .required_weight_formats = std::move(request.required_weight_formats),
-      .required_quantization_formats = std::move(request.required_quantization_formats),
-      .input_fingerprint = {},
-      .token_rows = token_rows};
-  const std::set<CapabilityId>& capabilities = estimate_request.required_capabilities;
-  const std::set<WeightFormatId>& required_weight_formats =
-      estimate_request.required_weight_formats;
-  const std::set<QuantizationFormatId>& required_quantization_formats =
-      estimate_request.required_quantization_formats;
   for (const ProviderId& provider_id : compatible) {
     const OperationProviderDescriptor* descriptor =
         context.catalog.find_provider(node.operation_id, provider_id);
@@ -823,35 +771,50 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
                         node.id.str(), provider_id.str())
           .with_field("node_id", node.id.str());
     }
-    if (node_input == nullptr) {
-      FERRITE_ASSIGN_OR_RETURN(
-          node_input,
-          estimator_input_of(context, node, operation_fingerprint, shared_bindings,
-                             weight_canonical, capabilities, required_weight_formats,
-                             required_quantization_formats,
-                             earlier != nullptr && earlier->node_id() == node.id
-                                 ? earlier->estimator_input().get()
-                                 : nullptr));
-    }
-    // Deferred: hashed only if this provider's plan is read (chosen, or a
-    // blocked workspace named below).
-    estimate_request.provider_id = provider_id;
-    estimate_request.input_fingerprint = node_input->fingerprint_for(provider_id);
     if (storage_moved_only && !estimator->reads_value_storage()) {
       // Only storage moved and this estimator does not read it: its answer
       // is the earlier round's, and so is everything checked of that plan
       // below (a function of the operation, the plan's fields, the policy
       // and the device), the input fingerprint apart.
       if (const ProviderResourcePlan* before = earlier->candidate(provider_id)) {
-        candidates.push_back(before->with_input_fingerprint(estimate_request.input_fingerprint));
+        candidates.push_back(
+            before->with_input_fingerprint(node_input->fingerprint_for(provider_id)));
         continue;
       }
     }
-    assert(estimate_request.validate());
-    FERRITE_ASSIGN_OR_RETURN(auto estimate, estimator->estimate_resources(estimate_request));
+    if (!estimate_request) {
+      // Storage moved, and this provider needs an estimate: the facts the
+      // skipped checks would have gathered.
+      std::set<WeightFormatId> weight_formats;
+      std::set<QuantizationFormatId> quantization_formats;
+      moved_binding_facts(program, values, infos, states, weight_formats, quantization_formats);
+      make_estimate_request(
+          compatibility_request(std::move(weight_formats), std::move(quantization_formats)));
+    }
+    if (node_input == nullptr) {
+      const std::string* operation_fingerprint = context.catalog.operation_fingerprint(op->id);
+      if (operation_fingerprint == nullptr) {
+        return make_error(ErrorCode::kInvalidExecutionPlan, "operation fingerprint is not cached");
+      }
+      FERRITE_ASSIGN_OR_RETURN(
+          node_input,
+          estimator_input_of(context, node, *operation_fingerprint, shared_bindings,
+                             weight_canonical, estimate_request->required_capabilities,
+                             estimate_request->required_weight_formats,
+                             estimate_request->required_quantization_formats,
+                             earlier != nullptr && earlier->node_id() == node.id
+                                 ? earlier->estimator_input().get()
+                                 : nullptr));
+    }
+    // Deferred: hashed only if this provider's plan is read (chosen, or a
+    // blocked workspace named below).
+    estimate_request->provider_id = provider_id;
+    estimate_request->input_fingerprint = node_input->fingerprint_for(provider_id);
+    assert(estimate_request->validate());
+    FERRITE_ASSIGN_OR_RETURN(auto estimate, estimator->estimate_resources(*estimate_request));
     FERRITE_ASSIGN_OR_RETURN(auto plan,
                              ProviderResourcePlan::from_provider_output(
-                                 *descriptor, estimate_request.input_fingerprint,
+                                 *descriptor, estimate_request->input_fingerprint,
                                  std::move(estimate)));
     const uint64_t minimum = op->resources.minimum_value_alignment_bytes;
     if (plan.value_alignment_bytes() < minimum || plan.value_alignment_bytes() % minimum != 0) {
