@@ -746,6 +746,7 @@ Result<PlanNodeResolution> resolve_node(const NodeResolutionContext& context,
   // 4. Per compatible provider: storage, then the earlier plan re-issued or
   // a new estimate and its trusted plan.
   std::vector<ProviderResourcePlan> candidates;
+  candidates.reserve(compatible.size());
   std::map<ProviderId, PlanProviderRejectReason> rejections;
   const DeviceDescriptor& device = context.catalog.device();
   for (const ProviderId& provider_id : compatible) {
