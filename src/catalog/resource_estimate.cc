@@ -132,6 +132,8 @@ std::string estimate_fingerprint_of(const ProviderResourcePlan& plan) {
 
 }  // namespace
 
+constinit const ProviderResourcePlan::Workspaces ProviderResourcePlan::kNoWorkspaces{};
+
 Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
     const OperationProviderDescriptor& descriptor, const DeferredSha256& input_fingerprint,
     const OperationResourceEstimate& estimate) {
@@ -177,10 +179,9 @@ Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
   FERRITE_ASSIGN_OR_RETURN(plan.estimator_, shared_estimator(descriptor));
   plan.estimator_input_fingerprint_ = input_fingerprint;
   plan.value_alignment_bytes_ = estimate.value_alignment_bytes;
-  plan.scratch_ = std::move(estimate.scratch);
-  plan.binding_ = std::move(estimate.binding);
-  plan.persistent_ = std::move(estimate.persistent);
-  if (plan.scratch_ || plan.binding_ || plan.persistent_) {
+  if (estimate.scratch || estimate.binding || estimate.persistent) {
+    plan.workspaces_ = std::make_shared<const Workspaces>(Workspaces{
+        std::move(estimate.scratch), std::move(estimate.binding), std::move(estimate.persistent)});
     plan.estimate_digest_ = std::make_shared<EstimateDigest>();
   }
   const std::string problem = fields_problem(plan);
@@ -243,8 +244,8 @@ bool operator==(const ProviderResourcePlan& a, const ProviderResourcePlan& b) {
            a.estimator_version() == b.estimator_version() &&
            a.estimator_implementation_fingerprint() == b.estimator_implementation_fingerprint())) &&
          a.estimator_input_fingerprint_ == b.estimator_input_fingerprint_ &&
-         a.value_alignment_bytes_ == b.value_alignment_bytes_ && a.scratch_ == b.scratch_ &&
-         a.binding_ == b.binding_ && a.persistent_ == b.persistent_;
+         a.value_alignment_bytes_ == b.value_alignment_bytes_ &&
+         (a.workspaces_ == b.workspaces_ || a.workspaces() == b.workspaces());
 }
 
 // The estimate fingerprint is derived from the fields on demand, so it cannot
@@ -259,9 +260,9 @@ nlohmann::json ProviderResourcePlan::fingerprint_material() const {
       {"estimator_implementation_fingerprint", estimator_implementation_fingerprint()},
       {"estimator_input_fingerprint", estimator_input_fingerprint_.hex()},
       {"value_alignment_bytes", value_alignment_bytes_},
-      {"scratch", optional_workspace_json(scratch_)},
-      {"binding", optional_workspace_json(binding_)},
-      {"persistent", optional_workspace_json(persistent_)}};
+      {"scratch", optional_workspace_json(scratch())},
+      {"binding", optional_workspace_json(binding())},
+      {"persistent", optional_workspace_json(persistent())}};
 }
 
 nlohmann::json ProviderResourcePlan::to_json() const {

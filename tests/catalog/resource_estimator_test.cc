@@ -213,6 +213,34 @@ TEST(ProviderResourcePlanTest, AReissuedPlanIsTheEstimatesPlanForTheNewInput) {
             plain_expected->estimate_fingerprint());
 }
 
+// A plan's workspaces are kept apart and shared by its copies; plans still
+// compare them by value: made apart from equal estimates they are equal, and
+// a workspace that differs, or one that only one plan has, makes them differ.
+TEST(ProviderResourcePlanTest, PlansCompareTheirWorkspacesByValue) {
+  const ProviderResourcePlan first = unwrap(plan_from(good_estimate()));
+  const ProviderResourcePlan second = unwrap(plan_from(good_estimate()));
+  EXPECT_EQ(first, second);
+  const ProviderResourcePlan copy = first;  // NOLINT(performance-unnecessary-copy-initialization)
+  EXPECT_EQ(copy, first);
+  EXPECT_EQ(&*copy.scratch(), &*first.scratch());  // shared, not copied
+  OperationResourceEstimate wider = good_estimate();
+  wider.scratch = workspace(ProviderWorkspaceScope::kInvocation, WorkspaceTokens{256});
+  EXPECT_NE(unwrap(plan_from(wider)), first);
+  OperationResourceEstimate with_binding = good_estimate();
+  with_binding.binding = workspace(ProviderWorkspaceScope::kInvocation);
+  EXPECT_NE(unwrap(plan_from(with_binding)), first);
+  OperationResourceEstimate bare = good_estimate();
+  bare.scratch.reset();
+  bare.persistent.reset();
+  const ProviderResourcePlan plain = unwrap(plan_from(bare));
+  EXPECT_FALSE(plain.scratch().has_value());
+  EXPECT_FALSE(plain.binding().has_value());
+  EXPECT_FALSE(plain.persistent().has_value());
+  EXPECT_NE(plain, first);
+  EXPECT_EQ(plain, unwrap(plan_from(bare)));
+  EXPECT_EQ(plain.to_json()["scratch"], nlohmann::json());
+}
+
 TEST(ProviderResourcePlanTest, RejectsInvalidWorkspace) {
   OperationResourceEstimate estimate = good_estimate();
   estimate.scratch = workspace(ProviderWorkspaceScope::kInvocation, WorkspaceTokens{0});

@@ -113,9 +113,15 @@ class ProviderResourcePlan {
   // Safe to call from several threads at once.
   std::string estimate_fingerprint() const;
   uint64_t value_alignment_bytes() const { return value_alignment_bytes_; }
-  const std::optional<ProviderWorkspaceRequirement>& scratch() const { return scratch_; }
-  const std::optional<ProviderWorkspaceRequirement>& binding() const { return binding_; }
-  const std::optional<ProviderWorkspaceRequirement>& persistent() const { return persistent_; }
+  const std::optional<ProviderWorkspaceRequirement>& scratch() const {
+    return workspaces().scratch;
+  }
+  const std::optional<ProviderWorkspaceRequirement>& binding() const {
+    return workspaces().binding;
+  }
+  const std::optional<ProviderWorkspaceRequirement>& persistent() const {
+    return workspaces().persistent;
+  }
 
   Result<void> validate_fields() const;
   Result<void> validate_shape() const;
@@ -146,13 +152,28 @@ class ProviderResourcePlan {
   static Result<std::shared_ptr<const Estimator>> shared_estimator(
       const OperationProviderDescriptor& descriptor);
 
+  // The estimate's workspaces, kept apart from the plan: a compile holds
+  // several plans per node in each round and copies them into later rounds
+  // and plan nodes, and most plans have no workspace, so a plan is 80 bytes
+  // instead of 400. Shared by every copy (they cannot change after
+  // from_provider_output); null when the plan has none, read then as
+  // kNoWorkspaces.
+  struct Workspaces {
+    std::optional<ProviderWorkspaceRequirement> scratch;
+    std::optional<ProviderWorkspaceRequirement> binding;
+    std::optional<ProviderWorkspaceRequirement> persistent;
+    friend bool operator==(const Workspaces&, const Workspaces&) = default;
+  };
+  static const Workspaces kNoWorkspaces;
+  const Workspaces& workspaces() const {
+    return workspaces_ != nullptr ? *workspaces_ : kNoWorkspaces;
+  }
+
   ProviderId provider_id_;
   std::shared_ptr<const Estimator> estimator_;  // never null once made
   DeferredSha256 estimator_input_fingerprint_;
   uint64_t value_alignment_bytes_ = 0;
-  std::optional<ProviderWorkspaceRequirement> scratch_;
-  std::optional<ProviderWorkspaceRequirement> binding_;
-  std::optional<ProviderWorkspaceRequirement> persistent_;
+  std::shared_ptr<const Workspaces> workspaces_;  // null: no workspace
   // One per from_provider_output of a plan with a workspace (else null),
   // shared by copies.
   std::shared_ptr<EstimateDigest> estimate_digest_;
