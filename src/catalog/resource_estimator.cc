@@ -1,5 +1,10 @@
 #include "ferrite/catalog/resource_estimator.h"
 
+#include <array>
+#include <cassert>
+#include <cstring>
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "ferrite/catalog/canonical_encoding.h"
@@ -8,6 +13,37 @@
 #include "ferrite/program/model_program.h"
 
 namespace ferrite {
+
+// A canonical sha256 text (64 lowercase hex digits, checked before one is
+// made), held inline.
+class InlineSha256Text {
+ public:
+  static constexpr size_t kDigits = 64;
+  explicit InlineSha256Text(std::string_view checked) {
+    assert(checked.size() == kDigits);
+    std::memcpy(digits_.data(), checked.data(), kDigits);
+  }
+  std::string_view view() const { return {digits_.data(), kDigits}; }
+
+ private:
+  std::array<char, kDigits> digits_;
+};
+
+// Every node of a compile holds one head (its rounds share it), so the two
+// fingerprints are held inline: as strings they were two allocations and
+// 160 bytes per node for texts that every node, or every node of one
+// operation, repeats.
+struct NodeEstimatorInput::Head {
+  InlineSha256Text family_fingerprint;
+  InlineSha256Text operation_fingerprint;
+  NodeId node_id;
+  OperationId operation_id;
+  ContractVersion operation_version;
+  std::map<AttributeId, SemanticValue> attributes;
+  std::set<CapabilityId> capabilities;
+  std::set<WeightFormatId> weight_formats;
+  std::set<QuantizationFormatId> quantization_formats;
+};
 
 OperationResourceEstimator::~OperationResourceEstimator() = default;
 
@@ -224,8 +260,9 @@ Result<std::shared_ptr<const NodeEstimatorInput::Head>> NodeEstimatorInput::make
     const Head& head = *earlier->head_;
     if (head.node_id == node_id && head.operation_id == operation_id &&
         head.operation_version == operation_version &&
-        head.family_fingerprint == prepared_family_fingerprint &&
-        head.operation_fingerprint == operation_fingerprint && head.attributes == attributes &&
+        head.family_fingerprint.view() == prepared_family_fingerprint &&
+        head.operation_fingerprint.view() == operation_fingerprint &&
+        head.attributes == attributes &&
         head.capabilities == required_capabilities &&
         head.weight_formats == required_weight_formats &&
         head.quantization_formats == required_quantization_formats) {
@@ -239,9 +276,9 @@ Result<std::shared_ptr<const NodeEstimatorInput::Head>> NodeEstimatorInput::make
   // digest is read (write()), which the compile does once per node, for
   // the chosen provider of the last round.
   return std::shared_ptr<const Head>(std::make_shared<const Head>(Head{
-      prepared_family_fingerprint, operation_fingerprint, node_id, operation_id,
-      operation_version, attributes, required_capabilities, required_weight_formats,
-      required_quantization_formats}));
+      InlineSha256Text(prepared_family_fingerprint), InlineSha256Text(operation_fingerprint),
+      node_id, operation_id, operation_version, attributes, required_capabilities,
+      required_weight_formats, required_quantization_formats}));
 }
 
 void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& out) const {
@@ -261,13 +298,13 @@ void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& o
   text.key("node_id");
   text.string(head.node_id);
   text.key("operation_fingerprint");
-  text.string(head.operation_fingerprint);
+  text.string(head.operation_fingerprint.view());
   text.key("operation_id");
   text.string(head.operation_id);
   text.key("operation_version");
   text.string(head.operation_version.to_string());
   text.key("prepared_family_fingerprint");
-  text.string(head.family_fingerprint);
+  text.string(head.family_fingerprint.view());
   text.key("provider_id");
   text.string(provider_id);
   text.key("required_capabilities");

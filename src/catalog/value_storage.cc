@@ -25,16 +25,20 @@ std::string describe_component(const ResolvedStorageComponent& component) {
   return fmt::format("storage component in resource `{}`", component.resource_id.str());
 }
 
-// The canonical dump of {"components": [component.to_json(), ...]}.
+// The canonical dump of {"components": [component.to_json(), ...]}, in a
+// string of its own length: a storage keeps it as long as the storage lives
+// (every activation of a compile, in every round), and an encoder's buffer
+// starts at 256 bytes, about twice a one-component text.
 std::string canonical_components(const std::vector<ResolvedStorageComponent>& components) {
-  CanonicalText out;
+  thread_local CanonicalText out;
+  out.reset();
   out.begin_object();
   out.key("components");
   out.begin_array();
   for (const ResolvedStorageComponent& component : components) encode_canonical(component, out);
   out.end_array();
   out.end_object();
-  return out.release();
+  return std::string(out.text());
 }
 
 // Overlap within one resource: sort views by (resource, offset) and compare

@@ -360,10 +360,25 @@ Result<PlanNodeResolution> PlanNodeResolution::create(
           .with_field("node_id", node_id.str());
     }
   }
-  return PlanNodeResolution(std::make_shared<const State>(State{
-      std::move(node_id), std::move(operation_id), std::move(values),
-      std::move(required_capabilities), std::move(preferred_provider), std::move(candidates),
-      std::move(rejections), std::move(estimator_input)}));
+  std::unique_ptr<const Rare> rare;
+  if (!required_capabilities.empty() || !rejections.empty()) {
+    rare = std::make_unique<const Rare>(
+        Rare{std::move(required_capabilities), std::move(rejections)});
+  }
+  return PlanNodeResolution(std::make_shared<const State>(
+      State{std::move(node_id), std::move(operation_id), std::move(values),
+            std::move(preferred_provider), std::move(candidates), std::move(rare),
+            std::move(estimator_input)}));
+}
+
+const std::set<CapabilityId>& PlanNodeResolution::required_capabilities() const {
+  static const std::set<CapabilityId> kNone;
+  return state_->rare != nullptr ? state_->rare->required_capabilities : kNone;
+}
+
+const std::map<ProviderId, PlanProviderRejectReason>& PlanNodeResolution::rejections() const {
+  static const std::map<ProviderId, PlanProviderRejectReason> kNone;
+  return state_->rare != nullptr ? state_->rare->rejections : kNone;
 }
 
 bool operator==(const PlanNodeResolution& a, const PlanNodeResolution& b) {
@@ -371,9 +386,9 @@ bool operator==(const PlanNodeResolution& a, const PlanNodeResolution& b) {
   const auto& x = *a.state_;
   const auto& y = *b.state_;
   return x.node_id == y.node_id && x.operation_id == y.operation_id && *x.values == *y.values &&
-         x.required_capabilities == y.required_capabilities &&
+         a.required_capabilities() == b.required_capabilities() &&
          x.preferred_provider == y.preferred_provider && x.candidates == y.candidates &&
-         x.rejections == y.rejections;
+         a.rejections() == b.rejections();
 }
 
 const ProviderResourcePlan* PlanNodeResolution::candidate(const ProviderId& provider) const {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -1013,6 +1014,47 @@ TEST(CompilerAcceptanceTest, Case27ResolutionCandidatesAreInProviderOrder) {
                                           {reference, earlier_id, reference}, {});
   ASSERT_FALSE(twice);
   EXPECT_THAT(twice.error().message(), HasSubstr("twice"));
+}
+
+// A resolution keeps the node's own capabilities and its storage rejections
+// apart from the rest (most have neither): each reads back as given, a
+// resolution without them reads two empty ones, and resolutions compare by
+// what they hold, not by how it is kept.
+TEST(CompilerAcceptanceTest, Case27ResolutionCapabilitiesAndRejectionsReadBackAndCompare) {
+  PlanHarness h;
+  auto resolved = ProgramPlanCompiler::resolve(h.family, h.catalog, h.runtime_policy, h.estimators,
+                                               h.materializers, h.options);
+  ASSERT_TRUE(resolved) << resolved.error().to_string();
+  const PlanNodeResolution& resolution = resolved->node_resolutions[0];
+  const std::set<CapabilityId> capabilities{CapabilityId::literal("capability.test.rare")};
+  const ProviderId refused = ProviderId::literal("provider.test.refused");
+  const std::map<ProviderId, PlanProviderRejectReason> rejections{
+      {refused, ProviderStorageIncompatible{{ResourceId::literal("resource/test/arena")}}}};
+  auto make = [&](std::set<CapabilityId> c, std::map<ProviderId, PlanProviderRejectReason> r) {
+    return unwrap(PlanNodeResolution::create(resolution.node_id(), resolution.operation_id(),
+                                             resolution.values(), std::move(c), std::nullopt,
+                                             resolution.candidates(), std::move(r)));
+  };
+  const PlanNodeResolution neither = make({}, {});
+  EXPECT_TRUE(neither.required_capabilities().empty());
+  EXPECT_TRUE(neither.rejections().empty());
+  const PlanNodeResolution both = make(capabilities, rejections);
+  EXPECT_EQ(both.required_capabilities(), capabilities);
+  EXPECT_EQ(both.rejections(), rejections);
+  const PlanNodeResolution only_capabilities = make(capabilities, {});
+  EXPECT_EQ(only_capabilities.required_capabilities(), capabilities);
+  EXPECT_TRUE(only_capabilities.rejections().empty());
+  const PlanNodeResolution only_rejections = make({}, rejections);
+  EXPECT_TRUE(only_rejections.required_capabilities().empty());
+  EXPECT_EQ(only_rejections.rejections(), rejections);
+
+  EXPECT_EQ(neither, make({}, {}));
+  EXPECT_EQ(both, make(capabilities, rejections));
+  EXPECT_FALSE(neither == both);
+  EXPECT_FALSE(neither == only_capabilities);
+  EXPECT_FALSE(neither == only_rejections);
+  EXPECT_FALSE(only_capabilities == only_rejections);
+  EXPECT_FALSE(both == only_capabilities);
 }
 
 // --- Case 28: the alias graph ----------------------------------------------------

@@ -165,19 +165,8 @@ class NodeEstimatorInput : public std::enable_shared_from_this<NodeEstimatorInpu
       const NodeEstimatorInput* earlier);
 
   // Everything but the provider and the values, checked, its bytes written
-  // only by write(). Shared by the rounds of one node whose head is
-  // unchanged.
-  struct Head {
-    std::string family_fingerprint;
-    std::string operation_fingerprint;
-    NodeId node_id;
-    OperationId operation_id;
-    ContractVersion operation_version;
-    std::map<AttributeId, SemanticValue> attributes;
-    std::set<CapabilityId> capabilities;
-    std::set<WeightFormatId> weight_formats;
-    std::set<QuantizationFormatId> quantization_formats;
-  };
+  // only by write() (resource_estimator.cc). Shared by the rounds of one
+  // node whose head is unchanged.
   std::shared_ptr<const Head> head_;
   std::string values_text_;  // the encoded values array, when given encoded
   std::shared_ptr<const std::vector<ResolvedValueBinding>> values_;  // else these
