@@ -143,13 +143,6 @@ class PlanNodeResolution {
   friend bool operator==(const PlanNodeResolution& a, const PlanNodeResolution& b);
 
  private:
-  // Immutable once made, and shared: a copy of a resolution (a round that
-  // keeps an earlier one, a compilation that keeps the last round) is one
-  // reference count, not a copy of its candidates, bindings and maps — on a
-  // program of 100,000 nodes those copies were fresh memory and a cache miss
-  // per identity they retained (docs/performance.md, step 22). Hazard: a
-  // moved-from resolution holds no state and may only be destroyed or
-  // assigned to.
   // What few nodes have: capabilities the node requests itself, providers
   // refused for their storage. Apart, and null when both are empty: inline
   // they were 96 bytes of empty containers in nearly every resolution of
@@ -158,6 +151,13 @@ class PlanNodeResolution {
     std::set<CapabilityId> required_capabilities;
     std::map<ProviderId, PlanProviderRejectReason> rejections;
   };
+  // Immutable once made, and shared: a copy of a resolution (a round that
+  // keeps an earlier one, a compilation that keeps the last round) is one
+  // reference count, not a copy of its candidates, bindings and maps — on a
+  // program of 100,000 nodes those copies were fresh memory and a cache miss
+  // per identity they retained (docs/performance.md, step 22). Hazard: a
+  // moved-from resolution holds no state and may only be destroyed or
+  // assigned to.
   struct State {
     NodeId node_id;
     OperationId operation_id;
