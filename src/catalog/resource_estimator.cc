@@ -3,6 +3,7 @@
 #include <array>
 #include <cassert>
 #include <cstring>
+#include <memory>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -33,16 +34,27 @@ class InlineSha256Text {
 // fingerprints are held inline: as strings they were two allocations and
 // 160 bytes per node for texts that every node, or every node of one
 // operation, repeats.
+// The three sets are nearly always empty, so they are kept apart, null
+// when all three are (inline they were 144 bytes of empty containers per
+// node).
 struct NodeEstimatorInput::Head {
+  struct Requirements {
+    std::set<CapabilityId> capabilities;
+    std::set<WeightFormatId> weight_formats;
+    std::set<QuantizationFormatId> quantization_formats;
+  };
   InlineSha256Text family_fingerprint;
   InlineSha256Text operation_fingerprint;
   NodeId node_id;
   OperationId operation_id;
   ContractVersion operation_version;
   std::map<AttributeId, SemanticValue> attributes;
-  std::set<CapabilityId> capabilities;
-  std::set<WeightFormatId> weight_formats;
-  std::set<QuantizationFormatId> quantization_formats;
+  std::unique_ptr<const Requirements> requirements;  // null: all three empty
+
+  const Requirements& required() const {
+    static const Requirements kNone;
+    return requirements != nullptr ? *requirements : kNone;
+  }
 };
 
 OperationResourceEstimator::~OperationResourceEstimator() = default;
@@ -263,9 +275,9 @@ Result<std::shared_ptr<const NodeEstimatorInput::Head>> NodeEstimatorInput::make
         head.family_fingerprint.view() == prepared_family_fingerprint &&
         head.operation_fingerprint.view() == operation_fingerprint &&
         head.attributes == attributes &&
-        head.capabilities == required_capabilities &&
-        head.weight_formats == required_weight_formats &&
-        head.quantization_formats == required_quantization_formats) {
+        head.required().capabilities == required_capabilities &&
+        head.required().weight_formats == required_weight_formats &&
+        head.required().quantization_formats == required_quantization_formats) {
       return earlier->head_;
     }
   }
@@ -275,10 +287,15 @@ Result<std::shared_ptr<const NodeEstimatorInput::Head>> NodeEstimatorInput::make
   // Only what the head is made of is kept: its bytes are written when a
   // digest is read (write()), which the compile does once per node, for
   // the chosen provider of the last round.
+  std::unique_ptr<const Head::Requirements> requirements;
+  if (!required_capabilities.empty() || !required_weight_formats.empty() ||
+      !required_quantization_formats.empty()) {
+    requirements = std::make_unique<const Head::Requirements>(Head::Requirements{
+        required_capabilities, required_weight_formats, required_quantization_formats});
+  }
   return std::shared_ptr<const Head>(std::make_shared<const Head>(Head{
       InlineSha256Text(prepared_family_fingerprint), InlineSha256Text(operation_fingerprint),
-      node_id, operation_id, operation_version, attributes, required_capabilities,
-      required_weight_formats, required_quantization_formats}));
+      node_id, operation_id, operation_version, attributes, std::move(requirements)}));
 }
 
 void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& out) const {
@@ -308,11 +325,12 @@ void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& o
   text.key("provider_id");
   text.string(provider_id);
   text.key("required_capabilities");
-  text.id_array(head.capabilities);
+  const Head::Requirements& required = head.required();
+  text.id_array(required.capabilities);
   text.key("required_quantization_formats");
-  text.id_array(head.quantization_formats);
+  text.id_array(required.quantization_formats);
   text.key("required_weight_formats");
-  text.id_array(head.weight_formats);
+  text.id_array(required.weight_formats);
   text.key("values");
   out.update(text.text());
   if (values_ != nullptr) {
