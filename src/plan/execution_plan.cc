@@ -210,7 +210,7 @@ Result<void> ExecutionPlan::finish_build(
       plan.memory_, build_memory_summary(plan.nodes_, selection, policy, token_scaled, node_tokens));
   plan.memory_.activation_arenas = resolution.activation_arenas;
 
-  FERRITE_RETURN_IF_ERROR(plan.collect_tables(sites));
+  FERRITE_RETURN_IF_ERROR(plan.collect_tables(sites, catalog));
 
   const WeightSchema& weights = resolution.execution_weights.schema();
   json retained = json_array_of(plan.retained_, [&](const auto& r) { return r.to_json(); });
@@ -329,9 +329,25 @@ Result<ExecutionPlan::ValueSites> ExecutionPlan::first_bindings(const ModelProgr
   return first;
 }
 
-Result<void> ExecutionPlan::collect_tables(const ValueSites& sites) {
+Result<void> ExecutionPlan::collect_tables(const ValueSites& sites,
+                                          const CapabilityCatalog& catalog) {
+  // The catalog's descriptor of the node's operation and provider, whose
+  // fingerprints the tables hold: looked up again only when a node's pair
+  // differs from the node before it (a chain, or a run of one operation,
+  // looks it up once).
+  const OperationProviderDescriptor* descriptor = nullptr;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const PlanNode& node = nodes_[i];
+    if (descriptor == nullptr || descriptor->operation_id != node.operation_id ||
+        descriptor->provider_id != node.provider_id) {
+      descriptor = catalog.find_provider(node.operation_id, node.provider_id);
+      if (descriptor == nullptr) {
+        return make_error(ErrorCode::kInvalidExecutionPlan,
+                          "node `{}` runs provider `{}`, which the catalog lacks for operation `{}`",
+                          node.id.str(), node.provider_id.str(), node.operation_id.str())
+            .with_field("node_id", node.id.str());
+      }
+    }
     // Each table row is copied from its first node only; the other nodes of
     // an operation or provider are compared with it in place.
     auto op = operations_.find(node.operation_id);
@@ -339,10 +355,10 @@ Result<void> ExecutionPlan::collect_tables(const ValueSites& sites) {
     if (op_inserted) {
       op = operations_
                .emplace(node.operation_id,
-                        OperationIdentity{node.operation_fingerprint, node.operation_version})
+                        OperationIdentity{descriptor->operation_fingerprint, node.operation_version})
                .first;
     }
-    if (!op_inserted && op->second.fingerprint != node.operation_fingerprint) {
+    if (!op_inserted && op->second.fingerprint != descriptor->operation_fingerprint) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "operation `{}` has two fingerprints (node `{}`)",
                         node.operation_id.str(), node.id.str())
@@ -365,12 +381,13 @@ Result<void> ExecutionPlan::collect_tables(const ValueSites& sites) {
     auto provider = providers_.find(node.provider_id);
     if (provider == providers_.end()) {
       providers_.emplace(node.provider_id,
-                         ProviderIdentity{node.provider_implementation_fingerprint,
+                         ProviderIdentity{descriptor->provider_implementation_fingerprint,
                                           estimate.estimator_id(),
                                           estimate.estimator_version().to_string(),
                                           estimate.estimator_implementation_fingerprint()});
     } else if (const ProviderIdentity& first = provider->second;
-               first.implementation_fingerprint != node.provider_implementation_fingerprint ||
+               first.implementation_fingerprint !=
+                   descriptor->provider_implementation_fingerprint ||
                first.estimator_id != estimate.estimator_id() ||
                first.estimator_version != estimate.estimator_version().to_string() ||
                first.estimator_implementation_fingerprint !=
@@ -583,6 +600,17 @@ void ExecutionPlan::encode_payload(CanonicalEncoder& out, bool with_plan_id,
 }
 
 const std::string& ExecutionPlan::canonical_text() const { return *canonical_text_; }
+
+const std::string* ExecutionPlan::operation_fingerprint(const OperationId& operation) const {
+  const auto it = operations_.find(operation);
+  return it != operations_.end() ? &it->second.fingerprint : nullptr;
+}
+
+const std::string* ExecutionPlan::provider_implementation_fingerprint(
+    const ProviderId& provider) const {
+  const auto it = providers_.find(provider);
+  return it != providers_.end() ? &it->second.implementation_fingerprint : nullptr;
+}
 
 json ExecutionPlan::to_json() const { return json::parse(canonical_text()); }
 

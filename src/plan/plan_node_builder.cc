@@ -319,9 +319,6 @@ Result<PlanNode> build_plan_node_alone(const PlanNodeBuildContext& context, size
                   .dependencies = std::move(dependencies),
                   .operation_id = node.operation_id,
                   .operation_version = node.required_version,
-                  .operation_fingerprint = descriptor->operation_fingerprint,
-                  .provider_implementation_fingerprint =
-                      descriptor->provider_implementation_fingerprint,
                   .required_capabilities = resolution.required_capabilities(),
                   .attributes = node.attributes,
                   .work = node.work,

@@ -291,8 +291,9 @@ Result<std::vector<const CpuProviderSpec*>> Executor::find_kernels(
                         "node `{}`: provider `{}` is not available in this binary", node.id.str(),
                         node.provider_id.str());
     }
-    if (CpuProviderRegistry::implementation_fingerprint(*spec) !=
-        node.provider_implementation_fingerprint) {
+    const std::string* recorded = plan.provider_implementation_fingerprint(node.provider_id);
+    if (recorded == nullptr ||
+        CpuProviderRegistry::implementation_fingerprint(*spec) != *recorded) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "node `{}`: provider `{}` implementation differs from the one "
                         "the plan was compiled for",

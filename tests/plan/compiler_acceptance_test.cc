@@ -365,7 +365,10 @@ TEST(CompilerAcceptanceTest, Case13NovelOperationIsAdditiveToCatalogAndProviders
   EXPECT_EQ(node.id.str(), "node.extension");
   EXPECT_EQ(node.operation_id.str(), "operation.extension.scale_bias");
   EXPECT_EQ(node.operation_version, (ContractVersion{1, 0}));
-  EXPECT_EQ(node.operation_fingerprint, unwrap(novel.fingerprint()));
+  const std::string* operation_fingerprint =
+      compiled->plan().operation_fingerprint(node.operation_id);
+  ASSERT_NE(operation_fingerprint, nullptr);
+  EXPECT_EQ(*operation_fingerprint, unwrap(novel.fingerprint()));
   EXPECT_EQ(node.provider_id.str(), "provider.extension.scale_bias.reference");
   EXPECT_GE(b.calls("provider.extension.scale_bias.reference"), 1);
   EXPECT_EQ(b.calls("provider.operation.reference"), 0);  // the existing op is untouched

@@ -235,6 +235,42 @@ TEST(PlanWireFormTest, EachSharedRecordIsWrittenOnceAndEveryReferenceResolves) {
   EXPECT_EQ(referenced.size(), values.size());
 }
 
+// The two fingerprints every node of an operation or provider shares are
+// the plan's, once each: its look-ups give the catalog descriptor's (the
+// one the node runs) and the wire rows', and nothing for ids no node names.
+TEST(PlanWireFormTest, OperationAndProviderFingerprintsAreThePlansOnceEach) {
+  const Compiled c = compile_llama_decoder();
+  const auto target = unwrap(read_target_catalog_file(std::string(FERRITE_SOURCE_DIR) +
+                                                      "/examples/llama-decoder.catalog.json"));
+  const json& payload = c.wire.at("payload");
+  std::map<std::string, std::string> operation_rows, provider_rows;
+  for (const json& row : payload.at("operations")) {
+    operation_rows[row.at("operation_id").get<std::string>()] =
+        row.at("operation_fingerprint").get<std::string>();
+  }
+  for (const json& row : payload.at("providers")) {
+    provider_rows[row.at("provider_id").get<std::string>()] =
+        row.at("provider_implementation_fingerprint").get<std::string>();
+  }
+  ASSERT_FALSE(c.plan.nodes().empty());
+  for (const PlanNode& node : c.plan.nodes()) {
+    const OperationProviderDescriptor* descriptor =
+        target.catalog.find_provider(node.operation_id, node.provider_id);
+    ASSERT_NE(descriptor, nullptr) << node.id.str();
+    const std::string* operation = c.plan.operation_fingerprint(node.operation_id);
+    const std::string* provider = c.plan.provider_implementation_fingerprint(node.provider_id);
+    ASSERT_NE(operation, nullptr) << node.id.str();
+    ASSERT_NE(provider, nullptr) << node.id.str();
+    EXPECT_EQ(*operation, descriptor->operation_fingerprint) << node.id.str();
+    EXPECT_EQ(*provider, descriptor->provider_implementation_fingerprint) << node.id.str();
+    EXPECT_EQ(*operation, operation_rows.at(node.operation_id.str())) << node.id.str();
+    EXPECT_EQ(*provider, provider_rows.at(node.provider_id.str())) << node.id.str();
+  }
+  EXPECT_EQ(c.plan.operation_fingerprint(OperationId::literal("operation.absent")), nullptr);
+  EXPECT_EQ(c.plan.provider_implementation_fingerprint(ProviderId::literal("provider.absent")),
+            nullptr);
+}
+
 TEST(PlanWireFormTest, EmptyMembersAreLeftOutAndNonDefaultBindingsKeepTheirAccess) {
   const Compiled c = compile_llama_decoder();
   const json& rows = c.wire.at("payload").at("nodes");

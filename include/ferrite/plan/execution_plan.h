@@ -115,6 +115,11 @@ class ExecutionPlan {
   // Encoded once, by build (the same bytes encode_payload gives inside
   // {"payload":…,"plan_hash":…}); shared by copies of the plan.
   const std::string& canonical_text() const;
+  // The fingerprint of an operation the plan's nodes run, and the
+  // implementation fingerprint of a provider they run on (the payload's
+  // `operations` and `providers` rows); null for one no node names.
+  const std::string* operation_fingerprint(const OperationId& operation) const;
+  const std::string* provider_implementation_fingerprint(const ProviderId& provider) const;
 
   // The hash covers every payload member but plan_id, which is the hash.
   friend bool operator==(const ExecutionPlan& a, const ExecutionPlan& b) {
@@ -151,10 +156,11 @@ class ExecutionPlan {
   // binding (tensor, usage, storage or weight).
   Result<ValueSites> first_bindings(const ModelProgram& program) const;
   // operations_, providers_, values_ and component_resources_ from nodes_,
-  // `sites` (first_bindings) and memory_; errors when nodes disagree on what
-  // a table holds once, or a value's storage names a resource the memory
-  // summary lacks.
-  Result<void> collect_tables(const ValueSites& sites);
+  // `sites` (first_bindings), memory_ and the fingerprints of `catalog`'s
+  // descriptor of each node's operation and provider; errors when nodes
+  // disagree on what a table holds once, or a value's storage names a
+  // resource the memory summary lacks.
+  Result<void> collect_tables(const ValueSites& sites, const CapabilityCatalog& catalog);
   // build after the checks of the bindings: the tables, header, canonical
   // text and hash, into `plan`.
   static Result<void> finish_build(

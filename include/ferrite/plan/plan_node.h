@@ -17,12 +17,16 @@
 // the estimate fingerprint) and the defaults (a lone compatible provider, the
 // `deterministic_compatible` reason) are left out; the plan payload embeds
 // the node and the plan hash covers it. `to_json()` is that encoding as a
-// document.
+// document. In memory as on the wire, the operation's fingerprint and the
+// provider's implementation fingerprint are the plan's, once per operation
+// and provider (`ExecutionPlan::operation_fingerprint`,
+// `provider_implementation_fingerprint`), not copies in every node.
 //
 // Example:
 //   const PlanNode& node = plan.nodes()[0];
 //   node.selection_reason == PlanSelectionReason::kPreferredCompatible;
 //   node.to_json()["provider_id"];  // "provider.operation.reference"
+//   *plan.provider_implementation_fingerprint(node.provider_id);  // 64 hex digits
 #pragma once
 
 #include <map>
@@ -85,8 +89,6 @@ struct PlanNode {
   std::vector<NodeId> dependencies;  // sorted, earlier nodes only
   OperationId operation_id;
   ContractVersion operation_version;  // the node's required version
-  std::string operation_fingerprint;
-  std::string provider_implementation_fingerprint;
   std::set<CapabilityId> required_capabilities;  // node-requested only
   std::map<AttributeId, SemanticValue> attributes;
   ProgramNodeWorkSpec work = WorkFixed{};
