@@ -343,7 +343,7 @@ Result<void> ExecutionPlan::collect_tables(const ValueSites& sites,
       descriptor = catalog.find_provider(node.operation_id, node.provider_id);
       if (descriptor == nullptr) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
-                          "node `{}` runs provider `{}`, which the catalog lacks for operation `{}`",
+                          "node `{}` runs provider `{}`, not in the catalog for operation `{}`",
                           node.id.str(), node.provider_id.str(), node.operation_id.str())
             .with_field("node_id", node.id.str());
       }
@@ -354,8 +354,8 @@ Result<void> ExecutionPlan::collect_tables(const ValueSites& sites,
     const bool op_inserted = op == operations_.end();
     if (op_inserted) {
       op = operations_
-               .emplace(node.operation_id,
-                        OperationIdentity{descriptor->operation_fingerprint, node.operation_version})
+               .emplace(node.operation_id, OperationIdentity{descriptor->operation_fingerprint,
+                                                             node.operation_version})
                .first;
     }
     if (!op_inserted && op->second.fingerprint != descriptor->operation_fingerprint) {
