@@ -34,6 +34,7 @@ class InlineSha256Text {
 // fingerprints are held inline: as strings they were two allocations and
 // 160 bytes per node for texts that every node, or every node of one
 // operation, repeats.
+//
 // The three sets are nearly always empty, so they are kept apart, null
 // when all three are (inline they were 144 bytes of empty containers per
 // node).
@@ -293,9 +294,9 @@ Result<std::shared_ptr<const NodeEstimatorInput::Head>> NodeEstimatorInput::make
     requirements = std::make_unique<const Head::Requirements>(Head::Requirements{
         required_capabilities, required_weight_formats, required_quantization_formats});
   }
-  return std::shared_ptr<const Head>(std::make_shared<const Head>(Head{
+  return std::make_shared<const Head>(Head{
       InlineSha256Text(prepared_family_fingerprint), InlineSha256Text(operation_fingerprint),
-      node_id, operation_id, operation_version, attributes, std::move(requirements)}));
+      node_id, operation_id, operation_version, attributes, std::move(requirements)});
 }
 
 void NodeEstimatorInput::write(const ProviderId& provider_id, CanonicalSha256& out) const {
