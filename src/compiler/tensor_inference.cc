@@ -275,9 +275,10 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
   // tensor of a value the program does not define is refused, with the
   // error validate_compile_options gives (a caller may not have asked it).
   using Emplaced = std::pair<const ResolvedTensorSpec*, bool>;
-  const auto emplace = [&](const ProgramValueId& id,
-                           ResolvedTensorSpec tensor) -> Result<Emplaced> {
-    const ModelProgram::ValueInfo* info = program.find_value(id);
+  // `info` is find_value(id)'s answer (the node walk below reads it by
+  // position).
+  const auto emplace_info = [&](const ModelProgram::ValueInfo* info, const ProgramValueId& id,
+                                ResolvedTensorSpec tensor) -> Result<Emplaced> {
     if (info == nullptr) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "program compile options contain an unknown semantic value `{}`",
@@ -289,6 +290,10 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
     }
     tensors.set_at_rank(info->rank, std::move(tensor));
     return Emplaced{tensors.at_rank(info->rank), true};
+  };
+  const auto emplace = [&](const ProgramValueId& id,
+                           ResolvedTensorSpec tensor) -> Result<Emplaced> {
+    return emplace_info(program.find_value(id), id, std::move(tensor));
   };
   const auto insert_exact = [&](const ProgramValueId& id, const ResolvedTensorSpec& tensor,
                                 std::string_view kind) -> Result<void> {
@@ -315,7 +320,14 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
     FERRITE_ASSIGN_OR_RETURN(auto tensor, state.tensor.resolve());
     FERRITE_RETURN_IF_ERROR(insert_exact(state.value_id, tensor, "state"));
   }
-  for (const ProgramNode* node : program.nodes()) {
+  // Each node's values by position (ModelProgram::node_value_infos), not a
+  // look-up per binding: at 100,000 nodes each look-up is a cache miss.
+  const auto at_info = [&](const ModelProgram::ValueInfo* info) -> const ResolvedTensorSpec* {
+    return info != nullptr ? tensors.at_rank(info->rank) : nullptr;
+  };
+  const std::vector<const ProgramNode*>& nodes = program.nodes();
+  for (size_t index = 0; index < nodes.size(); ++index) {
+    const ProgramNode* node = nodes[index];
     FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
                              operations.operation_for_node(node->id, node->operation_id));
     if (node->inputs.size() != op->inputs.size() || node->outputs.size() != op->outputs.size()) {
@@ -331,7 +343,7 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
     TensorSymbols symbols;
     for (size_t ordinal = 0; ordinal < node->inputs.size(); ++ordinal) {
       const auto& value_id = node->inputs[ordinal];
-      const ResolvedTensorSpec* tensor = find(value_id);
+      const ResolvedTensorSpec* tensor = at_info(program.node_input_info(index, ordinal));
       if (tensor == nullptr) {
         return make_error(ErrorCode::kInvalidExecutionPlan,
                           "node `{}` input `{}` has no concrete tensor", node->id.str(),
@@ -344,14 +356,15 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
     }
     for (size_t ordinal = 0; ordinal < node->outputs.size(); ++ordinal) {
       const auto& value_id = node->outputs[ordinal];
-      if (const ResolvedTensorSpec* tensor = find(value_id)) {
+      if (const ResolvedTensorSpec* tensor = at_info(program.node_output_info(index, ordinal))) {
         FERRITE_RETURN_IF_ERROR(unify_tensor(op->outputs[ordinal], *tensor, symbols, node->id,
                                              "output", ordinal, value_id));
       }
     }
     for (size_t ordinal = 0; ordinal < node->outputs.size(); ++ordinal) {
       const auto& value_id = node->outputs[ordinal];
-      if (find(value_id) != nullptr) continue;
+      const ModelProgram::ValueInfo* info = program.node_output_info(index, ordinal);
+      if (at_info(info) != nullptr) continue;
       auto tensor = infer_tensor(op->outputs[ordinal], symbols, node->id);
       if (!tensor) {
         Status status = std::move(tensor).error();
@@ -361,7 +374,7 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
             .with_field("value_id", value_id.str());
         return make_error(std::move(status));
       }
-      FERRITE_RETURN_IF_ERROR(emplace(value_id, std::move(*tensor)));
+      FERRITE_RETURN_IF_ERROR(emplace_info(info, value_id, std::move(*tensor)));
     }
   }
   for (const auto& output : program.outputs()) {

@@ -49,12 +49,13 @@ Result<std::vector<const WeightComponentSpec*>> referenced_components(
   return out;
 }
 
-// `tensors` indexes `program` (checked by the caller).
+// `info` is the program's ValueInfo of `value` (null when it defines none),
+// `tensors` indexes the program (checked by the caller).
 Result<ResolvedValueStorage> activation_storage(const ProgramValueId& value,
-                                                const ModelProgram& program,
+                                                const ModelProgram::ValueInfo* info,
                                                 const ValueTensors& tensors,
                                                 const std::string& family_fingerprint) {
-  const ResolvedTensorSpec* tensor = tensors.find(program, value);
+  const ResolvedTensorSpec* tensor = info != nullptr ? tensors.at_rank(info->rank) : nullptr;
   if (tensor == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "activation `{}` has no resolved tensor",
                       value.str());
@@ -151,59 +152,64 @@ Result<ValueStorages> build_value_storages(const PreparedModelFamily& family,
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "the value tensors were inferred for another program");
   }
-  // Tensors and storages are read and written by the values' ranks (one hash
-  // of an id's address per look-up, no search of an ordered map).
+  // Tensors and storages are read and written by the values' ranks: the
+  // nodes' values by position (ModelProgram::node_value_infos), the others
+  // by one hash of the id's address; no search of an ordered map. `info`
+  // below is the program's ValueInfo of `value`, null when it defines none.
+  using ValueInfo = ModelProgram::ValueInfo;
   ValueStorages storages(program);
-  // The program's rank of `value`, or null when it does not define it.
-  const auto rank_of = [&](const ProgramValueId& value) -> std::optional<size_t> {
-    const ModelProgram::ValueInfo* info = program.find_value(value);
-    return info != nullptr ? std::optional<size_t>(info->rank) : std::nullopt;
-  };
-  const auto earlier_of = [&](const ProgramValueId& value) -> const ResolvedValueStorage* {
-    return earlier != nullptr ? earlier->find(program, value) : nullptr;
+  const auto earlier_at = [&](const ValueInfo* info) -> const ResolvedValueStorage* {
+    return earlier != nullptr && info != nullptr ? earlier->at_rank(info->rank) : nullptr;
   };
   // Every value stored below is one the program defines.
-  const auto store = [&](const ProgramValueId& value, ResolvedValueStorage storage) -> Result<void> {
-    const auto rank = rank_of(value);
-    if (!rank) {
+  const auto store_at = [&](const ValueInfo* info, const ProgramValueId& value,
+                            ResolvedValueStorage storage) -> Result<void> {
+    if (info == nullptr) {
       return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` is not in the program",
                         value.str());
     }
-    storages.set_at_rank(*rank, std::move(storage));
+    storages.set_at_rank(info->rank, std::move(storage));
     return {};
+  };
+  const auto store = [&](const ProgramValueId& value, ResolvedValueStorage storage) {
+    return store_at(program.find_value(value), value, std::move(storage));
   };
   // The node outputs that get storage of their own (not must-alias), in the
   // order the walk below meets them: without `earlier`, each one's storage
   // (a hashed resource id) is derived on `threads` threads first and kept,
   // result or error, for the walk to take in its turn.
+  const std::vector<const ProgramNode*>& nodes = program.nodes();
   std::vector<std::optional<Result<ResolvedValueStorage>>> derived;
   if (earlier == nullptr && threads > 1) {
-    std::vector<const ProgramValueId*> own;
-    for (const ProgramNode* node : program.nodes()) {
+    std::vector<std::pair<const ProgramValueId*, const ValueInfo*>> own;
+    for (size_t index = 0; index < nodes.size(); ++index) {
+      const ProgramNode* node = nodes[index];
       auto op = operations.operation_for_node(node->id, node->operation_id);
       if (!op) break;  // the walk reports it, before taking anything past it
       for (size_t ordinal = 0; ordinal < node->outputs.size() && ordinal < (*op)->outputs.size();
            ++ordinal) {
         if (!std::holds_alternative<MustAlias>((*op)->outputs[ordinal].alias())) {
-          own.push_back(&node->outputs[ordinal]);
+          own.emplace_back(&node->outputs[ordinal], program.node_output_info(index, ordinal));
         }
       }
     }
     derived.resize(own.size());
     for_each_index(own.size(), threads, kValuesPerChunk, [&](size_t i) {
-      derived[i] = activation_storage(*own[i], program, tensors, family_fp);
+      derived[i] = activation_storage(*own[i].first, own[i].second, tensors, family_fp);
       return true;
     });
   }
   size_t next_derived = 0;
   // An input's or activation's storage, from `earlier` when it has one.
-  auto own_storage = [&](const ProgramValueId& value) -> Result<ResolvedValueStorage> {
-    if (const ResolvedValueStorage* kept = earlier_of(value)) return *kept;
-    return activation_storage(value, program, tensors, family_fp);
+  auto own_storage = [&](const ProgramValueId& value,
+                         const ValueInfo* info) -> Result<ResolvedValueStorage> {
+    if (const ResolvedValueStorage* kept = earlier_at(info)) return *kept;
+    return activation_storage(value, info, tensors, family_fp);
   };
   for (const auto& input : program.inputs()) {
-    FERRITE_ASSIGN_OR_RETURN(auto storage, own_storage(input));
-    FERRITE_RETURN_IF_ERROR(store(input, std::move(storage)));
+    const ValueInfo* info = program.find_value(input);
+    FERRITE_ASSIGN_OR_RETURN(auto storage, own_storage(input, info));
+    FERRITE_RETURN_IF_ERROR(store_at(info, input, std::move(storage)));
   }
   const std::vector<WeightComponentSpec>& schema_components = weights.schema().components;
   for (const auto& weight : program.weights()) {
@@ -228,11 +234,12 @@ Result<ValueStorages> build_value_storages(const PreparedModelFamily& family,
     FERRITE_RETURN_IF_ERROR(store(weight.value_id, std::move(storage)));
   }
   for (const auto& state : program.states()) {
-    if (const ResolvedValueStorage* kept = earlier_of(state.value_id)) {
-      FERRITE_RETURN_IF_ERROR(store(state.value_id, *kept));
+    const ValueInfo* info = program.find_value(state.value_id);
+    if (const ResolvedValueStorage* kept = earlier_at(info)) {
+      FERRITE_RETURN_IF_ERROR(store_at(info, state.value_id, *kept));
       continue;
     }
-    const ResolvedTensorSpec* found = tensors.find(program, state.value_id);
+    const ResolvedTensorSpec* found = info != nullptr ? tensors.at_rank(info->rank) : nullptr;
     if (found == nullptr) {
       return make_error(ErrorCode::kInvalidExecutionPlan, "state `{}` has no resolved tensor",
                         state.id.str());
@@ -248,32 +255,36 @@ Result<ValueStorages> build_value_storages(const PreparedModelFamily& family,
     FERRITE_ASSIGN_OR_RETURN(auto id, hashed_resource_id("state", family_fp, state.id.str()));
     FERRITE_ASSIGN_OR_RETURN(auto storage, ResolvedValueStorage::single(std::move(id), 0, *length,
                                                                          tensor.element_type()));
-    FERRITE_RETURN_IF_ERROR(store(state.value_id, std::move(storage)));
+    FERRITE_RETURN_IF_ERROR(store_at(info, state.value_id, std::move(storage)));
   }
-  for (const ProgramNode* node : program.nodes()) {
+  for (size_t index = 0; index < nodes.size(); ++index) {
+    const ProgramNode* node = nodes[index];
     FERRITE_ASSIGN_OR_RETURN(const OperationDescriptor* op,
                              operations.operation_for_node(node->id, node->operation_id));
     for (size_t ordinal = 0; ordinal < node->outputs.size() && ordinal < op->outputs.size();
          ++ordinal) {
       const auto& value = node->outputs[ordinal];
+      const ValueInfo* info = program.node_output_info(index, ordinal);
       if (const auto* must = std::get_if<MustAlias>(&op->outputs[ordinal].alias())) {
         if (must->tensor_index >= node->inputs.size()) {
           return make_error(ErrorCode::kInvalidExecutionPlan, "node `{}` aliases an absent input",
                             node->id.str());
         }
         const auto& input = node->inputs[must->tensor_index];
-        const ResolvedValueStorage* aliased = storages.find(program, input);
+        const ValueInfo* input_info = program.node_input_info(index, must->tensor_index);
+        const ResolvedValueStorage* aliased =
+            input_info != nullptr ? storages.at_rank(input_info->rank) : nullptr;
         if (aliased == nullptr) {
           return make_error(ErrorCode::kInvalidExecutionPlan,
                             "node `{}` alias input `{}` has no storage", node->id.str(),
                             input.str());
         }
-        FERRITE_RETURN_IF_ERROR(store(value, ResolvedValueStorage(*aliased)));
+        FERRITE_RETURN_IF_ERROR(store_at(info, value, ResolvedValueStorage(*aliased)));
       } else {
         FERRITE_ASSIGN_OR_RETURN(auto storage, next_derived < derived.size()
                                                    ? std::move(*derived[next_derived++])
-                                                   : own_storage(value));
-        FERRITE_RETURN_IF_ERROR(store(value, std::move(storage)));
+                                                   : own_storage(value, info));
+        FERRITE_RETURN_IF_ERROR(store_at(info, value, std::move(storage)));
       }
     }
   }

@@ -113,6 +113,7 @@ Result<std::vector<ActivationLiveBuffer>> activation_live_buffers(
       c.buffer.upper = std::max(c.buffer.upper, upper);
     }
     c.buffer.values.push_back(ids[i]);
+    c.buffer.ranks.push_back(static_cast<uint32_t>(i));
     c.activation = c.activation && span.activation;
   }
   std::vector<ActivationLiveBuffer> out;

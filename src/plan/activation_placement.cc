@@ -91,15 +91,6 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
   // Every value's storage: the dedicated one, replaced by its packed one
   // (by rank, below) where it has one.
   ActivationPlacement out{input.dedicated_storages, {}, ValueAlignments(program)};
-  // Each member value's rank, or an error naming it.
-  const auto rank_of = [&](const ProgramValueId& value) -> Result<size_t> {
-    const ModelProgram::ValueInfo* info = program.find_value(value);
-    if (info == nullptr) {
-      return make_error(ErrorCode::kInvalidExecutionPlan, "activation `{}` is not in the program",
-                        value.str());
-    }
-    return size_t{info->rank};
-  };
   // The selected profile of each dynamic resource, found by one hash of its
   // id's address (the selection's map is ordered: a string compare a level).
   IdentityHashMap<ResourceId, const DynamicStorageProfile*> profile_of;
@@ -114,11 +105,12 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
     std::vector<ClassMember> members;
   };
   std::vector<ArenaClass> found;
-  std::vector<size_t> ranks;  // of the buffer's values
+  // The buffers carry their members' ranks in `program` (made from it
+  // above): storages and alignments are read and written by them.
   for (const auto& buffer : buffers) {
     const ProgramValueId& representative = buffer.values.front();
-    FERRITE_ASSIGN_OR_RETURN(const size_t representative_rank, rank_of(representative));
-    const ResolvedValueStorage* storage = input.dedicated_storages.at_rank(representative_rank);
+    const ResolvedValueStorage* storage =
+        input.dedicated_storages.at_rank(buffer.ranks.front());
     if (storage == nullptr || storage->components().size() != 1) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "activation `{}` has no single dedicated storage component",
@@ -132,10 +124,7 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
                         representative.str());
     }
     uint64_t alignment = std::max<uint64_t>(1, element_type_size_bytes(component.element_type));
-    ranks.clear();
-    for (const auto& v : buffer.values) {
-      FERRITE_ASSIGN_OR_RETURN(const size_t rank, rank_of(v));
-      ranks.push_back(rank);
+    for (const uint32_t rank : buffer.ranks) {
       if (const uint64_t* floor = alignments.at_rank(rank)) alignment = std::max(alignment, *floor);
     }
     if (!is_power_of_two(alignment)) {
@@ -154,7 +143,7 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
     if (cls == found.end()) cls = found.insert(found.end(), ArenaClass{&selected, {}});
     cls->members.push_back(
         ClassMember{&buffer, component.length_bytes, *padded, alignment, component.element_type});
-    for (size_t rank : ranks) out.alignments.set_at_rank(rank, alignment);
+    for (const uint32_t rank : buffer.ranks) out.alignments.set_at_rank(rank, alignment);
   }
 
   // Profile text → members (the text is one-to-one with the profile).
@@ -183,11 +172,10 @@ Result<ActivationPlacement> place_activations(const ActivationPlacementInput& in
         ResourceId arena,
         hashed_resource_id("activation-arena", input.family.fingerprint(), profile));
     for (size_t i = 0; i < members.size(); ++i) {
-      for (const auto& v : members[i].buffer->values) {
+      for (const uint32_t rank : members[i].buffer->ranks) {
         FERRITE_ASSIGN_OR_RETURN(
             auto storage, ResolvedValueStorage::single(arena, solution.offsets[i], members[i].bytes,
                                                        members[i].element_type));
-        FERRITE_ASSIGN_OR_RETURN(const size_t rank, rank_of(v));
         out.value_storages.set_at_rank(rank, std::move(storage));
       }
     }

@@ -135,19 +135,11 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
     }
   }
 
-  // Producers and last consumers, in program order.
-  ValueNodeIndex producers;
-  ValueNodeIndex last_consumers;
-  producers.reserve(program_nodes.size());
-  last_consumers.reserve(program_nodes.size());
-  for (size_t i = 0; i < program_nodes.size(); ++i) {
-    for (const auto& v : program_nodes[i]->inputs) last_consumers[v] = i;
-    for (const auto& v : program_nodes[i]->outputs) producers.emplace(v, i);
-  }
+  // Producers and last consumers, by the values' ranks.
+  FERRITE_ASSIGN_OR_RETURN(const ValueNodes nodes_of_values, value_nodes(program));
 
   ExecutionPlan plan;
-  const PlanNodeBuildContext context{family, catalog, selection, program_nodes, producers,
-                                     last_consumers};
+  const PlanNodeBuildContext context{family, catalog, selection, program_nodes, nodes_of_values};
   // Nodes are built on `threads` threads into their own slots; the state
   // hazards are then added in program order, and the first failing node's
   // error is the one returned, as serially (plan_node_builder.h).
@@ -165,9 +157,12 @@ Result<ExecutionPlan> ExecutionPlan::build(const PreparedModelFamily& family,
   FERRITE_RETURN_IF_ERROR(check_coverage(
       program, [&](const ProgramValueId& v) { return sites.find(v) != nullptr; }));
   // Each value's first binding, in id order: what the sharing check walks.
-  std::vector<const ResolvedValueBinding*> bound;
-  sites.for_each(
-      [&](const ProgramValueId&, ValueSite site) { bound.push_back(&plan.binding_at(site)); });
+  std::vector<BoundValue> bound;
+  for (size_t rank = 0; rank < program.values_in_id_order().size(); ++rank) {
+    if (const ValueSite* site = sites.at_rank(rank)) {
+      bound.push_back(BoundValue{static_cast<uint32_t>(rank), &plan.binding_at(*site)});
+    }
+  }
   // The storage-sharing check only reads the nodes and bindings, which
   // nothing below writes: with more than one thread it runs beside the rest
   // of the build (core/parallel_indices.h), and its error, when it has one,

@@ -157,7 +157,10 @@ Result<std::vector<uint64_t>> workspace_tokens(const ModelProgram& program,
   for (size_t i = 0; i < program_nodes.size(); ++i) {
     const auto* work = std::get_if<WorkTokens>(&program_nodes[i]->work);
     if (work == nullptr) continue;
-    const ResolvedTensorSpec* tensor = value_tensors.find(program, work->value_id);
+    // The value is usually one the node binds: found among its bindings.
+    const ModelProgram::ValueInfo* info = program.find_node_value(i, work->value_id);
+    const ResolvedTensorSpec* tensor =
+        info != nullptr ? value_tensors.at_rank(info->rank) : nullptr;
     if (tensor == nullptr || work->axis >= tensor->rank()) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "node `{}` schedules tokens along axis {} of value `{}`, which has no "

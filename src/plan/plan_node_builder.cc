@@ -131,13 +131,17 @@ Result<std::vector<PlanExactAlias>> exact_aliases(const PlanNodeBuildContext& co
       }
       continue;
     }
-    // Alias liveness (spec §8.4 step 4).
+    // Alias liveness (spec §8.4 step 4). The input's info by its position
+    // among the node's bindings.
     const ProgramValueId& in = input->value_id();
-    auto last = context.last_consumers.find(in);
+    const ModelProgram::ValueInfo* info =
+        program.find_value_at(node_index, static_cast<size_t>(input - values.data()), in);
+    const bool last_read_here =
+        info != nullptr && context.value_nodes.last_consumer[info->rank] == node_index;
     const bool is_output = std::find(program.outputs().begin(), program.outputs().end(), in) !=
                            program.outputs().end();
-    if (program.find_state_by_value(in) != nullptr || input->usage() != BufferUsage::kActivations ||
-        last == context.last_consumers.end() || last->second != node_index || is_output) {
+    if (!last_read_here || info->state != nullptr ||
+        input->usage() != BufferUsage::kActivations || is_output) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "node `{}` {} aliases {} which is still live, a state or a program output",
                         node.id.str(), output.describe(), input->describe())
@@ -192,6 +196,34 @@ std::vector<ProviderId> compatible_provider_ids(const PlanNodeResolution& resolu
 
 }  // namespace
 
+Result<ValueNodes> value_nodes(const ModelProgram& program) {
+  const size_t count = program.nodes().size();
+  if (count >= ValueNodes::kNone) {
+    return make_error(ErrorCode::kInvalidExecutionPlan,
+                      "a program of {} nodes is past the {} a plan can index", count,
+                      ValueNodes::kNone - 1);
+  }
+  const size_t ranks = program.values_in_id_order().size();
+  ValueNodes out{std::vector<uint32_t>(ranks, ValueNodes::kNone),
+                 std::vector<uint32_t>(ranks, ValueNodes::kNone)};
+  for (size_t i = 0; i < count; ++i) {
+    const ProgramNode& node = *program.nodes()[i];
+    const auto index = static_cast<uint32_t>(i);
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      if (const ModelProgram::ValueInfo* info = program.node_input_info(i, k)) {
+        out.last_consumer[info->rank] = index;  // the last reader wins
+      }
+    }
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const ModelProgram::ValueInfo* info = program.node_output_info(i, k);
+      if (info != nullptr && out.producer[info->rank] == ValueNodes::kNone) {
+        out.producer[info->rank] = index;  // the first writer wins
+      }
+    }
+  }
+  return out;
+}
+
 std::set<size_t> StateHazards::record(const StateId& state, size_t node_index,
                                       TensorAccess access) {
   History& history = states_[state];
@@ -236,6 +268,7 @@ Result<PlanNode> build_plan_node_alone(const PlanNodeBuildContext& context, size
                       node_index);
   }
   const ProgramNode& node = *context.program_nodes[node_index];
+  const ModelProgram& program = context.family.program();
   if (resolution.node_id() != node.id) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "resolution for node `{}` is out of program order",
@@ -255,7 +288,7 @@ Result<PlanNode> build_plan_node_alone(const PlanNodeBuildContext& context, size
   FERRITE_RETURN_IF_ERROR(validate_resolved_bindings(node.id, *op, resolution.values()));
   FERRITE_ASSIGN_OR_RETURN(auto aliases,
                            exact_aliases(context, node_index, node, resolution.values()));
-  auto effects = state_effects(context.family.program(), node_index, resolution.values());
+  auto effects = state_effects(program, node_index, resolution.values());
   FERRITE_ASSIGN_OR_RETURN(auto selection, select_provider(context, node_index, node, *op, resolution));
   const ProviderResourcePlan* plan = resolution.candidate(selection.provider);
   const OperationProviderDescriptor* descriptor =
@@ -279,15 +312,18 @@ Result<PlanNode> build_plan_node_alone(const PlanNodeBuildContext& context, size
   // Dependencies: producers of inputs (add_state_dependencies adds the
   // state hazards).
   std::set<size_t> waits;
-  for (const auto& input : node.inputs) {
-    if (auto it = context.producers.find(input); it != context.producers.end()) {
-      if (it->second >= node_index) {
-        return make_error(ErrorCode::kInvalidExecutionPlan,
-                          "node `{}` reads `{}` before it is produced", node.id.str(), input.str())
-            .with_field("node_id", node.id.str());
-      }
-      waits.insert(it->second);
+  for (size_t ordinal = 0; ordinal < node.inputs.size(); ++ordinal) {
+    const ModelProgram::ValueInfo* info = program.node_input_info(node_index, ordinal);
+    const uint32_t producer =
+        info != nullptr ? context.value_nodes.producer[info->rank] : ValueNodes::kNone;
+    if (producer == ValueNodes::kNone) continue;
+    if (producer >= node_index) {
+      return make_error(ErrorCode::kInvalidExecutionPlan,
+                        "node `{}` reads `{}` before it is produced", node.id.str(),
+                        node.inputs[ordinal].str())
+          .with_field("node_id", node.id.str());
     }
+    waits.insert(producer);
   }
   std::vector<NodeId> dependencies;
   for (size_t w : waits) dependencies.push_back(context.program_nodes[w]->id);

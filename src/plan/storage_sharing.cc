@@ -8,11 +8,9 @@
 #include <fmt/format.h>
 
 #include "ferrite/core/checked_math.h"
-#include "ferrite/core/identity_hash_map.h"
+#include "ferrite/core/disjoint_indices.h"
 #include "ferrite/memory/activation_liveness.h"
-#include "ferrite/memory/value_classes.h"
 #include "ferrite/memory/interval_packing.h"
-#include "ferrite/program/value_rank_table.h"
 
 namespace ferrite {
 namespace {
@@ -22,20 +20,21 @@ struct Piece {
   uint64_t end;
   const ProgramValueId* value;
   const ResolvedValueBinding* binding;
+  uint32_t rank;  // the value's ModelProgram::ValueInfo::rank: its id order
 };
 
 // Non-activation resources: any byte overlap between different values must be
 // an exact alias with identical storage. A sweep by start offset compares each
 // piece with the piece reaching furthest so far; a violating pair always meets
 // such a comparison.
-Result<void> check_exact_sharing(std::vector<Piece>& pieces, ValueClasses& classes) {
+Result<void> check_exact_sharing(std::vector<Piece>& pieces, DisjointIndices& classes) {
   std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
-    return std::tie(a.start, a.end, *a.value) < std::tie(b.start, b.end, *b.value);
+    return std::tie(a.start, a.end, a.rank) < std::tie(b.start, b.end, b.rank);
   });
   const Piece* reach = nullptr;
   for (const Piece& p : pieces) {
-    if (reach != nullptr && p.start < reach->end && *p.value != *reach->value) {
-      const bool exact = classes.find(*p.value) == classes.find(*reach->value) &&
+    if (reach != nullptr && p.start < reach->end && p.rank != reach->rank) {
+      const bool exact = classes.root(p.rank) == classes.root(reach->rank) &&
                          p.binding->storage() == reach->binding->storage();
       if (!exact) {
         const auto& [first, second] = std::minmax(*p.value, *reach->value);
@@ -101,32 +100,45 @@ Result<void> check_state_resource(const ModelProgram& program, const ResourceId&
 }  // namespace
 
 Result<void> check_storage_sharing(const ModelProgram& program, std::span<const PlanNode> nodes,
-                                   std::span<const ResolvedValueBinding* const> bound,
+                                   std::span<const BoundValue> bound,
                                    const std::set<ProgramValueId>& retained) {
-  ValueClasses classes;
+  // Values are read and written by their ranks (id order): alias classes by
+  // union-find over ranks, whose root is a class's smallest rank, i.e. its
+  // smallest id; no look-up per bound value.
+  const size_t ranks = program.values_in_id_order().size();
+  DisjointIndices classes(ranks);
   std::vector<std::pair<ProgramValueId, ProgramValueId>> edges;
   for (const auto& node : nodes) {
     for (const auto& alias : node.exact_aliases) {
-      classes.join(alias.output_value_id, alias.input_value_id);
+      const ModelProgram::ValueInfo* out = program.find_value(alias.output_value_id);
+      const ModelProgram::ValueInfo* in = program.find_value(alias.input_value_id);
+      if (out == nullptr || in == nullptr) {
+        const ProgramValueId& absent = out == nullptr ? alias.output_value_id : alias.input_value_id;
+        return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` is not in the program",
+                          absent.str());
+      }
+      classes.join(out->rank, in->rank);
       edges.emplace_back(alias.output_value_id, alias.input_value_id);
+    }
+  }
+  for (const BoundValue& b : bound) {
+    if (b.rank >= ranks) {
+      return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` is not in the program",
+                        b.binding->value_id().str());
     }
   }
   // Members of one alias class share one storage: the first member's (in id
   // order), kept at the class root's rank.
-  ValueRankTable<const ResolvedValueBinding*> class_storage(program);
-  for (const ResolvedValueBinding* binding : bound) {
-    const ProgramValueId& id = binding->value_id();
-    const ProgramValueId& root = classes.find(id);
-    const ResolvedValueBinding* seen = class_storage.value_or(root, nullptr);
+  std::vector<const ResolvedValueBinding*> class_storage(ranks, nullptr);
+  for (const BoundValue& b : bound) {
+    const ResolvedValueBinding*& seen = class_storage[classes.root(b.rank)];
     if (seen == nullptr) {
-      if (!class_storage.insert_or_assign(root, binding)) {
-        return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` is not in the program",
-                          root.str());
-      }
+      seen = b.binding;
       continue;
     }
-    if (!(seen->storage() == binding->storage()) && seen->storage().overlaps(binding->storage())) {
-      const auto& [first, second] = std::minmax(seen->value_id(), id);
+    if (!(seen->storage() == b.binding->storage()) &&
+        seen->storage().overlaps(b.binding->storage())) {
+      const auto& [first, second] = std::minmax(seen->value_id(), b.binding->value_id());
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "values `{}` and `{}` overlap in storage without an exact alias",
                         first.str(), second.str())
@@ -135,22 +147,40 @@ Result<void> check_storage_sharing(const ModelProgram& program, std::span<const 
     }
   }
 
+  // Consecutive values usually share a resource (a packed arena): the map is
+  // searched again only when the resource changes.
   std::map<ResourceId, std::vector<Piece>> by_resource;
-  for (const ResolvedValueBinding* binding : bound) {
-    const ProgramValueId& id = binding->value_id();
-    for (const auto& c : binding->storage().components()) {
+  std::vector<Piece>* last_pieces = nullptr;
+  const ResourceId* last_resource = nullptr;
+  for (const BoundValue& b : bound) {
+    const ProgramValueId& id = b.binding->value_id();
+    for (const auto& c : b.binding->storage().components()) {
       const auto end = checked_add(c.offset_bytes, c.length_bytes);
       if (!end) {
         return make_error(ErrorCode::kInvalidExecutionPlan, "value `{}` storage range overflows",
                           id.str());
       }
-      by_resource[c.resource_id].push_back(Piece{c.offset_bytes, *end, &id, binding});
+      if (last_resource == nullptr || !(*last_resource == c.resource_id)) {
+        last_pieces = &by_resource[c.resource_id];
+        last_resource = &c.resource_id;
+      }
+      last_pieces->push_back(Piece{c.offset_bytes, *end, &id, b.binding, b.rank});
     }
   }
 
-  // Each activation's live buffer, computed on first need; looked up only.
-  std::optional<IdentityHashMap<ProgramValueId, size_t>> buffer_of;
+  // Each activation's live buffer (by rank), computed on first need.
+  constexpr uint32_t kNoBuffer = UINT32_MAX;
+  std::vector<uint32_t> buffer_of;
   std::vector<ActivationLiveBuffer> live;
+  // Per live buffer present in the resource: its byte range and the first
+  // value met in it (reset after each resource through `present`).
+  struct Present {
+    uint64_t start = 0;
+    uint64_t end = 0;
+    const ProgramValueId* name = nullptr;
+  };
+  std::vector<Present> present_at;
+  std::vector<uint32_t> present;
   for (auto& [resource, pieces] : by_resource) {
     const bool activations = std::all_of(pieces.begin(), pieces.end(), [](const Piece& p) {
       return p.binding->usage() == BufferUsage::kActivations;
@@ -160,42 +190,53 @@ Result<void> check_storage_sharing(const ModelProgram& program, std::span<const 
       FERRITE_RETURN_IF_ERROR(check_exact_sharing(pieces, classes));
       continue;
     }
-    if (!buffer_of) {
+    if (live.empty() && buffer_of.empty()) {
       FERRITE_ASSIGN_OR_RETURN(live, activation_live_buffers(program, edges, retained));
-      buffer_of.emplace();
-      buffer_of->reserve(bound.size());
-      for (size_t i = 0; i < live.size(); ++i) {
-        for (const auto& v : live[i].values) buffer_of->emplace(v, i);
+      if (live.size() >= kNoBuffer) {
+        return make_error(ErrorCode::kInvalidExecutionPlan, "{} live buffers are too many",
+                          live.size());
       }
+      buffer_of.assign(ranks, kNoBuffer);
+      for (size_t i = 0; i < live.size(); ++i) {
+        for (const uint32_t rank : live[i].ranks) buffer_of[rank] = static_cast<uint32_t>(i);
+      }
+      present_at.resize(live.size());
     }
-    // One packing buffer per live buffer present in this resource.
-    std::map<size_t, std::pair<uint64_t, uint64_t>> ranges;  // live buffer → [start, end)
-    std::map<size_t, const ProgramValueId*> names;
+    // One packing buffer per live buffer present in this resource, in the
+    // live buffers' order.
+    present.clear();
     for (const Piece& p : pieces) {
-      auto it = buffer_of->find(*p.value);
-      if (it == buffer_of->end()) {
+      const uint32_t index = buffer_of[p.rank];
+      if (index == kNoBuffer) {
         return make_error(ErrorCode::kInvalidExecutionPlan, "activation `{}` has no live interval",
                           p.value->str());
       }
-      auto [range, inserted] = ranges.emplace(it->second, std::pair{p.start, p.end});
-      if (!inserted) {
-        range->second.first = std::min(range->second.first, p.start);
-        range->second.second = std::max(range->second.second, p.end);
+      Present& range = present_at[index];
+      if (range.name == nullptr) {
+        range = Present{p.start, p.end, p.value};
+        present.push_back(index);
       } else {
-        names.emplace(it->second, p.value);
+        range.start = std::min(range.start, p.start);
+        range.end = std::max(range.end, p.end);
       }
     }
+    std::sort(present.begin(), present.end());
     std::vector<PackingBuffer> buffers;
     std::vector<uint64_t> offsets;
-    std::vector<size_t> owners;
-    for (const auto& [index, range] : ranges) {
+    std::vector<const ProgramValueId*> names;
+    buffers.reserve(present.size());
+    offsets.reserve(present.size());
+    names.reserve(present.size());
+    for (const uint32_t index : present) {
+      Present& range = present_at[index];
       buffers.push_back(PackingBuffer{.id = buffers.size(),
                                       .lower = live[index].lower,
                                       .upper = live[index].upper,
-                                      .size = std::max<uint64_t>(range.second - range.first, 1),
+                                      .size = std::max<uint64_t>(range.end - range.start, 1),
                                       .alignment = 1});
-      offsets.push_back(range.first);
-      owners.push_back(index);
+      offsets.push_back(range.start);
+      names.push_back(range.name);
+      range = Present{};
     }
     if (auto packed = verify_packing(buffers, offsets); !packed) {
       // Name the two values: find the first co-live byte-overlapping pair.
@@ -206,7 +247,7 @@ Result<void> check_storage_sharing(const ModelProgram& program, std::span<const 
           const bool share = offsets[i] < offsets[j] + buffers[j].size &&
                              offsets[j] < offsets[i] + buffers[i].size;
           if (co_live && share) {
-            const auto& [first, second] = std::minmax(*names.at(owners[i]), *names.at(owners[j]));
+            const auto& [first, second] = std::minmax(*names[i], *names[j]);
             return make_error(ErrorCode::kInvalidExecutionPlan,
                               "values `{}` and `{}` overlap in storage in resource `{}` while "
                               "both are live",

@@ -342,6 +342,36 @@ const ModelProgram::ValueInfo* ModelProgram::find_value_at(size_t node_index, si
   return find_value(id);
 }
 
+const ModelProgram::ValueInfo* ModelProgram::node_input_info(size_t node_index,
+                                                              size_t ordinal) const {
+  if (node_index >= nodes_.size() || ordinal >= nodes_[node_index]->inputs.size()) return nullptr;
+  return node_value_infos(node_index)[ordinal];
+}
+
+const ModelProgram::ValueInfo* ModelProgram::node_output_info(size_t node_index,
+                                                               size_t ordinal) const {
+  if (node_index >= nodes_.size()) return nullptr;
+  const ProgramNode& node = *nodes_[node_index];
+  if (ordinal >= node.outputs.size()) return nullptr;
+  return node_value_infos(node_index)[node.inputs.size() + ordinal];
+}
+
+const ModelProgram::ValueInfo* ModelProgram::find_node_value(size_t node_index,
+                                                              const ProgramValueId& id) const {
+  if (node_index < nodes_.size()) {
+    const ProgramNode& node = *nodes_[node_index];
+    const std::span<const ValueInfo* const> infos = node_value_infos(node_index);
+    size_t slot = 0;
+    for (const auto* list : {&node.inputs, &node.outputs}) {
+      for (const ProgramValueId& bound : *list) {
+        if (bound == id && slot < infos.size()) return infos[slot];
+        ++slot;
+      }
+    }
+  }
+  return find_value(id);
+}
+
 std::optional<ProgramValueKind> ModelProgram::value_kind(const ProgramValueId& id) const {
   const ValueInfo* entry = find_value(id);
   if (entry == nullptr) return std::nullopt;

@@ -91,6 +91,24 @@ TEST(ActivationLivenessTest, AliasClassesAreRepresentedByTheirSmallestId) {
   EXPECT_EQ(Span(joined[1].lower, joined[1].upper), span(1, 3));
 }
 
+// Each member's rank is its position in the program's id order: what the
+// packing and the sharing check read storages by.
+TEST(ActivationLivenessTest, BuffersCarryTheirMembersRanks) {
+  const ModelProgram program = chain();
+  auto buffers = unwrap(activation_live_buffers(
+      program, {{value("value.c"), value("value.in")}, {value("value.b"), value("value.a")}}, {}));
+  ASSERT_EQ(buffers.size(), 2u);
+  for (const auto& b : buffers) {
+    ASSERT_EQ(b.ranks.size(), b.values.size());
+    for (size_t i = 0; i < b.values.size(); ++i) {
+      const ModelProgram::ValueInfo* info = program.find_value(b.values[i]);
+      ASSERT_NE(info, nullptr);
+      EXPECT_EQ(b.ranks[i], info->rank) << b.values[i].str();
+      EXPECT_EQ(program.values_in_id_order()[b.ranks[i]], b.values[i]);
+    }
+  }
+}
+
 TEST(ActivationLivenessTest, AClassHoldingAWeightIsNotAnActivation) {
   auto buffers = unwrap(activation_live_buffers(chain(), {{value("value.b"), value("value.w")}}, {}));
   for (const auto& b : buffers) {

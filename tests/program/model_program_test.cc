@@ -145,6 +145,40 @@ TEST(ModelProgramTest, FindValueAtAnswersFindValueWhateverTheHint) {
   }
 }
 
+// node_input_info / node_output_info read find_value's answer by position,
+// null past a node's bindings or past the last node; find_node_value answers
+// find_value's whatever the node (a scan of its bindings, else a look-up).
+TEST(ModelProgramTest, NodeValueInfosByOrdinalAreFindValuesAnswers) {
+  auto built = ProgramParts{}.build();
+  ASSERT_TRUE(built) << built.error().to_string();
+  const ModelProgram& p = *built;
+  const size_t nodes = p.nodes().size();
+  ASSERT_GT(nodes, 0u);
+  for (size_t i = 0; i < nodes; ++i) {
+    const ProgramNode& node = *p.nodes()[i];
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      ASSERT_NE(p.node_input_info(i, k), nullptr);
+      EXPECT_EQ(p.node_input_info(i, k), p.find_value(node.inputs[k])) << node.inputs[k].str();
+      EXPECT_EQ(p.find_node_value(i, node.inputs[k]), p.find_value(node.inputs[k]));
+    }
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      ASSERT_NE(p.node_output_info(i, k), nullptr);
+      EXPECT_EQ(p.node_output_info(i, k), p.find_value(node.outputs[k])) << node.outputs[k].str();
+      EXPECT_EQ(p.find_node_value(i, node.outputs[k]), p.find_value(node.outputs[k]));
+    }
+    EXPECT_EQ(p.node_input_info(i, node.inputs.size()), nullptr);
+    EXPECT_EQ(p.node_output_info(i, node.outputs.size()), nullptr);
+    EXPECT_EQ(p.find_node_value(i, value("value.not.in.the.program")), nullptr);
+  }
+  EXPECT_EQ(p.node_input_info(nodes, 0), nullptr);
+  EXPECT_EQ(p.node_output_info(nodes, 0), nullptr);
+  // Any value of the program, at any node or past the last, gets its info.
+  for (const ProgramValueId& id : p.values_in_id_order()) {
+    EXPECT_EQ(p.find_node_value(0, id), p.find_value(id)) << id.str();
+    EXPECT_EQ(p.find_node_value(nodes + 3, id), p.find_value(id)) << id.str();
+  }
+}
+
 TEST(ModelProgramTest, Rule1RejectsNoBlocks) {
   ProgramParts parts;
   parts.blocks.clear();

@@ -17,6 +17,7 @@
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(auto buffers, activation_live_buffers(program, must_alias, retained));
 //   buffers[0].values;          // {value.embed}
+//   buffers[0].ranks;           // {program.find_value(value.embed)->rank}
 //   buffers[0].lower;           // 0
 #pragma once
 
@@ -32,6 +33,9 @@ namespace ferrite {
 
 struct ActivationLiveBuffer {
   std::vector<ProgramValueId> values;  // sorted; values[0] represents the buffer
+  // values[i]'s ModelProgram::ValueInfo::rank in the program it was made
+  // from: what a pass over the buffers reads and writes by, with no look-up.
+  std::vector<uint32_t> ranks;
   uint64_t lower = 0;
   uint64_t upper = 0;
 

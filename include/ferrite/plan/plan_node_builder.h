@@ -56,16 +56,24 @@ class StateHazards {
   std::map<StateId, History> states_;
 };
 
-using ValueNodeIndex = IdentityHashMap<ProgramValueId, size_t>;
+// Each program value's first producing node and last consuming node (their
+// positions in ModelProgram::nodes()), at the value's
+// ModelProgram::ValueInfo::rank: read by position, with no look-up (at
+// 100,000 nodes a hashed look-up per binding is a cache miss).
+struct ValueNodes {
+  static constexpr uint32_t kNone = UINT32_MAX;  // no node produces / reads it
+  std::vector<uint32_t> producer;
+  std::vector<uint32_t> last_consumer;
+};
+// Refuses a program of kNone nodes or more.
+Result<ValueNodes> value_nodes(const ModelProgram& program);
 
 struct PlanNodeBuildContext {
   const PreparedModelFamily& family;
   const CapabilityCatalog& catalog;
   const JointProviderSelection& selection;
   const std::vector<const ProgramNode*>& program_nodes;        // program order
-  // value → node index; looked up only, never iterated (hashed by address)
-  const ValueNodeIndex& producers;
-  const ValueNodeIndex& last_consumers;
+  const ValueNodes& value_nodes;  // of family.program()
 };
 
 Result<PlanNode> build_plan_node(const PlanNodeBuildContext& context, size_t node_index,

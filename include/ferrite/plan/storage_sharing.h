@@ -33,10 +33,17 @@
 
 namespace ferrite {
 
-// `bound` is each bound value's first binding, in value id order (each value
-// once; the values' bindings must outlive the call).
+// One bound value: its rank in the program (ModelProgram::ValueInfo::rank,
+// its position in values_in_id_order()) and its first binding.
+struct BoundValue {
+  uint32_t rank = 0;
+  const ResolvedValueBinding* binding = nullptr;
+};
+
+// `bound` is each bound value once, by increasing rank (value id order);
+// the values' bindings must outlive the call.
 Result<void> check_storage_sharing(const ModelProgram& program, std::span<const PlanNode> nodes,
-                                   std::span<const ResolvedValueBinding* const> bound,
+                                   std::span<const BoundValue> bound,
                                    const std::set<ProgramValueId>& retained);
 
 }  // namespace ferrite

@@ -131,6 +131,18 @@ class ModelProgram {
   // — a binding list that does not mirror its node — gets the look-up, so
   // the answer is find_value's whatever the hint.
   const ValueInfo* find_value_at(size_t node_index, size_t slot, const ProgramValueId& id) const;
+  // find_value of input / output `ordinal` of the node at `node_index`,
+  // read from node_value_infos (no look-up): what a pass over nodes()
+  // reads for the values it walks. Null past the node's bindings, past the
+  // last node, or for a value the program does not define.
+  const ValueInfo* node_input_info(size_t node_index, size_t ordinal) const;
+  const ValueInfo* node_output_info(size_t node_index, size_t ordinal) const;
+  // find_value(id), answered from the bindings of the node at `node_index`
+  // when it binds `id` (a scan of its few bindings, one compare of interned
+  // ids each; no hash): for a value a node names apart from its bindings
+  // (its work spec's value, an alias target). Any other id gets the
+  // look-up, so the answer is find_value's whatever the node.
+  const ValueInfo* find_node_value(size_t node_index, const ProgramValueId& id) const;
   // Every value the program defines (inputs, states, weights, node
   // outputs), sorted by id: what a pass that must walk values in id order
   // indexes by ValueInfo::rank instead of sorting. Sorted once, by create;
