@@ -46,7 +46,7 @@ function(_ferrite_package_library target kind)
   target_compile_features(${target} PUBLIC cxx_std_20)
   target_link_libraries(${target} PUBLIC nlohmann_json::nlohmann_json fmt::fmt tl::expected
                                          OpenSSL::Crypto Threads::Threads
-                                         absl::flat_hash_map absl::flat_hash_set
+                                         absl::btree absl::flat_hash_map absl::flat_hash_set
                                   PRIVATE PkgConfig::PCRE2 PkgConfig::HTTPLIB)
   add_dependencies(${target} ${_ferrite_stages})
 endfunction()
