@@ -193,6 +193,25 @@ TEST(CanonicalEncoderTest, LargeDocumentsCrossTheFlushBoundary) {
   EXPECT_EQ(hash.hex(), sha256_hex(R"({"a":1})"));
 }
 
+// A reserved text grows within its reservation in steps (never moving) and
+// past it by doubling; either way it writes the reference's bytes.
+TEST(CanonicalEncoderTest, ReservedTextsWriteTheSameBytesWithinAndPastTheReservation) {
+  json big = json::array();
+  for (int i = 0; i < 5000; ++i) big.push_back(json{{"index", i}, {"name", "value " + std::to_string(i)}});
+  const std::string reference = reference_text(big);
+  ASSERT_GT(reference.size(), size_t{128} * 1024);  // several reserved steps
+  CanonicalText within;
+  within.reserve(4 * reference.size());
+  within.json(big);
+  const std::string kept = within.release();
+  EXPECT_EQ(kept, reference);
+  EXPECT_GE(kept.capacity(), 4 * reference.size());  // the reserved buffer, not a new one
+  CanonicalText past;
+  past.reserve(1024);
+  past.json(big);
+  EXPECT_EQ(past.text(), reference);
+}
+
 TEST(CanonicalEncoderTest, HandWrittenCallsEqualTheDocumentTheyDescribe) {
   const json document{{"a", json::array({1, "x", nullptr, json::object()})},
                       {"b", json{{"c", -3}, {"d", true}}},
