@@ -38,13 +38,15 @@ void CanonicalEncoder::reset() {
 
 void CanonicalEncoder::grow(size_t bytes) {
   const size_t wanted = used_ + bytes;
-  // Within a reservation, grow a step past what is needed so far, not by
-  // doubling: resize() zeroes what it adds, and a doubling would touch up
-  // to twice the text's pages (a 5.75 MB plan text zeroed 8.4 MB). Pages
-  // past the text are never touched; a step is a few page faults' worth.
+  // Within a reservation, grow by doubling up to a step of 64 KiB, then a
+  // step at a time: resize() zeroes what it adds, and doubling all the way
+  // would touch up to twice the text's pages (a 5.75 MB plan text zeroed
+  // 8.4 MB). Pages past the text are never touched.
   constexpr size_t kReservedStep = size_t{64} * 1024;
   if (wanted <= buffer_.capacity()) {
-    buffer_.resize(std::min(buffer_.capacity(), std::max(wanted, buffer_.size() + kReservedStep)));
+    const size_t size = buffer_.size();
+    const size_t next = std::max({wanted, std::min(2 * size, size + kReservedStep), size_t{256}});
+    buffer_.resize(std::min(buffer_.capacity(), next));
     return;
   }
   buffer_.resize(std::max({wanted, 2 * buffer_.size(), size_t{256}}));
