@@ -13,30 +13,8 @@ using testing::value;
 using Span = std::pair<uint64_t, uint64_t>;
 Span span(uint64_t lower, uint64_t upper) { return {lower, upper}; }
 
-ProgramNode op(std::string id, std::vector<std::string> inputs, std::vector<std::string> outputs) {
-  ProgramNode node{.id = NodeId::literal(id),
-                   .operation_id = OperationId::literal("operation.x"),
-                   .required_version = {1, 0},
-                   .work = WorkFixed{},
-                   .inputs = {},
-                   .outputs = {},
-                   .attributes = {}};
-  for (const auto& v : inputs) node.inputs.push_back(value(v));
-  for (const auto& v : outputs) node.outputs.push_back(value(v));
-  return node;
-}
-
 // in → a → b → c(out), with `a` also read by the last node; weight w read by node 1.
-ModelProgram chain() {
-  return unwrap(ModelProgram::create(
-      ModelFamilyId::literal("family.chain"), {value("value.in")},
-      {ProgramBlock{"block.main",
-                    {op("node.0", {"value.in"}, {"value.a"}),
-                     op("node.1", {"value.a", "value.w"}, {"value.b"}),
-                     op("node.2", {"value.b", "value.a"}, {"value.c"})}}},
-      {}, {WeightReference{WeightId::literal("weight.w"), value("value.w"), testing::dense({4})}},
-      {value("value.c")}));
-}
+ModelProgram chain() { return testing::three_node_chain(); }
 
 TEST(ActivationLivenessTest, IntervalsFollowProducersAndLastConsumers) {
   auto buffers = unwrap(activation_live_buffers(chain(), {}, {}));

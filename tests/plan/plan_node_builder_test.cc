@@ -11,31 +11,11 @@ namespace plan_node_builder_test {
 using testing::unwrap;
 using testing::value;
 
-ProgramNode op(std::string id, std::vector<std::string> inputs, std::vector<std::string> outputs) {
-  ProgramNode node{.id = NodeId::literal(id),
-                   .operation_id = OperationId::literal("operation.x"),
-                   .required_version = {1, 0},
-                   .work = WorkFixed{},
-                   .inputs = {},
-                   .outputs = {},
-                   .attributes = {}};
-  for (const auto& v : inputs) node.inputs.push_back(value(v));
-  for (const auto& v : outputs) node.outputs.push_back(value(v));
-  return node;
-}
-
 // Each value's first producer and last consumer by its rank: in → a → b → c,
 // `a` read again by the last node, weight w read by node 1; inputs and
 // weights have no producer, the program's output no consumer.
 TEST(PlanBuildValueNodesTest, FirstProducerAndLastConsumerByRank) {
-  const ModelProgram program = unwrap(ModelProgram::create(
-      ModelFamilyId::literal("family.chain"), {value("value.in")},
-      {ProgramBlock{"block.main",
-                    {op("node.0", {"value.in"}, {"value.a"}),
-                     op("node.1", {"value.a", "value.w"}, {"value.b"}),
-                     op("node.2", {"value.b", "value.a"}, {"value.c"})}}},
-      {}, {WeightReference{WeightId::literal("weight.w"), value("value.w"), testing::dense({4})}},
-      {value("value.c")}));
+  const ModelProgram program = testing::three_node_chain();
   const ValueNodes nodes = unwrap(value_nodes(program));
   ASSERT_EQ(nodes.producer.size(), program.values_in_id_order().size());
   ASSERT_EQ(nodes.last_consumer.size(), program.values_in_id_order().size());

@@ -129,6 +129,34 @@ inline ModelProgram synthetic_program() {
       {value("value.output")}));
 }
 
+// A node of `operation.x` v1.0 reading `inputs` and writing `outputs`.
+inline ProgramNode node_binding(std::string_view id, const std::vector<std::string>& inputs,
+                                const std::vector<std::string>& outputs) {
+  ProgramNode node{.id = node_id(id),
+                   .operation_id = OperationId::literal("operation.x"),
+                   .required_version = {1, 0},
+                   .work = WorkFixed{},
+                   .inputs = {},
+                   .outputs = {},
+                   .attributes = {}};
+  for (const auto& v : inputs) node.inputs.push_back(value(v));
+  for (const auto& v : outputs) node.outputs.push_back(value(v));
+  return node;
+}
+
+// in → a → b → c (the program's output), `a` read again by the last node,
+// weight w read by node 1: a program for liveness and producer tables.
+inline ModelProgram three_node_chain() {
+  return unwrap(ModelProgram::create(
+      ModelFamilyId::literal("family.chain"), {value("value.in")},
+      {ProgramBlock{"block.main",
+                    {node_binding("node.0", {"value.in"}, {"value.a"}),
+                     node_binding("node.1", {"value.a", "value.w"}, {"value.b"}),
+                     node_binding("node.2", {"value.b", "value.a"}, {"value.c"})}}},
+      {}, {WeightReference{WeightId::literal("weight.w"), value("value.w"), dense({4})}},
+      {value("value.c")}));
+}
+
 inline PreparedModelFamily synthetic_family() {
   return unwrap(PreparedModelFamily::create(ModelFamilyId::literal("family.synthetic"),
                                             nlohmann::json{{"width", 4}}, dense_weight_schema(),
