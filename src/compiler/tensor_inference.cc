@@ -323,7 +323,7 @@ Result<ValueTensors> infer_value_tensors(const PreparedModelFamily& family,
   // Each node's values by position (ModelProgram::node_value_infos), not a
   // look-up per binding: at 100,000 nodes each look-up is a cache miss.
   const auto at_info = [&](const ModelProgram::ValueInfo* info) -> const ResolvedTensorSpec* {
-    return info != nullptr ? tensors.at_rank(info->rank) : nullptr;
+    return tensors.at(info);
   };
   const std::vector<const ProgramNode*>& nodes = program.nodes();
   for (size_t index = 0; index < nodes.size(); ++index) {

@@ -55,7 +55,7 @@ Result<ResolvedValueStorage> activation_storage(const ProgramValueId& value,
                                                 const ModelProgram::ValueInfo* info,
                                                 const ValueTensors& tensors,
                                                 const std::string& family_fingerprint) {
-  const ResolvedTensorSpec* tensor = info != nullptr ? tensors.at_rank(info->rank) : nullptr;
+  const ResolvedTensorSpec* tensor = tensors.at(info);
   if (tensor == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "activation `{}` has no resolved tensor",
                       value.str());
@@ -159,7 +159,7 @@ Result<ValueStorages> build_value_storages(const PreparedModelFamily& family,
   using ValueInfo = ModelProgram::ValueInfo;
   ValueStorages storages(program);
   const auto earlier_at = [&](const ValueInfo* info) -> const ResolvedValueStorage* {
-    return earlier != nullptr && info != nullptr ? earlier->at_rank(info->rank) : nullptr;
+    return earlier != nullptr ? earlier->at(info) : nullptr;
   };
   // Every value stored below is one the program defines.
   const auto store_at = [&](const ValueInfo* info, const ProgramValueId& value,
@@ -239,7 +239,7 @@ Result<ValueStorages> build_value_storages(const PreparedModelFamily& family,
       FERRITE_RETURN_IF_ERROR(store_at(info, state.value_id, *kept));
       continue;
     }
-    const ResolvedTensorSpec* found = info != nullptr ? tensors.at_rank(info->rank) : nullptr;
+    const ResolvedTensorSpec* found = tensors.at(info);
     if (found == nullptr) {
       return make_error(ErrorCode::kInvalidExecutionPlan, "state `{}` has no resolved tensor",
                         state.id.str());
@@ -272,8 +272,7 @@ Result<ValueStorages> build_value_storages(const PreparedModelFamily& family,
         }
         const auto& input = node->inputs[must->tensor_index];
         const ValueInfo* input_info = program.node_input_info(index, must->tensor_index);
-        const ResolvedValueStorage* aliased =
-            input_info != nullptr ? storages.at_rank(input_info->rank) : nullptr;
+        const ResolvedValueStorage* aliased = storages.at(input_info);
         if (aliased == nullptr) {
           return make_error(ErrorCode::kInvalidExecutionPlan,
                             "node `{}` alias input `{}` has no storage", node->id.str(),

@@ -159,8 +159,7 @@ Result<std::vector<uint64_t>> workspace_tokens(const ModelProgram& program,
     if (work == nullptr) continue;
     // The value is usually one the node binds: found among its bindings.
     const ModelProgram::ValueInfo* info = program.find_node_value(i, work->value_id);
-    const ResolvedTensorSpec* tensor =
-        info != nullptr ? value_tensors.at_rank(info->rank) : nullptr;
+    const ResolvedTensorSpec* tensor = value_tensors.at(info);
     if (tensor == nullptr || work->axis >= tensor->rank()) {
       return make_error(ErrorCode::kInvalidExecutionPlan,
                         "node `{}` schedules tokens along axis {} of value `{}`, which has no "

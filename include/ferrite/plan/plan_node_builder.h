@@ -34,7 +34,6 @@
 #include "ferrite/compiler/joint_selection.h"
 #include "ferrite/compiler/node_resolution.h"
 #include "ferrite/core/identity.h"
-#include "ferrite/core/identity_hash_map.h"
 #include "ferrite/plan/plan_node.h"
 #include "ferrite/program/prepared_model_family.h"
 

@@ -64,6 +64,12 @@ class ValueTable {
   const T* at_rank(size_t rank) const {
     return rank < slots_.size() && slots_[rank] ? &*slots_[rank] : nullptr;
   }
+  // The entry of the value `info` describes (a ModelProgram answer of the
+  // program this table indexes), or null when `info` is null or the slot is
+  // empty: a look-up by position, no search.
+  const T* at(const ModelProgram::ValueInfo* info) const {
+    return info != nullptr ? at_rank(info->rank) : nullptr;
+  }
   // Sets the slot at `rank`; false (nothing stored) past the values.
   bool set_at_rank(size_t rank, T value) {
     if (rank >= slots_.size()) return false;
@@ -75,8 +81,7 @@ class ValueTable {
   // does not define it or its slot is empty. Precondition: indexes(program)
   // (checked once by the pass, not here).
   const T* find(const ModelProgram& program, const ProgramValueId& id) const {
-    const ModelProgram::ValueInfo* info = program.find_value(id);
-    return info != nullptr ? at_rank(info->rank) : nullptr;
+    return at(program.find_value(id));
   }
   // The value's entry by a search of the sorted ids; null as above.
   const T* find(const ProgramValueId& id) const {
