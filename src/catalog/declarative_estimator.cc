@@ -241,7 +241,7 @@ Result<DeclarativeResourceEstimator> DeclarativeResourceEstimator::create(
 
 Result<OperationResourceEstimate> DeclarativeResourceEstimator::estimate_resources(
     const OperationResourceEstimateRequest& request) const {
-  const std::string& provider = descriptor_.provider_id.str();
+  const std::string_view provider = descriptor_.provider_id.str();
   if (request.provider_id != descriptor_.provider_id) {
     return make_error(
         ErrorCode::kInvalidExecutionPlan,

@@ -20,7 +20,7 @@ FERRITE_ENUM_NAME_FUNCTIONS(kResourcePresenceNames, ResourcePresence::kRequired,
                             resource_presence_name, parse_resource_presence)
 
 Result<void> OperationDescriptor::validate() const {
-  const std::string& op = id.str();
+  const std::string_view op = id.str();
   if (!version.is_stable()) {
     return make_error(ErrorCode::kInvalidExecutionPlan, "operation `{}` has unstable version {}",
                       op, version.to_string());

@@ -21,7 +21,7 @@ nlohmann::json optional_workspace_json(const std::optional<ProviderWorkspaceRequ
 
 // "provider `p` resource estimate from estimator `e` <problem>", with both
 // ids as fields: the one error every check of a plan's fields reports.
-Error estimate_fields_error(const std::string& provider, const std::string& estimator,
+Error estimate_fields_error(std::string_view provider, std::string_view estimator,
                             std::string_view problem) {
   return make_error(ErrorCode::kInvalidExecutionPlan,
                     "provider `{}` resource estimate from estimator `{}` {}", provider, estimator,
@@ -143,7 +143,7 @@ Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
 Result<ProviderResourcePlan> ProviderResourcePlan::from_provider_output(
     const OperationProviderDescriptor& descriptor, const DeferredSha256& input_fingerprint,
     OperationResourceEstimate&& estimate) {
-  const std::string& provider = descriptor.provider_id.str();
+  const std::string_view provider = descriptor.provider_id.str();
   std::string mismatch;  // the rest of "provider `p` resource estimate <mismatch>"
   if (estimate.estimator_id != descriptor.resource_estimator_id) {
     mismatch = fmt::format("comes from estimator `{}` but the provider registers estimator `{}`",

@@ -61,7 +61,7 @@ struct NodeEstimatorInput::Head {
 OperationResourceEstimator::~OperationResourceEstimator() = default;
 
 Result<void> OperationResourceEstimateRequest::validate() const {
-  const std::string& node = node_id.str();
+  const std::string_view node = node_id.str();
   if (operation == nullptr) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "resource estimate request for node `{}` has no operation descriptor", node)

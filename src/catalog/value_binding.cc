@@ -105,7 +105,7 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create_with(
                         "value binding {} has usage `weights` but carries no weight contract",
                         slot_name());
     }
-    const std::string& weight_id = weight->weight_id.str();
+    const std::string_view weight_id = weight->weight_id.str();
     // The contract's own rules, unless evidence says they passed for it and
     // this tensor's dimensions and element type.
     if (checked == nullptr ||
@@ -142,7 +142,7 @@ Result<ResolvedValueBinding> ResolvedValueBinding::create_with(
             "value binding {} stores weight `{}` in resource `{}` without a component id", slot_name(),
             weight_id, stored.resource_id.str());
       }
-      const std::string& component_id = stored.component_id->str();
+      const std::string_view component_id = stored.component_id->str();
       const ResolvedWeightComponentLayout* layout = declared_layout(index, *stored.component_id);
       if (layout == nullptr) {
         return make_error(

@@ -64,7 +64,7 @@ int run_approve_weights(const ApproveArgs& args, std::ostream& out, std::ostream
   } else {
     TextTable table({"WEIGHT COMPONENT", "VALUES", "MAX ABS ERROR", "RELATIVE L2", "WITHIN"});
     for (const auto& c : approval->components) {
-      table.add_row({c.component_id.str(), std::to_string(c.values),
+      table.add_row({std::string(c.component_id.str()), std::to_string(c.values),
                      quality_number_text(c.max_abs_error), quality_number_text(c.relative_l2),
                      c.non_finite == 0 && c.relative_l2 <= bound ? "yes" : "NO"});
     }

@@ -28,7 +28,7 @@ std::vector<ValueRow> program_value_rows(const ModelProgram& program) {
   std::vector<ValueRow> rows;
   for (const auto& input : program.inputs()) rows.push_back({&input, "input", "program input"});
   for (const auto& weight : program.weights()) {
-    rows.push_back({&weight.value_id, "weight", "weight " + weight.weight_id.str()});
+    rows.push_back({&weight.value_id, "weight", fmt::format("weight {}", weight.weight_id.str())});
   }
   for (const auto& state : program.states()) {
     rows.push_back({&state.value_id, "state",
@@ -130,7 +130,7 @@ int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err) {
     if (row.kind == "activation" || row.kind == "input") {
       activation_bytes += tensor.minimum_storage_bytes();
     }
-    table.add_row({row.id->str(), row.kind, tensor.to_string(),
+    table.add_row({std::string(row.id->str()), row.kind, tensor.to_string(),
                    std::to_string(tensor.minimum_storage_bytes()), row.defined_by});
   }
   out << table.render();

@@ -55,7 +55,6 @@ class RankSet {
     return *this;
   }
   friend auto operator<=>(const RankSet&, const RankSet&) = default;
-  friend bool operator==(const RankSet&, const RankSet&) = default;
 
  private:
   uint64_t low_ = 0;

@@ -193,7 +193,7 @@ std::string describe_plan_reject_reason(const PlanProviderRejectReason& reason) 
   }
   std::vector<std::string> ids;
   for (const auto& id : std::get<ProviderStorageIncompatible>(reason).resource_ids) {
-    ids.push_back(id.str());
+    ids.emplace_back(id.str());
   }
   return fmt::format("no available storage profile for {}", fmt::join(ids, ", "));
 }

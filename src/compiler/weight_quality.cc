@@ -160,7 +160,7 @@ Result<void> check_weight_quality_approval(const WeightQualityApproval& approval
 
 Result<void> check_measured_quality(const ComponentQuality& approved,
                                     const ComponentQuality& measured) {
-  const std::string& id = approved.component_id.str();
+  const std::string_view id = approved.component_id.str();
   auto refuse = [&](std::string_view statistic, const std::string& approved_text,
                     const std::string& measured_text) {
     return make_error(ErrorCode::kWeightMaterializerQualityApprovalRequired,

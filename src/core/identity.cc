@@ -67,15 +67,14 @@ using InternedTextPtr = std::unique_ptr<InternedText, InternedTextDelete>;
 
 InternedTextPtr make_interned_text(std::string_view text, uint32_t shard, bool immortal) {
   // Identities are at most kMaxIdentityBytes long: no overflow.
-  void* memory = ::operator new(sizeof(InternedText) + text.size());
+  void* memory = ::operator new(sizeof(InternedText) + text.size() + 1);
   auto* entry = new (memory) InternedText();
   entry->shard = shard;
   entry->size = static_cast<uint32_t>(text.size());
   entry->immortal = immortal;
-  entry->text = std::string(text);
-  if (!text.empty()) {
-    std::memcpy(static_cast<char*>(memory) + sizeof(InternedText), text.data(), text.size());
-  }
+  char* bytes = static_cast<char*>(memory) + sizeof(InternedText);
+  if (!text.empty()) std::memcpy(bytes, text.data(), text.size());
+  bytes[text.size()] = '\0';  // c_str()
   return InternedTextPtr(entry);
 }
 

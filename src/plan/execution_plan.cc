@@ -54,7 +54,7 @@ template <class IsBound>
 Result<void> check_coverage(const ModelProgram& program, const IsBound& is_bound) {
   std::vector<std::string> missing;
   auto need = [&](const ProgramValueId& v) {
-    if (!is_bound(v)) missing.push_back(v.str());
+    if (!is_bound(v)) missing.emplace_back(v.str());
   };
   for (const auto& v : program.inputs()) need(v);
   for (const auto& w : program.weights()) need(w.value_id);

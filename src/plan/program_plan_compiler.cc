@@ -57,7 +57,7 @@ Result<ProgramResolution> ProgramPlanCompiler::resolve(const PreparedModelFamily
   // The materializer's required capabilities must be offered by the device (spec §10).
   std::vector<std::string> missing;
   for (const auto& capability : weights.materializer().required_capabilities) {
-    if (!catalog.device().capabilities.contains(capability)) missing.push_back(capability.str());
+    if (!catalog.device().capabilities.contains(capability)) missing.emplace_back(capability.str());
   }
   if (!missing.empty()) {
     return make_error(ErrorCode::kInvalidExecutionPlan,

@@ -28,7 +28,7 @@ Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
                                           std::vector<StateSpec> states,
                                           std::vector<WeightReference> weights,
                                           std::vector<ProgramValueId> outputs) {
-  const std::string family = family_id.str();
+  const std::string family(family_id.str());
   // 1. Blocks.
   if (blocks.empty()) return invalid_model_config(family, "program.blocks", "must not be empty");
   // 2. Inputs seed the known values.
@@ -102,7 +102,7 @@ Result<ModelProgram> ModelProgram::create(ModelFamilyId family_id,
                                   fmt::format("duplicate block `{}`", block.id));
     }
     for (const auto& node : block.nodes) {
-      const std::string& nid = node.id.str();
+      const std::string_view nid = node.id.str();
       if (!node.required_version.is_stable()) {
         return invalid_model_config(
             family, node_field(block, node, "required_version"),

@@ -12,7 +12,7 @@ Result<PreparedModelFamily> PreparedModelFamily::create(ModelFamilyId family_id,
                                                         nlohmann::json config,
                                                         WeightSchema weight_schema,
                                                         ModelProgram program) {
-  const std::string& family = family_id.str();
+  const std::string_view family = family_id.str();
   if (!config.is_object()) {
     return invalid_model_config(family, "config", "family configuration must be a JSON object");
   }

@@ -58,7 +58,7 @@ Result<ResolvedWeightBinding> ResolvedWeightBinding::assemble_from_schema(
 }
 
 Result<void> ResolvedWeightBinding::validate() const {
-  const std::string& weight = weight_id.str();
+  const std::string_view weight = weight_id.str();
   if (!schema_version.is_stable()) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "weight binding `{}` schema version {} is unstable (major 0)", weight,
@@ -85,7 +85,7 @@ Result<void> ResolvedWeightBinding::validate() const {
   std::set<WeightId> declared;
   for (const ResolvedWeightComponentLayout& component : components) {
     declared.insert(component.component_id);
-    const std::string& id = component.component_id.str();
+    const std::string_view id = component.component_id.str();
     if (component.physical_dimensions.empty()) {
       return fail(layout_component_field(component.component_id),
                   fmt::format("component `{}` must have at least one dimension", id));
@@ -119,7 +119,7 @@ Result<void> ResolvedWeightBinding::validate() const {
 
 Result<void> ResolvedWeightBinding::validate_logical(std::span<const uint64_t> dimensions,
                                                      ElementType logical_element_type) const {
-  const std::string& weight = weight_id.str();
+  const std::string_view weight = weight_id.str();
   const weight_internal::FailFn fail = [&weight](std::string_view field, std::string_view reason) {
     return make_error(ErrorCode::kInvalidExecutionPlan,
                       "weight binding `{}` field `{}` is invalid: {}", weight, field, reason);

@@ -28,7 +28,7 @@ bool boxes_overlap(const CompositePart& a, const CompositePart& b) {
 
 Result<void> check_component_shape(const FailFn& fail, const std::string& field,
                                    const WeightComponentSpec& component) {
-  const std::string& id = component.id.str();
+  const std::string_view id = component.id.str();
   if (component.dimensions.empty()) {
     return fail(field + ".dimensions",
                 fmt::format("component `{}` must have at least one dimension", id));
@@ -142,7 +142,7 @@ Result<void> LayoutChecker::check_dense(const std::string& field, const DenseLay
                                         ElementType dtype) {
   FERRITE_ASSIGN_OR_RETURN(const WeightComponentSpec* component,
                            bind(field, layout.component_id));
-  const std::string& id = component->id.str();
+  const std::string_view id = component->id.str();
   if (component->role != WeightComponentRole::kValues) {
     return fail_(field, fmt::format("dense layout component `{}` has role `{}`; expected `values`",
                                     id, weight_component_role_name(component->role)));
@@ -173,7 +173,7 @@ Result<void> LayoutChecker::check_quantized(const std::string& field,
                                             std::span<const uint64_t> dimensions,
                                             uint64_t count) {
   FERRITE_ASSIGN_OR_RETURN(const WeightComponentSpec* packed, bind(field, layout.packed_values));
-  const std::string& packed_id = packed->id.str();
+  const std::string_view packed_id = packed->id.str();
   const auto* encoding = std::get_if<QuantizedEncoding>(&packed->encoding);
   if (packed->role != WeightComponentRole::kPackedValues || encoding == nullptr) {
     return fail_(field, fmt::format("quantized layout packed_values `{}` must have role "
@@ -189,7 +189,7 @@ Result<void> LayoutChecker::check_quantized(const std::string& field,
   }
 
   FERRITE_ASSIGN_OR_RETURN(const WeightComponentSpec* scales, bind(field, layout.scales));
-  const std::string& scales_id = scales->id.str();
+  const std::string_view scales_id = scales->id.str();
   if (scales->role != WeightComponentRole::kScales ||
       !std::holds_alternative<DenseEncoding>(scales->encoding) ||
       scales->physical_element_type() != spec.scale_type) {
@@ -251,7 +251,7 @@ Result<void> LayoutChecker::check_block_quantized(const std::string& field,
                                                   std::span<const uint64_t> dimensions,
                                                   uint64_t count) {
   FERRITE_ASSIGN_OR_RETURN(const WeightComponentSpec* blocks, bind(field, layout.blocks));
-  const std::string& id = blocks->id.str();
+  const std::string_view id = blocks->id.str();
   const auto* encoding = std::get_if<BlockQuantizedEncoding>(&blocks->encoding);
   if (blocks->role != WeightComponentRole::kPackedValues || encoding == nullptr) {
     return fail_(field, fmt::format("block-quantized layout blocks `{}` must have role "
@@ -287,7 +287,7 @@ Result<void> LayoutChecker::check_composite(const std::string& field,
                                             const CompositeLayout& layout,
                                             std::span<const uint64_t> dimensions, uint64_t count,
                                             ElementType dtype) {
-  const std::string& tensor = tensor_id_->str();
+  const std::string_view tensor = tensor_id_->str();
   if (layout.parts.empty()) {
     return fail_(field, fmt::format("composite layout of `{}` has no parts", tensor));
   }

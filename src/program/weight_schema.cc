@@ -33,7 +33,7 @@ Result<void> check_component_names(const weight_internal::FailFn& fail,
                                    const WeightComponentSpec& component,
                                    std::map<std::string, WeightId>& name_owner) {
   const std::string field = component_field(component.id);
-  const std::string& id = component.id.str();
+  const std::string_view id = component.id.str();
   if (component.external_names.empty()) {
     return fail(field + ".external_names",
                 fmt::format("component `{}` must have at least one external name", id));
@@ -141,7 +141,7 @@ Result<void> WeightSchema::validate(const ModelFamilyId& family_id) const {
   weight_internal::LayoutChecker checker(fail, by_id, bound_by);
   for (const WeightTensorSpec& tensor : tensors) {
     const std::string field = tensor_field(tensor.id);
-    const std::string& id = tensor.id.str();
+    const std::string_view id = tensor.id.str();
     if (!tensor_ids.insert(tensor.id).second) {
       return fail(field, fmt::format("duplicate logical weight id `{}`", id));
     }
@@ -254,7 +254,7 @@ Result<void> WeightSchema::validate_program_references(
     const ModelFamilyId& family_id, std::span<const WeightReference> references) const {
   std::set<WeightId> referenced;
   for (const WeightReference& reference : references) {
-    const std::string& id = reference.weight_id.str();
+    const std::string_view id = reference.weight_id.str();
     const std::string field = fmt::format("program.weights[{}]", id);
     const WeightTensorSpec* tensor = find_tensor(reference.weight_id);
     if (tensor == nullptr) {

@@ -65,7 +65,7 @@ Result<CompilationTarget> CpuProviderRegistry::target(const DeviceDescriptor& de
                 : spec.weight_formats,
         .accepted_quantization_formats = spec.quantization_formats,
         .dynamic_storage_bindings = std::move(slots),
-        .resource_estimator_id = "estimator." + spec.provider_id.str(),
+        .resource_estimator_id = fmt::format("estimator.{}", spec.provider_id.str()),
         .resource_estimator_version = spec.version,
         .resource_estimator_implementation_fingerprint =
             declarative_estimator_implementation_fingerprint(spec.estimate)};

@@ -27,7 +27,7 @@ Result<std::string> source_weights_sha256(const WeightSchema& schema, const Weig
     FERRITE_RETURN_IF_ERROR(weights.fill(component, buffer));
     std::array<unsigned char, 8> size{};
     for (size_t i = 0; i < size.size(); ++i) size[i] = static_cast<unsigned char>(bytes >> (8 * i));
-    const std::string& id = component.id.str();
+    const std::string_view id = component.id.str();
     if (!update(id.data(), id.size()) || !update("", 1) || !update(size.data(), size.size()) ||
         !update(buffer.data(), buffer.size())) {
       return make_error(ErrorCode::kIo, "SHA-256 digest of weight component `{}` failed", id);

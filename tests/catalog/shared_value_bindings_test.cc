@@ -51,7 +51,7 @@ TEST(SharedValueBindingsTest, ACopySharesTheBindingsAndReadsLikeTheVector) {
   EXPECT_EQ(copy.front().value_id().str(), "value.x");
   EXPECT_EQ(copy.back().value_id().str(), "value.y");
   std::vector<std::string> ids;
-  for (const ResolvedValueBinding& b : copy) ids.push_back(b.value_id().str());
+  for (const ResolvedValueBinding& b : copy) ids.emplace_back(b.value_id().str());
   EXPECT_EQ(ids, (std::vector<std::string>{"value.x", "value.y"}));
 }
 

@@ -1,6 +1,8 @@
 #include "ferrite/core/identity.h"
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -230,7 +232,7 @@ TEST(IdentityTest, SetIteratesInByteOrder) {
     ids.insert(NodeId::literal(v));
   }
   std::vector<std::string> order;
-  for (const auto& id : ids) order.push_back(id.str());
+  for (const auto& id : ids) order.emplace_back(id.str());
   const std::vector<std::string> expected = {"-", ".", "/", "0", ":", "A", "B",
                                              "_", "a", "a.b", "z"};
   EXPECT_EQ(order, expected);
@@ -289,10 +291,10 @@ TEST(IdentityTest, EqualTextsShareOneInternedString) {
   const NodeId b = *NodeId::create("intern.a");
   const ProviderId p = ProviderId::literal("intern.a");
   EXPECT_EQ(a, b);
-  EXPECT_EQ(&a.str(), &b.str());
-  EXPECT_EQ(&a.str(), &p.str());
+  EXPECT_EQ(a.str().data(), b.str().data());
+  EXPECT_EQ(a.str().data(), p.str().data());
   const NodeId copy = a;
-  EXPECT_EQ(&copy.str(), &a.str());
+  EXPECT_EQ(copy.str().data(), a.str().data());
   NodeId moved = std::move(a);
   EXPECT_EQ(moved, b);
   EXPECT_EQ(a.str(), "");  // NOLINT(bugprone-use-after-move): the documented state
@@ -303,6 +305,30 @@ TEST(IdentityTest, EqualTextsShareOneInternedString) {
   EXPECT_EQ(a.str(), "intern.a");
   EXPECT_LT(NodeId::literal("intern.a"), NodeId::literal("intern.b"));
   EXPECT_NE(NodeId::literal("intern.a"), NodeId::literal("intern.b"));
+}
+
+// str() views the interned bytes themselves (one allocation per text, no
+// copy), c_str() is the same bytes NUL-terminated, and the view stays valid
+// while any copy of the identity lives, whatever happened to the original.
+TEST(IdentityTest, TextIsAViewOfTheInternedBytesNulTerminated) {
+  const std::string text(kMaxIdentityBytes, 'q');
+  std::optional<ResourceId> original = *ResourceId::create(text);
+  const ResourceId copy = *original;
+  const std::string_view view = copy.str();
+  EXPECT_EQ(view, text);
+  EXPECT_EQ(copy.c_str(), view.data());
+  EXPECT_EQ(std::strlen(copy.c_str()), text.size());
+  EXPECT_EQ(view.data(), original->str().data());
+  original.reset();  // the copy keeps the text alive
+  EXPECT_EQ(std::string(copy.c_str()), text);
+  EXPECT_EQ(copy.view(), text);
+  const NodeId moved_from = [] {
+    NodeId a = NodeId::literal("view.a");
+    NodeId b = std::move(a);
+    return a;  // NOLINT(bugprone-use-after-move): the documented empty state
+  }();
+  EXPECT_EQ(moved_from.str(), "");
+  EXPECT_EQ(moved_from.c_str()[0], '\0');
 }
 
 // A look-up table keyed by identities hashes their interned text's address:
@@ -347,7 +373,7 @@ TEST(IdentityTest, InterningIsSafeAcrossThreads) {
         NodeId second = *NodeId::create(text);
         const NodeId copy = second;
         second = NodeId::literal("stress.other");
-        if (first != copy || &first.str() != &copy.str() || first.str() != text ||
+        if (first != copy || first.str().data() != copy.str().data() || first.str() != text ||
             second.str() != "stress.other") {
           ++failures[static_cast<size_t>(t)];
         }

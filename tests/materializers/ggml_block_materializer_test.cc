@@ -354,7 +354,7 @@ TEST_F(GgmlBlockMaterializerTest, ForgedApprovalUnderstatingAStatisticIsRefusedW
   for (const auto& c : cases) {
     WeightQualityApproval forged = *measured;
     ComponentQuality& target = forged.components[7];
-    const std::string component = target.component_id.str();
+    const std::string component(target.component_id.str());
     const ComponentQuality truth = target;
     c.understate(target);
     const std::string approved_value = quality_number_text(

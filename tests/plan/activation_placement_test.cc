@@ -153,7 +153,7 @@ Result<Compiled> compile(const PreparedModelFamily& family, ElementType input = 
   for (const auto& node : out.plan().nodes()) {
     for (const auto& b : node.values) {
       if (b.usage() == BufferUsage::kActivations) {
-        out.offsets[b.value_id().str()] = b.storage().components()[0].offset_bytes;
+        out.offsets[std::string(b.value_id().str())] = b.storage().components()[0].offset_bytes;
       }
     }
   }

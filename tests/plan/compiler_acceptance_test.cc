@@ -1650,7 +1650,7 @@ std::vector<std::vector<std::string>> dependencies_of(const ExecutionPlan& plan)
   std::vector<std::vector<std::string>> out;
   for (const auto& node : plan.nodes()) {
     out.emplace_back();
-    for (const auto& d : node.dependencies) out.back().push_back(d.str());
+    for (const auto& d : node.dependencies) out.back().emplace_back(d.str());
   }
   return out;
 }

@@ -207,9 +207,9 @@ TEST(PlanWireFormTest, EachSharedRecordIsWrittenOnceAndEveryReferenceResolves) {
     for (const char* moved : {"estimator_id", "estimate_fingerprint"}) {
       EXPECT_FALSE(row.at("provider_resources").contains(moved)) << node.id.str() << " " << moved;
     }
-    ASSERT_TRUE(operations.contains(node.operation_id.str()));
-    EXPECT_EQ(operations.at(node.operation_id.str()), node.operation_version.to_string());
-    EXPECT_TRUE(providers.contains(node.provider_id.str()));
+    ASSERT_TRUE(operations.contains(node.operation_id.c_str()));
+    EXPECT_EQ(operations.at(node.operation_id.c_str()), node.operation_version.to_string());
+    EXPECT_TRUE(providers.contains(node.provider_id.c_str()));
     // The rows name the node's bindings in order, and the table holds each
     // binding's tensor, usage, storage and weight.
     const std::vector<std::string> ids = node_value_ids(row);
@@ -263,8 +263,8 @@ TEST(PlanWireFormTest, OperationAndProviderFingerprintsAreThePlansOnceEach) {
     ASSERT_NE(provider, nullptr) << node.id.str();
     EXPECT_EQ(*operation, descriptor->operation_fingerprint) << node.id.str();
     EXPECT_EQ(*provider, descriptor->provider_implementation_fingerprint) << node.id.str();
-    EXPECT_EQ(*operation, operation_rows.at(node.operation_id.str())) << node.id.str();
-    EXPECT_EQ(*provider, provider_rows.at(node.provider_id.str())) << node.id.str();
+    EXPECT_EQ(*operation, operation_rows.at(node.operation_id.c_str())) << node.id.str();
+    EXPECT_EQ(*provider, provider_rows.at(node.provider_id.c_str())) << node.id.str();
   }
   EXPECT_EQ(c.plan.operation_fingerprint(OperationId::literal("operation.absent")), nullptr);
   EXPECT_EQ(c.plan.provider_implementation_fingerprint(ProviderId::literal("provider.absent")),

@@ -31,7 +31,7 @@ using plan_testing::provider;
 // The provider the selection chose for `node`, or "" when it chose none.
 std::string chosen_of(const JointProviderSelection& selection, std::string_view node) {
   const ProviderId* provider = selection.find_chosen(testing::node_id(node));
-  return provider == nullptr ? std::string() : provider->str();
+  return provider == nullptr ? std::string() : std::string(provider->str());
 }
 
 struct Harness {
@@ -345,7 +345,7 @@ TEST(JointSelectionTest, ChosenIsAlignedWithTheResolutionsAndNamesEachNodeOnce) 
   auto duplicated = select_providers_jointly(twice, catalog, policy());
   ASSERT_FALSE(duplicated);
   EXPECT_THAT(duplicated.error().message(),
-              ::testing::HasSubstr(r->node_resolutions.front().node_id().str() + "` was selected twice"));
+              ::testing::HasSubstr(r->node_resolutions.front().node_id().c_str() + std::string("` was selected twice")));
 }
 
 // The harness's operation and providers on a device and policy that offer
@@ -495,7 +495,7 @@ TEST(JointSelectionTest, WorkspaceProfileRanksCountAndOnlyTheChosenAreNamed) {
     const auto named_workspaces = workspace_ids(*named);
     ASSERT_EQ(named_workspaces.size(), expected.size());
     for (const auto& workspace : expected) {
-      auto it = named_workspaces.find(workspace.base_id.str());
+      auto it = named_workspaces.find(workspace.base_id.c_str());
       ASSERT_NE(it, named_workspaces.end()) << workspace.base_id.str();
       const bool paged_scratch = winner.ends_with(".accelerated") &&
                                  workspace.slot == NodeWorkspace::kScratch;

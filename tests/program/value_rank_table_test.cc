@@ -32,7 +32,7 @@ TEST(ValueRankTableTest, ForEachWalksTheFilledSlotsInIdOrder) {
   const ModelProgram& program = family.program();
   ValueRankTable<int> table(program);
   std::vector<std::string> seen;
-  table.for_each([&](const ProgramValueId& id, int) { seen.push_back(id.str()); });
+  table.for_each([&](const ProgramValueId& id, int) { seen.emplace_back(id.str()); });
   EXPECT_TRUE(seen.empty());
   // Filled out of id order, one slot left empty ("value.output").
   ASSERT_TRUE(table.insert_or_assign(value("value.weight"), 3));

@@ -19,7 +19,7 @@ namespace builtin_providers_test {
 std::vector<std::string> kernel_ids(const CpuProviderRegistry& kernels) {
   std::vector<std::string> ids;
   for (const auto& [key, spec] : kernels.specs()) {
-    ids.push_back(spec.provider_id.str() + "@" + CpuProviderRegistry::implementation_fingerprint(spec));
+    ids.push_back(std::string(spec.provider_id.str()) + "@" + CpuProviderRegistry::implementation_fingerprint(spec));
   }
   return ids;
 }

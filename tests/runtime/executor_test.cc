@@ -355,7 +355,7 @@ TEST_F(StoriesTest, FastPlanRecordsItsFallbacksWithTypedEvidence) {
   ASSERT_TRUE(c) << c.error().to_string();
   uint64_t fast = 0, fallbacks = 0;
   for (const PlanNode& node : c->plan().nodes()) {
-    const std::string& provider = node.provider_id.str();
+    const std::string_view provider = node.provider_id.str();
     if (provider.starts_with("provider.cpu.fast.")) {
       ++fast;
       EXPECT_EQ(node.selection_reason, PlanSelectionReason::kPreferredCompatible);

@@ -200,7 +200,7 @@ TEST(SequenceSlotsTest, TheRewriteKeepsNodesAndRefusesWhatItCannotServe) {
   size_t attention = 0, gathers = 0;
   for (size_t i = 0; i < before.size(); ++i) {
     EXPECT_EQ(before[i]->id, after[i]->id);
-    const std::string op = after[i]->operation_id.str();
+    const std::string op(after[i]->operation_id.str());
     if (op == "operation.sequence_attention") {
       ++attention;
       ASSERT_EQ(after[i]->inputs.size(), 7u);

@@ -8,7 +8,9 @@
 // Identities order by plain byte-wise comparison, which fixes every iteration
 // order that reaches a hash or an output file. They are interned: a copy
 // shares one reference-counted text (no allocation), equality compares
-// pointers, and a moved-from identity holds the empty text.
+// pointers, and a moved-from identity holds the empty text. `str()` is a view
+// of the interned bytes (NUL-terminated, `c_str()`), valid while the
+// identity, or any copy of it, lives.
 //
 // Example:
 //   FERRITE_ASSIGN_OR_RETURN(NodeId node, NodeId::create("layer.0.attn"));
@@ -44,16 +46,15 @@ Result<void> validate_identity(std::string_view kind, std::string_view value);
 // that forks while another thread interns leaves the child's shard locked
 // (Ferrite never forks).
 namespace identity_internal {
-// Allocated with its bytes inline after it (make_interned_text in
-// identity.cc): an order compare reads the entry it already holds, not a
-// second allocation behind `text` — one cache miss per side, not two, at
-// every level of an ordered map's search.
+// Allocated with its bytes inline after it, then a NUL (make_interned_text
+// in identity.cc): one allocation per distinct text, and an order compare
+// reads the entry it already holds — one cache miss per side at every level
+// of an ordered map's search.
 struct InternedText {
   mutable std::atomic<uint64_t> references{1};
   uint32_t shard = 0;
-  uint32_t size = 0;      // of `text`, whose bytes also follow this struct
+  uint32_t size = 0;      // of the text, whose bytes follow this struct
   bool immortal = false;  // the empty text of moved-from identities
-  std::string text;
 
   std::string_view inline_view() const noexcept {
     return {reinterpret_cast<const char*>(this) + sizeof(InternedText), size};
@@ -84,13 +85,13 @@ inline void release(const InternedText* text) noexcept {
 template <class Tag>
 class Identity {
  public:
-  static Result<Identity> create(std::string value) {
+  static Result<Identity> create(std::string_view value) {
     FERRITE_RETURN_IF_ERROR(validate_identity(Tag::kKind, value));
-    return Identity(std::move(value));
+    return Identity(value);
   }
   // For string literals in code and tests only: aborts on an invalid value.
   static Identity literal(std::string_view value) {
-    auto result = create(std::string(value));
+    auto result = create(value);
     if (!result) abort_invalid_literal(result.error());
     return std::move(*result);
   }
@@ -117,8 +118,11 @@ class Identity {
   }
   ~Identity() { identity_internal::release(text_); }
 
-  const std::string& str() const { return text_->text; }
-  std::string_view view() const { return text_->inline_view(); }  // no second allocation read
+  // The text, a view of the interned bytes (see the contract above).
+  std::string_view str() const noexcept { return text_->inline_view(); }
+  std::string_view view() const noexcept { return text_->inline_view(); }
+  // The same bytes, NUL-terminated.
+  const char* c_str() const noexcept { return text_->inline_view().data(); }
 
   // Interned: equal texts are one object, so equality is a pointer compare;
   // order is the texts' byte-wise order.
@@ -145,7 +149,7 @@ class Identity {
   }
 
  private:
-  explicit Identity(const std::string& value) : text_(identity_internal::intern(value)) {}
+  explicit Identity(std::string_view value) : text_(identity_internal::intern(value)) {}
   const identity_internal::InternedText* text_;  // never null
 };
 

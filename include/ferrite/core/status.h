@@ -120,12 +120,12 @@ class [[nodiscard]] Status {
   const std::vector<Annotation>& annotations() const { return annotations_; }
 
   // Adds a structured field (e.g. "node_id"). Returns *this for chaining.
-  Status& with_field(std::string key, std::string value) & {
-    fields_[std::move(key)] = std::move(value);
+  Status& with_field(std::string key, std::string_view value) & {
+    fields_[std::move(key)] = std::string(value);
     return *this;
   }
-  Status&& with_field(std::string key, std::string value) && {
-    fields_[std::move(key)] = std::move(value);
+  Status&& with_field(std::string key, std::string_view value) && {
+    fields_[std::move(key)] = std::string(value);
     return std::move(*this);
   }
 

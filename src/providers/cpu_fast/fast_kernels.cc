@@ -551,7 +551,7 @@ Result<void> add_cpu_fast_providers(CpuProviderRegistry& registry, const CpuFast
   for (auto& op : operations) {
     auto factory = factories.find(*find_op_kind(op.id));
     if (factory == factories.end()) continue;  // see the header: reference only
-    const std::string name = op.id.str().substr(std::string_view("operation.").size());
+    const std::string name(op.id.str().substr(std::string_view("operation.").size()));
     FastFactory make = factory->second;
     FERRITE_RETURN_IF_ERROR(registry.add(CpuProviderSpec{
         .provider_id = ProviderId::literal(fmt::format("{}.{}", kCpuFastProviderPrefix, name)),

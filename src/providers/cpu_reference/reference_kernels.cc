@@ -377,7 +377,7 @@ Result<void> add_cpu_reference_providers(CpuProviderRegistry& registry) {
     if (factory == factories.end()) {
       return make_error(ErrorCode::kInvalidArgument, "no reference kernel for `{}`", op.id.str());
     }
-    const std::string name = op.id.str().substr(std::string_view("operation.").size());
+    const std::string name(op.id.str().substr(std::string_view("operation.").size()));
     FERRITE_RETURN_IF_ERROR(registry.add(CpuProviderSpec{
         .provider_id = ProviderId::literal(fmt::format("{}.{}", kCpuReferenceProviderPrefix, name)),
         .operation = std::move(op),
