@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ferrite/core/canonical_encoder.h"
 #include "ferrite/core/checked_math.h"
-#include "ferrite/core/fingerprint.h"
 #include "ferrite/core/parallel_indices.h"
 
 namespace ferrite {
@@ -69,21 +69,22 @@ Result<ResolvedValueStorage> activation_storage(const ProgramValueId& value,
 
 Result<ResourceId> hashed_resource_id(std::string_view kind, std::string_view fingerprint,
                                       std::string_view semantic_identity) {
-  // One per activation and probed weight of every compile: the material is
-  // built in a buffer the thread keeps, and the id is appended, not formatted.
+  // One per activation and probed weight of every compile: the material and
+  // the id, digits included, are written into buffers the thread keeps, so
+  // only the interned text is allocated.
   thread_local std::string material;
+  thread_local std::string id;
+  thread_local CanonicalSha256 hash;
   material.assign(kind);
   material.push_back('\0');
   material.append(fingerprint);
   material.push_back('\0');
   material.append(semantic_identity);
-  constexpr std::string_view kPrefix = "resource/";
-  constexpr std::string_view kHashed = "/sha256/";
-  constexpr size_t kHexDigits = 64;
-  std::string id;
-  id.reserve(kPrefix.size() + kind.size() + kHashed.size() + kHexDigits);
-  id.append(kPrefix).append(kind).append(kHashed).append(sha256_hex(material));
-  return ResourceId::create(std::move(id));
+  hash.reset();
+  hash.update(material);
+  id.assign("resource/").append(kind).append("/sha256/");
+  hash.append_hex(id);
+  return ResourceId::create(id);
 }
 
 Result<WeightLocations> probe_weight_locations(const PreparedModelFamily& family,

@@ -348,6 +348,12 @@ void CanonicalSha256::update(std::string_view bytes) {
 }
 
 std::string CanonicalSha256::hex() {
+  std::string out;
+  append_hex(out);
+  return out;
+}
+
+void CanonicalSha256::append_hex(std::string& out) {
   flush();  // also starts the digest of an empty document
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int length = 0;
@@ -357,13 +363,13 @@ std::string CanonicalSha256::hex() {
   static constexpr char kHex[] = "0123456789abcdef";
   // Sized once and written in place (a push_back per digit checked the
   // capacity 64 times).
-  std::string out(size_t{length} * 2, '\0');
-  char* at = out.data();
+  const size_t at_begin = out.size();
+  out.resize(at_begin + size_t{length} * 2);
+  char* at = out.data() + at_begin;
   for (unsigned int i = 0; i < length; ++i) {
     *at++ = kHex[digest[i] >> 4];
     *at++ = kHex[digest[i] & 0xf];
   }
-  return out;
 }
 
 }  // namespace ferrite

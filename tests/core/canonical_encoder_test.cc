@@ -193,6 +193,22 @@ TEST(CanonicalEncoderTest, LargeDocumentsCrossTheFlushBoundary) {
   EXPECT_EQ(hash.hex(), sha256_hex(R"({"a":1})"));
 }
 
+// append_hex writes hex()'s 64 digits after what the buffer holds, and
+// resets the digest as hex() does.
+TEST(CanonicalEncoderTest, AppendHexAppendsTheDigestAndResets) {
+  CanonicalSha256 hash;
+  std::string out = "resource/x/sha256/";
+  hash.update("material");
+  hash.append_hex(out);
+  EXPECT_EQ(out, "resource/x/sha256/" + sha256_hex("material"));
+  hash.update("other");
+  std::string again = out;
+  hash.append_hex(again);
+  EXPECT_EQ(again, out + sha256_hex("other"));
+  hash.json(json{{"a", 1}});
+  EXPECT_EQ(hash.hex(), sha256_hex(R"({"a":1})"));
+}
+
 // A reserved text grows within its reservation in steps (never moving) and
 // past it by doubling; either way it writes the reference's bytes.
 TEST(CanonicalEncoderTest, ReservedTextsWriteTheSameBytesWithinAndPastTheReservation) {

@@ -9,6 +9,7 @@
 #include "ferrite/format/catalog_file.h"
 #include "ferrite/compiler/program_node_bindings.h"
 #include "ferrite/compiler/value_placement.h"
+#include "ferrite/core/fingerprint.h"
 #include "ferrite/plan/program_plan_compiler.h"
 #include "ferrite/program/program_builder.h"
 #include "support/fixtures.h"
@@ -167,6 +168,20 @@ const ActivationArenaSummary& only_arena(const ExecutionPlan& plan) {
 
 // in → a → b → c: every value lives across two nodes, so two 64-byte slots
 // alternate: {in, b} and {a, c}.
+// A hashed resource id is "resource/<kind>/sha256/" and the digest of kind,
+// fingerprint and semantic identity joined by NUL bytes; each call stands
+// alone (the buffers it reuses keep nothing of the call before).
+TEST(ActivationPlacementTest, HashedResourceIdsNameTheKindAndTheDigestOfTheirMaterial) {
+  using namespace std::string_literals;
+  const ResourceId longer = unwrap(hashed_resource_id("weight-arena", "fp-of-the-family", "\"f32\""));
+  EXPECT_EQ(longer.str(), "resource/weight-arena/sha256/" +
+                              sha256_hex("weight-arena\0fp-of-the-family\0\"f32\""s));
+  const ResourceId shorter = unwrap(hashed_resource_id("state", "fp", "s"));
+  EXPECT_EQ(shorter.str(), "resource/state/sha256/" + sha256_hex("state\0fp\0s"s));
+  EXPECT_EQ(unwrap(hashed_resource_id("weight-arena", "fp-of-the-family", "\"f32\"")), longer);
+  EXPECT_NE(unwrap(hashed_resource_id("state", "f", "ps")), shorter);  // the separators count
+}
+
 TEST(ActivationPlacementTest, ChainAlternatesBetweenTwoSlots) {
   auto family = program({{"scale", {"value.in", "value.w"}, "value.a"},
                          {"unary", {"value.a"}, "value.b"},

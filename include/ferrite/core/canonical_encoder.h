@@ -238,6 +238,9 @@ class CanonicalSha256 : public CanonicalEncoder {
   ~CanonicalSha256() override;
   // Lowercase hex SHA-256 of the bytes written; resets for the next document.
   std::string hex();
+  // The same 64 digits appended to `out` (a caller's reused buffer: no
+  // allocation once it has room); resets as hex() does.
+  void append_hex(std::string& out);
   // Hashes `bytes` as they are, outside any JSON structure (sha256_hex).
   void update(std::string_view bytes);
 
