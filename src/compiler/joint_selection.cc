@@ -11,6 +11,7 @@
 
 #include "ferrite/core/disjoint_indices.h"
 #include "ferrite/core/identity_hash_map.h"
+#include "ferrite/core/identity_sort.h"
 #include "ferrite/core/parallel_indices.h"
 
 namespace ferrite {
@@ -496,8 +497,7 @@ Result<JointProviderSelection> select_providers_jointly(
     // In id order: one component's resources go in at the end without a
     // search, the next component's wherever they fall; a resource named
     // twice (in this component or an earlier one) is refused.
-    std::sort(solution.profiles.begin(), solution.profiles.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
+    sort_by_identity(solution.profiles, [](const auto& p) -> const ResourceId& { return p.first; });
     auto hint = selection.profiles.end();
     for (auto& [id, profile] : solution.profiles) {
       const size_t before = selection.profiles.size();
