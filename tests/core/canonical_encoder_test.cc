@@ -193,6 +193,28 @@ TEST(CanonicalEncoderTest, LargeDocumentsCrossTheFlushBoundary) {
   EXPECT_EQ(hash.hex(), sha256_hex(R"({"a":1})"));
 }
 
+// One object hashes many documents: each digest starts from scratch,
+// whether the one before was finished (hex) or abandoned midway (reset,
+// after bytes already reached the digest), and a fresh object agrees.
+TEST(CanonicalEncoderTest, EachDigestStartsFromScratchFinishedOrAbandoned) {
+  const std::string big(3 * 8192 + 17, 'x');  // past the flush size: hashed before hex()
+  CanonicalSha256 hash;
+  for (int round = 0; round < 3; ++round) {
+    hash.update("abc");
+    EXPECT_EQ(hash.hex(), sha256_hex("abc"));
+    hash.string(big);
+    hash.update(big);
+    hash.reset();  // abandoned with bytes in the digest
+    hash.update("abc");
+    EXPECT_EQ(hash.hex(), sha256_hex("abc"));
+    EXPECT_EQ(hash.hex(), sha256_hex(""));
+    hash.json(json{{"a", round}});
+    EXPECT_EQ(hash.hex(), sha256_hex(R"({"a":)" + std::to_string(round) + "}"));
+  }
+  CanonicalSha256 fresh;
+  EXPECT_EQ(fresh.hex(), sha256_hex(""));
+}
+
 // append_hex writes hex()'s 64 digits after what the buffer holds, and
 // resets the digest as hex() does.
 TEST(CanonicalEncoderTest, AppendHexAppendsTheDigestAndResets) {
